@@ -1,0 +1,75 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Braid",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Braid", targets: ["Braid"]),
+        .executable(name: "braid", targets: ["braid"]),
+        .executable(name: "braid-test-server", targets: ["braid-test-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C faces of the system libraries: libcurl (typed setopt wrappers) and OpenSSL's EVP digests.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+
+        // The engine: planning, transfer, on-disk state and verification.
+        .target(
+            name: "Braid",
+            dependencies: [
+                "CCurl",
+                "COpenSSL",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // The command line: argument parsing and printing over the library.
+        .executableTarget(
+            name: "braid",
+            dependencies: [
+                "Braid",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // A deterministic, fault-injecting HTTP server for tests and manual runs.
+        .target(name: "BraidTestServer", swiftSettings: strictSettings),
+        // Test plumbing shared by the test suites and benchmarks: a real nginx on a free port, child processes.
+        .target(name: "BraidTestSupport", swiftSettings: strictSettings),
+        .executableTarget(
+            name: "braid-test-server",
+            dependencies: ["BraidTestServer"],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(
+            name: "BraidTests",
+            dependencies: ["Braid"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "BraidFixtureTests",
+            dependencies: ["BraidTestServer", "BraidTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "BraidIntegrationTests",
+            dependencies: ["Braid", "BraidTestServer", "BraidTestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,4 @@
+#ifndef BRAID_COPENSSL_H
+#define BRAID_COPENSSL_H
+#include <openssl/evp.h>
+#endif
