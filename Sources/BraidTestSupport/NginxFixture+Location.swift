@@ -1,0 +1,54 @@
+extension NginxFixture {
+    /// A `location` block: which URIs it matches, which files it serves, and how it serves them.
+    ///
+    /// Every location serves from the fixture's one document root, so the same file can be fetched fast at
+    /// `/file.bin`, throttled at `/throttled/file.bin`, and with a wrong `Content-MD5` at `/bad-md5/file.bin`.
+    public struct Location: Sendable {
+        /// How nginx matches a request URI against the location.
+        public enum Match: Sendable, Equatable {
+            /// Every URI starting with the string, which should end in `/` (`location ^~ /throttled/`).
+            case prefix(String)
+            /// Exactly one URI (`location = /file.bin`).
+            case exact(String)
+        }
+
+        /// Which URIs this location handles.
+        public let match: Match
+        /// The document-root-relative path the matched part of the URI maps to.
+        public let target: String
+        /// The per-connection send rate in bytes per second (`limit_rate`), or `nil` for full speed.
+        public let bytesPerSecond: Int?
+        /// Response headers added to every response, errors included (`add_header … always`).
+        public let headers: [(name: String, value: String)]
+
+        /// Serves the directory `directory` of the document root under the URI prefix `prefix`.
+        ///
+        /// `.prefix("/throttled/", bytesPerSecond: 1 << 20)` serves `<root>/a.bin` as `/throttled/a.bin`
+        /// at 1 MiB/s per connection.
+        public static func prefix(
+            _ prefix: String,
+            serving directory: String = "/",
+            bytesPerSecond: Int? = nil,
+            headers: [(name: String, value: String)] = []
+        ) -> Location {
+            precondition(prefix.hasPrefix("/") && prefix.hasSuffix("/"), "a prefix starts and ends with '/'")
+            precondition(directory.hasPrefix("/") && directory.hasSuffix("/"), "a directory starts and ends with '/'")
+            return Location(match: .prefix(prefix), target: directory, bytesPerSecond: bytesPerSecond, headers: headers)
+        }
+
+        /// Serves the single URI `path` from the document-root-relative `file` (by default the same path).
+        ///
+        /// `.exact("/file.bin", headers: [("Content-MD5", digest.base64)])` adds the header to that file only.
+        public static func exact(
+            _ path: String,
+            serving file: String? = nil,
+            bytesPerSecond: Int? = nil,
+            headers: [(name: String, value: String)] = []
+        ) -> Location {
+            precondition(path.hasPrefix("/"), "a URI path starts with '/'")
+            let file = file ?? path
+            precondition(file.hasPrefix("/"), "a file path starts with '/'")
+            return Location(match: .exact(path), target: file, bytesPerSecond: bytesPerSecond, headers: headers)
+        }
+    }
+}
