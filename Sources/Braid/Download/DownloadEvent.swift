@@ -1,0 +1,27 @@
+/// What a download reports while it runs, in order.
+public enum DownloadEvent: Sendable {
+    /// The server was probed and the destination chosen.
+    case started(resource: RemoteResource, path: String, resumedBytes: Int64)
+    case progress(DownloadProgress)
+    /// A request failed and will be retried after `delay` seconds.
+    case retry(reason: String, delay: Double)
+    /// Something the user should know that is not an error, such as a restart because the remote file changed.
+    case notice(String)
+    /// Every byte is in; the file is being checked.
+    case verifying
+    /// The file passed its checks and is in place.
+    case completed(DownloadResult)
+}
+
+/// A finished, verified download.
+public struct DownloadResult: Sendable, Equatable {
+    /// Where the file is.
+    public var path: String
+    public var bytes: Int64
+    /// The digest it was checked against, if one was known; the length is always checked.
+    public var verifiedDigest: ExpectedDigest?
+    /// Bytes that were already on disk from an earlier run.
+    public var resumedBytes: Int64
+    /// Wall time of this run, in seconds.
+    public var seconds: Double
+}

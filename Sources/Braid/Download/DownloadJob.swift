@@ -1,0 +1,285 @@
+import Foundation
+import SystemPackage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One download from probe to verified file, run synchronously on a thread of its own.
+///
+/// probe → choose the destination → resume from the manifest or plan afresh → transfer → verify → rename.
+/// A remote file that changes mid-way, or a server that turns out to ignore ranges, sends it back to the probe.
+struct DownloadJob: Sendable {
+    let url: String
+    let options: DownloadOptions
+    let interrupter: Interrupter
+    let emit: @Sendable (DownloadEvent) -> Void
+
+    private static let maximumRestarts = 3
+
+    func run() throws(BraidError) -> DownloadResult {
+        let started = TransferEngine.now()
+        try Self.validate(url: url)
+        try options.validate()
+        try DestinationPaths.checkWritableDirectory(for: options.destination)
+
+        var forceSingleStream = false
+        var restarts = 0
+        while true {
+            let prober = Prober(
+                options: options.requestOptions,
+                retryPolicy: options.retryPolicy,
+                onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
+                isCancelled: { [interrupter] in interrupter.reason != nil }
+            )
+            do throws(BraidError) {
+                var resource = try prober.probe(url)
+                if forceSingleStream { resource.acceptsRanges = false }
+                let outcome = try attempt(resource: resource, started: started)
+                switch outcome {
+                case let .done(result):
+                    return result
+                case let .restart(reason, singleStream):
+                    restarts += 1
+                    guard restarts <= Self.maximumRestarts else {
+                        throw BraidError.protocolViolation("\(reason); gave up after \(restarts - 1) restarts")
+                    }
+                    forceSingleStream = forceSingleStream || singleStream
+                    emit(.notice(reason))
+                }
+            } catch {
+                if error.code == .cancelled, let reason = interrupter.reason {
+                    throw Self.stopError(reason, paths: nil)
+                }
+                throw error
+            }
+        }
+    }
+
+    private enum AttemptOutcome {
+        case done(DownloadResult)
+        case restart(String, singleStream: Bool)
+    }
+
+    private func attempt(resource: RemoteResource, started: Double) throws(BraidError) -> AttemptOutcome {
+        let paths = DestinationPaths.resolve(
+            options.destination,
+            suggestedFilename: resource.suggestedFilename,
+            url: resource.requestedURL
+        )
+        let store = ManifestStore(path: paths.manifest)
+        if paths.exists(paths.final) && !options.overwrite && !store.exists {
+            throw BraidError(
+                .fileExists,
+                "\(paths.final) already exists; use --force to download it again and replace it"
+            )
+        }
+        let expectedDigest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
+        let segmented = resource.isSegmentable
+
+        // Resume from the manifest only if it is valid, ours, and describes the same remote file.
+        var progress: [Int64] = []
+        var ranges: [Range<Int64>] = []
+        if segmented, let length = resource.length {
+            if let manifest = try loadManifest(store, paths: paths, resource: resource, digest: expectedDigest) {
+                ranges = manifest.segments.map { $0.start..<$0.end }
+                progress = manifest.trustedProgress(onBoot: BootID.current)
+            } else {
+                ranges = SegmentPlanner.plan(length: length, connections: options.connections)
+            }
+        } else {
+            if store.exists || paths.exists(paths.part) {
+                emit(.notice("the server does not support resuming; starting \(paths.part) from the beginning"))
+            }
+            paths.removeDownloadState()
+            ranges = [0..<(resource.length ?? Int64.max)]
+        }
+        if progress.isEmpty && paths.exists(paths.part) && segmented && !store.exists {
+            emit(.notice("discarding \(paths.part): there is no manifest to say which of its bytes are good"))
+            unlink(paths.part.string)
+        }
+
+        let file = try PartFile(path: paths.part, length: segmented ? resource.length : 0)
+        defer { file.close() }
+        let scheduler = SegmentScheduler(
+            ranges: ranges,
+            progress: progress,
+            connectionLimit: segmented ? options.connections : 1,
+            retryPolicy: options.retryPolicy
+        )
+        let resumedBytes = scheduler.flushedBytes
+        var checkpoints: TransferEngine.Checkpoints?
+        if segmented, let length = resource.length {
+            let template = Manifest(
+                url: resource.requestedURL,
+                resolvedURL: resource.resolvedURL,
+                length: length,
+                etag: resource.etag,
+                lastModified: resource.lastModified,
+                digestAlgorithm: expectedDigest?.algorithm,
+                digestHex: expectedDigest?.hex,
+                digestSource: expectedDigest?.source,
+                bootID: BootID.current,
+                segments: []
+            )
+            checkpoints = TransferEngine.Checkpoints(store: store, template: template)
+        }
+        emit(.started(resource: resource, path: paths.final.string, resumedBytes: resumedBytes))
+
+        let hasher = try expectedDigest.map { digest throws(BraidError) in
+            PrefixHasher(algorithm: digest.algorithm, reading: try file.openForReading())
+        }
+        var completedCleanly = false
+        defer { if !completedCleanly { hasher?.cancel() } }
+
+        let engine = TransferEngine(
+            resource: resource,
+            file: file,
+            scheduler: scheduler,
+            configuration: TransferEngine.Configuration(
+                usesRanges: segmented,
+                connections: segmented ? options.connections : 1,
+                requestOptions: options.requestOptions,
+                retryPolicy: options.retryPolicy,
+                durableInterval: options.durableCheckpointInterval
+            ),
+            interrupter: interrupter,
+            hasher: hasher,
+            checkpoints: checkpoints,
+            onProgress: { [emit] progress in emit(.progress(progress)) },
+            onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) }
+        )
+        let length: Int64
+        switch engine.run() {
+        case let .completed(finalLength):
+            length = finalLength
+        case let .remoteChanged(reason):
+            paths.removeDownloadState()
+            return .restart("\(reason); discarding the partial download and starting again", singleStream: false)
+        case .rangesIgnored:
+            paths.removeDownloadState()
+            return .restart("the server ignores byte ranges; downloading in a single stream", singleStream: true)
+        case let .failed(error):
+            throw error
+        case let .stopped(reason):
+            throw Self.stopError(reason, paths: segmented ? paths : nil)
+        }
+
+        // Verify: the length always, the digest when one is known.
+        emit(.verifying)
+        if !segmented { try file.resize(to: length) }
+        let size = try file.currentSize()
+        if let expected = resource.length, expected != length || size != expected {
+            paths.removeDownloadState()
+            throw BraidError.integrity(
+                "length mismatch: expected \(expected) bytes, have \(size); the partial data was discarded")
+        }
+        if let expectedDigest, let hasher {
+            hasher.finish(totalLength: length)
+            let actual = try hasher.waitForDigest()
+            if actual != expectedDigest.bytes {
+                paths.removeDownloadState()
+                throw BraidError.integrity(
+                    "\(expectedDigest.algorithm) mismatch: expected \(expectedDigest.hex) (from "
+                        + "\(expectedDigest.source.rawValue)), got \(ExpectedDigest.encodeHex(actual)); "
+                        + "the downloaded data was discarded and no file was written"
+                )
+            }
+        }
+        completedCleanly = true
+        if options.syncOnCompletion { try file.synchronize() }
+        guard rename(paths.part.string, paths.final.string) == 0 else {
+            throw BraidError.localIO(
+                "cannot rename \(paths.part) to \(paths.final): \(String(cString: strerror(errno)))")
+        }
+        if options.syncOnCompletion { ManifestStore.syncDirectory(of: paths.final) }
+        store.remove()
+        let result = DownloadResult(
+            path: paths.final.string,
+            bytes: length,
+            verifiedDigest: expectedDigest,
+            resumedBytes: resumedBytes,
+            seconds: TransferEngine.now() - started
+        )
+        emit(.completed(result))
+        return .done(result)
+    }
+
+    /// The manifest to resume from, nil to start afresh, or an error for one that must not be used silently.
+    private func loadManifest(
+        _ store: ManifestStore,
+        paths: DestinationPaths,
+        resource: RemoteResource,
+        digest: ExpectedDigest?
+    ) throws(BraidError) -> Manifest? {
+        let manifest: Manifest
+        do {
+            guard let loaded = try store.load() else { return nil }
+            manifest = loaded
+        } catch {
+            guard options.overwrite else {
+                throw BraidError.manifest(
+                    "\(error.message); use --force to discard it and start over (or remove it and \(paths.part))"
+                )
+            }
+            emit(.notice("\(error.message); discarding it (--force)"))
+            paths.removeDownloadState()
+            return nil
+        }
+        guard manifest.url == resource.requestedURL else {
+            guard options.overwrite else {
+                throw BraidError.manifest(
+                    "\(store.path) belongs to another download (\(manifest.url)); use --force to discard it "
+                        + "or choose another output name with -o"
+                )
+            }
+            emit(.notice("\(store.path) belongs to \(manifest.url); discarding it (--force)"))
+            paths.removeDownloadState()
+            return nil
+        }
+        var changes: [String] = []
+        if manifest.length != resource.length { changes.append("length \(manifest.length) → \(resource.length ?? -1)") }
+        if manifest.etag != resource.etag {
+            changes.append("ETag \(manifest.etag ?? "none") → \(resource.etag ?? "none")")
+        }
+        if manifest.lastModified != resource.lastModified { changes.append("Last-Modified changed") }
+        if let recorded = manifest.expectedDigest, let digest, recorded.algorithm == digest.algorithm,
+            recorded.bytes != digest.bytes
+        {
+            changes.append("\(digest.algorithm) digest changed")
+        }
+        if !changes.isEmpty {
+            emit(
+                .notice("the remote file changed (\(changes.joined(separator: ", "))); discarding the partial download")
+            )
+            paths.removeDownloadState()
+            return nil
+        }
+        let partSize = (try? FileManager.default.attributesOfItem(atPath: paths.part.string)[.size] as? Int64) ?? nil
+        guard let partSize, partSize == manifest.length else {
+            emit(.notice("\(paths.part) is missing or has the wrong size; starting over"))
+            paths.removeDownloadState()
+            return nil
+        }
+        return manifest
+    }
+
+    private static func validate(url: String) throws(BraidError) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            throw .usage("'\(url)' is not a valid URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw .usage("only http and https URLs are supported, got '\(scheme):'")
+        }
+        guard let host = components.host, !host.isEmpty else { throw .usage("'\(url)' has no host") }
+    }
+
+    private static func stopError(_ reason: StopReason, paths: DestinationPaths?) -> BraidError {
+        let where_ = paths.map { " Progress is saved in \($0.manifest); run the same command again to resume." } ?? ""
+        switch reason {
+        case .interrupted: return BraidError(.interrupted, "interrupted." + where_)
+        case .paused: return BraidError(.interrupted, "paused." + where_)
+        case .cancelled: return BraidError(.cancelled, "cancelled." + where_)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/// Everything a download can be told: where it goes, how many connections, what it must match.
+public struct DownloadOptions: Sendable {
+    /// Where the file goes: an exact path, or a directory in which the name is chosen from the server's
+    /// `Content-Disposition` or the URL.
+    public enum Destination: Sendable, Equatable {
+        case file(String)
+        case directory(String)
+    }
+
+    public var destination: Destination = .directory(".")
+    /// Parallel connections (segments fetched at once).
+    public var connections = 8
+    /// A digest the user vouches for; it takes precedence over any the server sends.
+    public var expectedDigest: ExpectedDigest?
+    /// Extra request header lines, `Name: value`.
+    public var headers: [String] = []
+    /// Replace an existing complete file, and discard a manifest that cannot be used.
+    public var overwrite = false
+    /// A CA bundle to trust for HTTPS, in PEM.
+    public var caCertificatePath: String?
+    /// Skip TLS certificate verification (insecure).
+    public var insecure = false
+    /// Attempts per segment that make no progress before the download fails.
+    public var maximumAttempts = 6
+    /// Seconds a connection may go (nearly) silent before it is replaced.
+    public var stallTimeoutSeconds = 30
+    public var connectTimeoutSeconds = 30
+    /// Flush the finished file to disk before it is renamed into place, so a power cut cannot leave a file with
+    /// holes under the final name.
+    public var syncOnCompletion = true
+    /// Seconds between syncs that make progress durable against a power cut.
+    public var durableCheckpointInterval: Double = 5
+    /// Print libcurl's protocol trace to stderr.
+    public var verbose = false
+
+    public init() {}
+
+    /// Checks what can be checked before any network traffic.
+    public func validate() throws(BraidError) {
+        guard connections >= 1 else { throw .usage("the number of connections must be at least 1, got \(connections)") }
+        guard connections <= 1024 else { throw .usage("at most 1024 connections, got \(connections)") }
+        guard maximumAttempts >= 1 else { throw .usage("--max-tries must be at least 1") }
+        guard stallTimeoutSeconds >= 1 else { throw .usage("--stall-timeout must be at least 1 second") }
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
+                !header.contains("\r"), !header.contains("\n")
+            else { throw .usage("a header must look like 'Name: value', got '\(header)'") }
+        }
+    }
+
+    var requestOptions: RequestOptions {
+        var options = RequestOptions()
+        options.headers = headers
+        options.caCertificatePath = caCertificatePath
+        options.insecure = insecure
+        options.connectTimeoutSeconds = connectTimeoutSeconds
+        options.stallTimeoutSeconds = stallTimeoutSeconds
+        options.verbose = verbose
+        return options
+    }
+
+    var retryPolicy: RetryPolicy {
+        var policy = RetryPolicy()
+        policy.maximumAttempts = maximumAttempts
+        return policy
+    }
+}

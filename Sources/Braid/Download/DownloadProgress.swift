@@ -1,0 +1,35 @@
+/// A snapshot of a running download, delivered about four times a second.
+public struct DownloadProgress: Sendable, Equatable {
+    /// One segment of the file and how much of it has arrived.
+    public struct Segment: Sendable, Equatable {
+        public var start: Int64
+        public var end: Int64
+        public var doneBytes: Int64
+        /// Whether a connection is fetching it now.
+        public var isActive: Bool
+    }
+
+    /// Bytes of the file received so far, including those resumed from an earlier run.
+    public var downloadedBytes: Int64
+    /// The file's length, when known.
+    public var totalBytes: Int64?
+    /// Recent throughput.
+    public var bytesPerSecond: Double
+    public var activeConnections: Int
+    /// Requests retried so far.
+    public var retries: Int
+    /// Segments in file order.
+    public var segments: [Segment]
+
+    /// The fraction done, 0...1, when the length is known.
+    public var fraction: Double? {
+        guard let totalBytes else { return nil }
+        return totalBytes == 0 ? 1 : Double(downloadedBytes) / Double(totalBytes)
+    }
+
+    /// Seconds left at the recent speed, when it can be estimated.
+    public var estimatedSecondsRemaining: Double? {
+        guard let totalBytes, bytesPerSecond > 0 else { return nil }
+        return Double(max(0, totalBytes - downloadedBytes)) / bytesPerSecond
+    }
+}

@@ -1,0 +1,188 @@
+import CCurl
+import Foundation
+
+/// Learns a resource's length, range support, validators and digests before anything is downloaded.
+///
+/// HEAD first, following redirects; when HEAD is refused or does not promise ranges, a ranged GET of one byte
+/// (`Range: bytes=0-0`) settles it from `Content-Range`.
+struct Prober {
+    let options: RequestOptions
+    let retryPolicy: RetryPolicy
+    var onRetry: @Sendable (String, Double) -> Void = { _, _ in }
+    var isCancelled: @Sendable () -> Bool = { false }
+
+    func probe(_ url: String) throws(BraidError) -> RemoteResource {
+        let head = try withRetries { () throws(ProbeFailure) in try request(url, method: .head) }
+        let headUsable = head.headers.status >= 200 && head.headers.status < 300
+        var resource = RemoteResource(
+            requestedURL: url,
+            resolvedURL: head.effectiveURL ?? url,
+            length: headUsable ? head.headers.contentLength : nil,
+            acceptsRanges: false,
+            etag: headUsable ? head.headers["etag"] : nil,
+            lastModified: headUsable ? head.headers["last-modified"] : nil,
+            suggestedFilename: headUsable
+                ? head.headers["content-disposition"].flatMap(ContentDisposition.filename) : nil,
+            digests: headUsable ? DigestHeaders.digests(in: head.headers, isPartialResponse: false) : []
+        )
+        if headUsable, resource.length != nil,
+            head.headers["accept-ranges"]?.lowercased().contains("bytes") == true
+        {
+            resource.acceptsRanges = true
+            if resource.length == 0 { resource.acceptsRanges = false }
+            return resource
+        }
+
+        let get = try withRetries { () throws(ProbeFailure) in try request(url, method: .rangedGet) }
+        let headers = get.headers
+        resource.resolvedURL = get.effectiveURL ?? resource.resolvedURL
+        resource.etag = headers["etag"] ?? resource.etag
+        resource.lastModified = headers["last-modified"] ?? resource.lastModified
+        resource.suggestedFilename =
+            headers["content-disposition"].flatMap(ContentDisposition.filename) ?? resource.suggestedFilename
+        switch headers.status {
+        case 206:
+            guard let contentRange = headers["content-range"].flatMap(ContentRange.init),
+                contentRange.range == 0...0, let total = contentRange.completeLength
+            else {
+                throw .protocolViolation(
+                    "the server answered a 1-byte range request with a Content-Range that does not match: "
+                        + "'\(headers["content-range"] ?? "(none)")'"
+                )
+            }
+            resource.length = total
+            resource.acceptsRanges = true
+            resource.digests += DigestHeaders.digests(in: headers, isPartialResponse: true)
+        case 200:
+            resource.length = headers.contentLength
+            resource.acceptsRanges = false
+            resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: false)
+        case 416:
+            // A range of an empty file cannot be satisfied: `Content-Range: bytes */0`.
+            guard let contentRange = headers["content-range"].flatMap(ContentRange.init),
+                contentRange.range == nil, contentRange.completeLength == 0
+            else {
+                throw .protocolViolation("the server refused a 1-byte range request (HTTP 416)", status: 416)
+            }
+            resource.length = 0
+            resource.acceptsRanges = false
+        default:
+            throw failure(for: headers)
+        }
+        return resource
+    }
+
+    private enum Method { case head, rangedGet }
+
+    private struct Response {
+        var headers: ResponseHeaders
+        var effectiveURL: String?
+    }
+
+    /// Runs one probe request; a transport failure or a retryable status is thrown as `ProbeFailure`.
+    private func request(_ url: String, method: Method) throws(ProbeFailure) -> Response {
+        let handle = EasyHandle()
+        let collector = ProbeCollector()
+        let originalHost = URLComponents(string: url)?.host
+        handle.configure(url: url, options: options, headers: options.headers(forHost: nil, originalHost: originalHost))
+        // libcurl itself drops custom Authorization headers when a redirect changes host (since 7.58).
+        handle.set(CURLOPT_UNRESTRICTED_AUTH, false)
+        let context = Unmanaged.passUnretained(collector).toOpaque()
+        handle.set(CURLOPT_HEADERDATA, pointer: context)
+        handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
+        handle.set(CURLOPT_WRITEDATA, pointer: context)
+        handle.set(CURLOPT_WRITEFUNCTION, callback: ProbeCollector.writeCallback)
+        switch method {
+        case .head: handle.set(CURLOPT_NOBODY, true)
+        case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
+        }
+        let code = withExtendedLifetime(collector) { handle.perform() }
+        if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
+            throw ProbeFailure(kind: FailureKind.classify(code, detail: handle.describe(code)), headers: nil)
+        }
+        let headers = collector.headers
+        if headers.status >= 400,
+            case .transient = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
+        {
+            let kind = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
+            throw ProbeFailure(kind: kind, headers: headers)
+        }
+        return Response(headers: collector.headers, effectiveURL: handle.effectiveURL)
+    }
+
+    private func withRetries(_ body: () throws(ProbeFailure) -> Response) throws(BraidError) -> Response {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try body()
+            } catch {
+                switch error.kind {
+                case let .fatal(code, message):
+                    throw BraidError(code, message, httpStatus: error.headers?.status)
+                case let .transient(code, message, retryAfter, _):
+                    guard attempt < retryPolicy.maximumAttempts else {
+                        throw BraidError(
+                            code,
+                            "\(message); gave up after \(attempt) attempts",
+                            httpStatus: error.headers?.status
+                        )
+                    }
+                    if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
+                        throw .protocolViolation("\(message) and asked to retry after \(Int(retryAfter)) s")
+                    }
+                    let delay = retryPolicy.delay(
+                        afterAttempt: attempt,
+                        retryAfter: retryAfter,
+                        random: Double.random(in: 0...1)
+                    )
+                    onRetry(message, delay)
+                    try sleep(seconds: delay)
+                }
+            }
+        }
+    }
+
+    private func sleep(seconds: Double) throws(BraidError) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if isCancelled() { throw BraidError(.cancelled, "cancelled while waiting to retry") }
+            Thread.sleep(forTimeInterval: min(0.05, max(0, deadline.timeIntervalSinceNow)))
+        }
+    }
+
+    private func failure(for headers: ResponseHeaders) -> BraidError {
+        let kind = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
+        return BraidError(.protocolViolation, kind.message, httpStatus: headers.status)
+    }
+}
+
+private struct ProbeFailure: Error {
+    var kind: FailureKind
+    var headers: ResponseHeaders?
+}
+
+/// Gathers the probe's response headers and stops the body as soon as it starts.
+private final class ProbeCollector {
+    var headers = ResponseHeaders()
+    var stoppedOnPurpose = false
+
+    static func from(_ userdata: UnsafeMutableRawPointer?) -> ProbeCollector {
+        Unmanaged<ProbeCollector>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    static let headerCallback: braid_curl_data_callback = { data, size, count, userdata in
+        let length = size * count
+        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+        ProbeCollector.from(userdata).headers.consume(line: line)
+        return length
+    }
+
+    static let writeCallback: braid_curl_data_callback = { _, size, count, userdata in
+        let collector = ProbeCollector.from(userdata)
+        // One byte of a 206 is all a probe needs; a 200's whole body is not wanted here at all.
+        if collector.headers.status == 206 && size * count <= 1 { return size * count }
+        collector.stoppedOnPurpose = true
+        return braid_curl_abort_write
+    }
+}

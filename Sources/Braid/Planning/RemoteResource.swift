@@ -1,0 +1,33 @@
+/// What the probe learnt about the file on the server.
+public struct RemoteResource: Sendable, Equatable {
+    /// The URL as given.
+    public var requestedURL: String
+    /// The URL after redirects; segments are fetched from here.
+    public var resolvedURL: String
+    /// The length in bytes, when the server said.
+    public var length: Int64?
+    /// Whether the server serves byte ranges (answered a range request with 206).
+    public var acceptsRanges: Bool
+    public var etag: String?
+    public var lastModified: String?
+    /// A safe file name from `Content-Disposition`, when the server proposed one.
+    public var suggestedFilename: String?
+    /// Every well-formed digest of the whole file the server sent.
+    public var digests: [ExpectedDigest]
+
+    /// Whether the download can be split into ranges and resumed.
+    public var isSegmentable: Bool { acceptsRanges && length != nil }
+
+    /// The validator for `If-Range`: a strong ETag, else Last-Modified (RFC 9110 §13.1.5).
+    var ifRangeValidator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
+    /// Whether a response's validators say it is still the same file.
+    func sameRepresentation(etag otherETag: String?, lastModified otherLastModified: String?) -> Bool {
+        if let etag, let otherETag { return etag == otherETag }
+        if let lastModified, let otherLastModified { return lastModified == otherLastModified }
+        return true
+    }
+}

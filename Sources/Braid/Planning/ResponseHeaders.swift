@@ -1,0 +1,40 @@
+/// The status and header fields of one HTTP response, as libcurl hands them over line by line.
+///
+/// A new status line starts a new response (a redirect, a `100 Continue`), so only the last response's fields
+/// are kept. Names are compared case-insensitively; repeated fields are joined with ", " as RFC 9110 allows.
+struct ResponseHeaders: Sendable, Equatable {
+    private(set) var status: Int = 0
+    private var fields: [String: String] = [:]
+
+    /// Feeds one raw header line, including its CRLF.
+    mutating func consume(line raw: String) {
+        let line = raw.trimmingWhitespace()
+        if line.hasPrefix("HTTP/") {
+            fields = [:]
+            let parts = line.split(separator: " ", maxSplits: 2)
+            status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = String(line[line.index(after: colon)...]).trimmingWhitespace()
+        if let existing = fields[name] {
+            fields[name] = existing + ", " + value
+        } else {
+            fields[name] = value
+        }
+    }
+
+    subscript(name: String) -> String? { fields[name.lowercased()] }
+
+    var contentLength: Int64? { self["content-length"].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil } }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        var scalars = Substring(self).unicodeScalars[...]
+        while let first = scalars.first, first.properties.isWhitespace { scalars = scalars.dropFirst() }
+        while let last = scalars.last, last.properties.isWhitespace { scalars = scalars.dropLast() }
+        return String(String.UnicodeScalarView(scalars))
+    }
+}

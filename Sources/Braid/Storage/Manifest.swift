@@ -1,0 +1,87 @@
+import Foundation
+
+/// The sidecar `FILE.braid`: what is being downloaded and how much of each segment is already in `FILE.part`.
+///
+/// It is written only after the data it describes (see `ManifestStore`), so it never claims a byte that is not in
+/// the partial file. Two progress marks are kept per segment: `done`, written to the file (safe across a crash of
+/// this process, since the page cache survives it), and `durable`, flushed to the disk (safe across a power cut).
+/// `bootID` says which one to trust on resume.
+struct Manifest: Codable, Equatable, Sendable {
+    static let formatName = "braid-manifest"
+    static let currentVersion = 1
+    static let maximumSegments = 100_000
+
+    /// One byte range of the file and the length of its prefix already written.
+    struct Segment: Codable, Equatable, Sendable {
+        var start: Int64
+        var end: Int64
+        var done: Int64
+        var durable: Int64
+    }
+
+    var format: String = Self.formatName
+    var version: Int = Self.currentVersion
+    /// The URL as the user gave it; a manifest for another URL is never applied.
+    var url: String
+    /// The URL after redirects, where segments are fetched from.
+    var resolvedURL: String
+    var length: Int64
+    var etag: String?
+    var lastModified: String?
+    var digestAlgorithm: DigestAlgorithm?
+    var digestHex: String?
+    var digestSource: ExpectedDigest.Source?
+    var bootID: String
+    var segments: [Segment]
+
+    var expectedDigest: ExpectedDigest? {
+        guard let algorithm = digestAlgorithm, let hex = digestHex, let source = digestSource,
+            let bytes = ExpectedDigest.decodeHex(hex), bytes.count == algorithm.byteCount
+        else { return nil }
+        return ExpectedDigest(algorithm: algorithm, bytes: bytes, source: source)
+    }
+
+    /// How many bytes of each segment may be trusted now: everything written if this is the boot that wrote it,
+    /// else only what had been synced to disk.
+    func trustedProgress(onBoot bootID: String) -> [Int64] {
+        segments.map { bootID == self.bootID ? $0.done : $0.durable }
+    }
+
+    /// Checks every invariant a manifest from disk must hold before any of it is believed.
+    func validate() throws(BraidError) {
+        guard format == Self.formatName else { throw .manifest("it is not a Braid manifest") }
+        guard version == Self.currentVersion else {
+            throw .manifest("it has format version \(version); this Braid reads version \(Self.currentVersion)")
+        }
+        guard length >= 0 else { throw .manifest("it records a negative length") }
+        guard segments.count <= Self.maximumSegments else { throw .manifest("it records too many segments") }
+        if length == 0 {
+            guard segments.isEmpty else { throw .manifest("it records segments for an empty file") }
+            return
+        }
+        guard let first = segments.first, first.start == 0 else {
+            throw .manifest("its segments do not start at byte 0")
+        }
+        var expectedStart: Int64 = 0
+        for (index, segment) in segments.enumerated() {
+            guard segment.start == expectedStart else {
+                throw .manifest(
+                    "segment \(index) starts at \(segment.start), expected \(expectedStart) (gap or overlap)")
+            }
+            guard segment.end > segment.start, segment.end <= length else {
+                throw .manifest("segment \(index) has bounds \(segment.start)..<\(segment.end) outside 0..<\(length)")
+            }
+            guard segment.done >= 0, segment.done <= segment.end - segment.start else {
+                throw .manifest("segment \(index) claims \(segment.done) bytes done of \(segment.end - segment.start)")
+            }
+            guard segment.durable >= 0, segment.durable <= segment.done else {
+                throw .manifest("segment \(index) claims more durable bytes than written")
+            }
+            expectedStart = segment.end
+        }
+        guard expectedStart == length else { throw .manifest("its segments end at \(expectedStart), not at \(length)") }
+        if digestAlgorithm != nil || digestHex != nil, expectedDigest == nil {
+            throw .manifest("its recorded digest is malformed")
+        }
+    }
+}

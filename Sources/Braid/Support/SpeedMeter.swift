@@ -1,0 +1,25 @@
+/// Throughput over the last few seconds, from (time, total bytes) samples.
+struct SpeedMeter: Sendable {
+    private var samples: [(time: Double, bytes: Int64)] = []
+    private let window: Double
+
+    init(window: Double = 3) {
+        self.window = window
+    }
+
+    mutating func reset(bytes: Int64, at time: Double) {
+        samples = [(time, bytes)]
+    }
+
+    mutating func record(bytes: Int64, at time: Double) {
+        samples.append((time, bytes))
+        while samples.count > 2, let first = samples.first, time - first.time > window {
+            samples.removeFirst()
+        }
+    }
+
+    var bytesPerSecond: Double {
+        guard let first = samples.first, let last = samples.last, last.time > first.time else { return 0 }
+        return Double(last.bytes - first.bytes) / (last.time - first.time)
+    }
+}

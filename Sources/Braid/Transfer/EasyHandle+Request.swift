@@ -1,0 +1,30 @@
+import CCurl
+
+extension EasyHandle {
+    /// Applies the options every Braid request shares: HTTP(S) only, bounded redirects, HTTP/1.1 (so each
+    /// segment is its own TCP connection), TLS trust, timeouts and stall detection.
+    func configure(url: String, options: RequestOptions, headers: [String]) {
+        set(CURLOPT_URL, url)
+        set(CURLOPT_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_FOLLOWLOCATION, true)
+        set(CURLOPT_MAXREDIRS, options.maximumRedirects)
+        set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        set(CURLOPT_NOSIGNAL, true)
+        set(CURLOPT_USERAGENT, options.userAgent)
+        set(CURLOPT_ACCEPT_ENCODING, nil as String?)
+        set(CURLOPT_CONNECTTIMEOUT, options.connectTimeoutSeconds)
+        set(CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedBytesPerSecond)
+        set(CURLOPT_LOW_SPEED_TIME, options.stallTimeoutSeconds)
+        set(CURLOPT_BUFFERSIZE, options.receiveBufferSize)
+        set(CURLOPT_TCP_KEEPALIVE, true)
+        set(CURLOPT_FAILONERROR, false)
+        set(CURLOPT_VERBOSE, options.verbose)
+        if let caCertificatePath = options.caCertificatePath {
+            set(CURLOPT_CAINFO, caCertificatePath)
+        }
+        set(CURLOPT_SSL_VERIFYPEER, !options.insecure)
+        set(CURLOPT_SSL_VERIFYHOST, options.insecure ? 0 : 2)
+        setHeaders(headers)
+    }
+}

@@ -1,0 +1,97 @@
+import CCurl
+
+/// One libcurl easy handle with typed setters. Reused across requests by the same connection slot so that libcurl
+/// keeps the TCP (and TLS) connection alive between segments.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// libcurl writes a detailed message here when a transfer fails.
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    init() {
+        Curl.ensureInitialised()
+        guard let raw = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+        self.raw = raw
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    func set(_ option: CURLoption, _ value: Int) {
+        check(braid_easy_setopt_long(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, _ value: Bool) {
+        set(option, value ? 1 : 0)
+    }
+
+    func set(_ option: CURLoption, int64 value: Int64) {
+        check(braid_easy_setopt_int64(raw, option, curl_off_t(value)), option)
+    }
+
+    /// libcurl copies string options, so the Swift string need not outlive the call.
+    func set(_ option: CURLoption, _ value: String?) {
+        check(braid_easy_setopt_string(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
+        check(braid_easy_setopt_ptr(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, callback: braid_curl_data_callback?) {
+        check(braid_easy_setopt_data_callback(raw, option, callback), option)
+    }
+
+    /// Replaces the request's extra header lines; the list lives as long as the handle or the next call.
+    func setHeaders(_ lines: [String]) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines {
+            list = curl_slist_append(list, line)
+        }
+        check(braid_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, list), CURLOPT_HTTPHEADER)
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = list
+    }
+
+    var responseCode: Int {
+        var code = 0
+        _ = braid_easy_getinfo_long(raw, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    var effectiveURL: String? {
+        var pointer: UnsafePointer<CChar>?
+        guard braid_easy_getinfo_string(raw, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {
+            return nil
+        }
+        return String(cString: pointer)
+    }
+
+    /// Runs the configured request to completion on the calling thread.
+    func perform() -> CURLcode {
+        errorBuffer[0] = 0
+        return curl_easy_perform(raw)
+    }
+
+    /// The most specific description libcurl has of the last failure.
+    func describe(_ code: CURLcode) -> String {
+        let detail = String(cString: errorBuffer)
+        return detail.isEmpty ? Curl.describe(code) : detail
+    }
+
+    func clearError() {
+        errorBuffer[0] = 0
+    }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) {
+        precondition(code == CURLE_OK, "libcurl rejected option \(option.rawValue): \(Curl.describe(code))")
+    }
+}
+
+@available(*, unavailable)
+extension EasyHandle: Sendable {}

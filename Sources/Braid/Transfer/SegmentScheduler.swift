@@ -1,0 +1,272 @@
+/// Decides which byte range each connection fetches next, when a failed range is retried, and when an idle
+/// connection takes over half of another's remaining work.
+///
+/// A pure value: events come in as mutating calls, decisions go out as return values, and the transfer engine
+/// performs them. It never touches the network or the disk, so it can be tested event by event.
+///
+/// Segments are handed out in file order, so the in-order prefix of the file (what a streaming digest can
+/// consume) advances steadily. A segment's life:
+/// - `waiting` → `active` (a connection starts it) or stays `waiting` until its retry time;
+/// - `active` → `complete` (all bytes flushed), or `waiting` (failed, to be retried from its last flushed byte);
+/// - `complete` is final.
+struct SegmentScheduler: Sendable {
+    enum State: Equatable, Sendable {
+        case waiting(notBefore: Double)
+        case active(connection: Int)
+        case complete
+    }
+
+    struct Segment: Equatable, Sendable {
+        var start: Int64
+        /// Exclusive; an active segment's end moves down when an idle connection steals its second half.
+        var end: Int64
+        /// Bytes received from `start` by the current attempt, including bytes not yet flushed.
+        var received: Int64
+        /// Bytes written to the partial file from `start`.
+        var flushed: Int64
+        /// Bytes synced to disk from `start`.
+        var durable: Int64
+        var state: State
+        /// Failures in a row that moved nothing forward.
+        var failures: Int = 0
+        /// `flushed` when the current attempt started, to tell progress from a fruitless attempt.
+        var flushedAtAttemptStart: Int64 = 0
+
+        var length: Int64 { end - start }
+        var remaining: Int64 { end - start - received }
+    }
+
+    /// What the engine should do after a transfer of a segment ended.
+    enum EndAction: Equatable, Sendable {
+        /// The segment is complete.
+        case completed
+        /// The segment will be tried again after `delay` seconds.
+        case retry(delay: Double)
+        /// Retrying cannot help or the attempts ran out: the download fails with this error.
+        case fail(BraidError.Code, String)
+    }
+
+    private(set) var segments: [Segment]
+    /// Segment indices in file order.
+    private(set) var order: [Int]
+    /// How many connections may be active; lowered when the server refuses extra connections.
+    private(set) var connectionLimit: Int
+    private(set) var activeCount = 0
+    /// The smallest piece an idle connection takes from another: below it, a new request is not worth it.
+    let minimumSteal: Int64
+    let retryPolicy: RetryPolicy
+    /// Where in `order` the first incomplete segment is, so the prefix is found without a full scan.
+    private var prefixCursor = 0
+
+    /// - Parameters:
+    ///   - ranges: the plan, contiguous and in file order.
+    ///   - progress: bytes already on disk at the start of each range (from a manifest), or empty.
+    init(
+        ranges: [Range<Int64>],
+        progress: [Int64] = [],
+        connectionLimit: Int,
+        minimumSteal: Int64 = 1 << 20,
+        retryPolicy: RetryPolicy = RetryPolicy()
+    ) {
+        precondition(progress.isEmpty || progress.count == ranges.count, "progress must match the plan")
+        segments = ranges.enumerated().map { index, range in
+            let done = progress.isEmpty ? 0 : min(max(0, progress[index]), Int64(range.count))
+            return Segment(
+                start: range.lowerBound,
+                end: range.upperBound,
+                received: done,
+                flushed: done,
+                durable: done,
+                state: done == Int64(range.count) ? .complete : .waiting(notBefore: 0),
+                flushedAtAttemptStart: done
+            )
+        }
+        order = Array(segments.indices)
+        self.connectionLimit = max(1, connectionLimit)
+        self.minimumSteal = max(1, minimumSteal)
+        self.retryPolicy = retryPolicy
+        advancePrefixCursor()
+    }
+
+    // MARK: Queries
+
+    var isComplete: Bool { prefixCursor == order.count && activeCount == 0 }
+
+    /// The number of bytes complete from byte 0 without a gap: what a streaming digest may read.
+    var contiguousPrefix: Int64 {
+        guard prefixCursor < order.count else { return totalLength }
+        let segment = segments[order[prefixCursor]]
+        return segment.start + segment.flushed
+    }
+
+    var totalLength: Int64 { order.last.map { segments[$0].end } ?? 0 }
+
+    var flushedBytes: Int64 { segments.reduce(0) { $0 + $1.flushed } }
+
+    /// Whether a connection could start something now.
+    func hasWork(now: Double) -> Bool {
+        guard activeCount < connectionLimit else { return false }
+        return nextWaiting(now: now) != nil || stealCandidate() != nil
+    }
+
+    /// When the earliest waiting retry becomes due, if one is waiting.
+    var nextRetryTime: Double? {
+        segments.compactMap { segment -> Double? in
+            if case let .waiting(notBefore) = segment.state { return notBefore }
+            return nil
+        }.min()
+    }
+
+    // MARK: Events
+
+    /// A connection is idle: returns the segment it should fetch, `segments[i].start + flushed ..< end`, or nil.
+    ///
+    /// Waiting segments go first, in file order; with none left, the connection steals the second half of the
+    /// active segment with the most bytes still to come.
+    mutating func assign(connection: Int, now: Double) -> Int? {
+        guard activeCount < connectionLimit else { return nil }
+        if let index = nextWaiting(now: now) {
+            activate(index, connection: connection)
+            return index
+        }
+        guard let victim = stealCandidate() else { return nil }
+        let segment = segments[victim]
+        let position = segment.start + segment.received
+        var split = position + segment.remaining / 2
+        let alignment: Int64 = 64 << 10
+        let aligned = (split + alignment - 1) / alignment * alignment
+        if aligned < segment.end && aligned - position >= minimumSteal { split = aligned }
+        let stolen = Segment(
+            start: split,
+            end: segment.end,
+            received: 0,
+            flushed: 0,
+            durable: 0,
+            state: .waiting(notBefore: 0)
+        )
+        segments[victim].end = split
+        segments.append(stolen)
+        let newIndex = segments.count - 1
+        order.insert(newIndex, at: order.firstIndex(of: victim)! + 1)
+        activate(newIndex, connection: connection)
+        return newIndex
+    }
+
+    /// Bytes of a segment arrived from the network (they may still sit in a buffer).
+    mutating func received(segment index: Int, bytes: Int64) {
+        segments[index].received += bytes
+    }
+
+    /// Bytes of a segment reached the partial file.
+    mutating func flushed(segment index: Int, bytes: Int64) {
+        segments[index].flushed += bytes
+        advancePrefixCursor()
+    }
+
+    /// Everything flushed up to now has been synced to disk (the values captured before the sync started).
+    mutating func synced(flushedAtSyncStart snapshot: [Int64]) {
+        for (index, value) in snapshot.enumerated() where index < segments.count {
+            segments[index].durable = max(segments[index].durable, min(value, segments[index].flushed))
+        }
+    }
+
+    /// A transfer of a segment ended; `failure` is nil when it ended cleanly.
+    mutating func ended(segment index: Int, failure: FailureKind?, now: Double, random: Double) -> EndAction {
+        guard case .active = segments[index].state else {
+            preconditionFailure("Invalid state: segment \(index) ended while \(segments[index].state)")
+        }
+        activeCount -= 1
+        var segment = segments[index]
+        segment.received = segment.flushed
+        if segment.flushed >= segment.length {
+            segment.state = .complete
+            segments[index] = segment
+            advancePrefixCursor()
+            return .completed
+        }
+        let madeProgress = segment.flushed > segment.flushedAtAttemptStart
+        segment.failures = madeProgress ? 1 : segment.failures + 1
+        let kind =
+            failure
+            ?? .transient(.protocolViolation, "the response ended early", retryAfter: nil, refusedConnection: false)
+        switch kind {
+        case let .fatal(code, message):
+            segment.state = .waiting(notBefore: .infinity)
+            segments[index] = segment
+            return .fail(code, message)
+        case let .transient(code, message, retryAfter, refusedConnection):
+            if refusedConnection && activeCount > 0 {
+                // The server turns away extra connections: live with the ones it accepts.
+                connectionLimit = max(1, activeCount)
+            }
+            if segment.failures >= retryPolicy.maximumAttempts {
+                segment.state = .waiting(notBefore: .infinity)
+                segments[index] = segment
+                return .fail(code, "\(message); gave up after \(segment.failures) attempts")
+            }
+            if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
+                segment.state = .waiting(notBefore: .infinity)
+                segments[index] = segment
+                return .fail(code, "\(message) and asked to retry after \(Int(retryAfter)) s")
+            }
+            let delay = retryPolicy.delay(afterAttempt: segment.failures, retryAfter: retryAfter, random: random)
+            segment.state = .waiting(notBefore: now + delay)
+            segments[index] = segment
+            return .retry(delay: delay)
+        }
+    }
+
+    /// A stream of unknown length ended cleanly: the segment ends where its bytes did.
+    mutating func endUnknownLength(segment index: Int) {
+        segments[index].end = segments[index].start + segments[index].flushed
+        segments[index].received = segments[index].flushed
+        advancePrefixCursor()
+    }
+
+    /// Forgets an attempt's bytes after the response turned out untrustworthy: they will be fetched again.
+    mutating func discardAttempt(segment index: Int) {
+        segments[index].flushed = segments[index].flushedAtAttemptStart
+        segments[index].received = segments[index].flushed
+        segments[index].durable = min(segments[index].durable, segments[index].flushed)
+        prefixCursor = 0
+        advancePrefixCursor()
+    }
+
+    // MARK: Helpers
+
+    private mutating func activate(_ index: Int, connection: Int) {
+        segments[index].state = .active(connection: connection)
+        segments[index].received = segments[index].flushed
+        segments[index].flushedAtAttemptStart = segments[index].flushed
+        activeCount += 1
+    }
+
+    private func nextWaiting(now: Double) -> Int? {
+        for index in order[prefixCursor...] {
+            if case let .waiting(notBefore) = segments[index].state, notBefore <= now { return index }
+        }
+        return nil
+    }
+
+    private func stealCandidate() -> Int? {
+        var best: Int?
+        var bestRemaining = 2 * minimumSteal - 1
+        for index in order[prefixCursor...] {
+            guard case .active = segments[index].state else { continue }
+            let remaining = segments[index].remaining
+            if remaining > bestRemaining {
+                best = index
+                bestRemaining = remaining
+            }
+        }
+        return best
+    }
+
+    private mutating func advancePrefixCursor() {
+        while prefixCursor < order.count, segments[order[prefixCursor]].remaining <= 0,
+            segments[order[prefixCursor]].flushed >= segments[order[prefixCursor]].length
+        {
+            prefixCursor += 1
+        }
+    }
+}

@@ -1,0 +1,312 @@
+import CCurl
+import Dispatch
+import Foundation
+import SystemPackage
+
+/// Fetches the segments of one download in parallel over libcurl's multi interface, on the calling thread.
+///
+/// The engine performs what the `SegmentScheduler` decides: it starts a connection on each segment it is given,
+/// writes what arrives, checkpoints the manifest after the data it describes, keeps the streaming digest fed with
+/// the in-order prefix, and reports progress.
+final class TransferEngine {
+    struct Configuration {
+        /// Fetch `Range`s (a segmented, resumable download) or the whole body in one stream.
+        var usesRanges: Bool
+        var connections: Int
+        var requestOptions: RequestOptions
+        var retryPolicy: RetryPolicy
+        /// Received bytes are gathered into blocks of this size before each positional write.
+        var writeBlockSize = 512 << 10
+        var checkpointInterval: Double = 0.1
+        var durableInterval: Double = 5
+        var progressInterval: Double = 0.25
+    }
+
+    enum Outcome {
+        case completed(length: Int64)
+        case remoteChanged(String)
+        case rangesIgnored
+        case failed(BraidError)
+        case stopped(StopReason)
+    }
+
+    let resource: RemoteResource
+    let file: PartFile
+    var usesRanges: Bool { configuration.usesRanges }
+    private(set) var scheduler: SegmentScheduler
+
+    private let configuration: Configuration
+    private let interrupter: Interrupter
+    private let hasher: PrefixHasher?
+    private let checkpoints: Checkpoints?
+    private let syncer: DurabilitySyncer?
+    private let onProgress: (DownloadProgress) -> Void
+    private let onRetry: (String, Double) -> Void
+    private let multi: MultiHandle
+    private var connections: [Connection] = []
+    private var outcome: Outcome?
+    private var retries = 0
+    private var speed = SpeedMeter()
+    private var receivedTotal: Int64 = 0
+    private var lastPrefix: Int64 = -1
+
+    /// Where checkpoints go: the store, and the manifest they fill in with the scheduler's progress.
+    struct Checkpoints {
+        var store: ManifestStore
+        var template: Manifest
+    }
+
+    init(
+        resource: RemoteResource,
+        file: PartFile,
+        scheduler: SegmentScheduler,
+        configuration: Configuration,
+        interrupter: Interrupter,
+        hasher: PrefixHasher?,
+        checkpoints: Checkpoints?,
+        onProgress: @escaping (DownloadProgress) -> Void,
+        onRetry: @escaping (String, Double) -> Void
+    ) {
+        self.resource = resource
+        self.file = file
+        self.scheduler = scheduler
+        self.configuration = configuration
+        self.interrupter = interrupter
+        self.hasher = hasher
+        self.checkpoints = checkpoints
+        self.syncer = checkpoints == nil ? nil : DurabilitySyncer(file: file)
+        self.onProgress = onProgress
+        self.onRetry = onRetry
+        multi = MultiHandle(maximumConnections: configuration.connections)
+    }
+
+    /// Runs until every segment is complete, the download fails, or it is stopped.
+    func run() -> Outcome {
+        interrupter.register(multi)
+        defer {
+            interrupter.unregister()
+            for connection in connections where connection.segment != nil {
+                multi.remove(connection.easy)
+            }
+            syncer?.stop()
+        }
+        connections = (0..<max(1, configuration.connections)).map { id in
+            let connection = Connection(id: id, engine: self, bufferSize: configuration.writeBlockSize)
+            configure(connection)
+            return connection
+        }
+        receivedTotal = scheduler.flushedBytes
+        speed.reset(bytes: receivedTotal, at: Self.now())
+        publishPrefix()
+
+        var nextCheckpoint = Self.now() + configuration.checkpointInterval
+        var nextDurable = Self.now() + configuration.durableInterval
+        var nextProgress = Self.now()
+        var lastCheckpointed = scheduler.flushedBytes
+        while outcome == nil {
+            if let reason = interrupter.reason {
+                outcome = .stopped(reason)
+                break
+            }
+            let now = Self.now()
+            startConnections(now: now)
+            if scheduler.isComplete { break }
+
+            var timeout = 100.0
+            if scheduler.activeCount == 0, let retryAt = scheduler.nextRetryTime {
+                timeout = min(timeout, max(1, (retryAt - now) * 1000))
+            }
+            multi.poll(timeoutMilliseconds: Int(timeout))
+            _ = multi.perform()
+            while let finished = multi.nextFinished() {
+                handleFinished(finished.handle, result: finished.result)
+            }
+
+            let after = Self.now()
+            do {
+                if let completed = try syncer?.takeCompleted() {
+                    scheduler.synced(flushedAtSyncStart: completed)
+                    try saveCheckpoint(durable: true)
+                    lastCheckpointed = scheduler.flushedBytes
+                }
+                if after >= nextCheckpoint {
+                    nextCheckpoint = after + configuration.checkpointInterval
+                    if scheduler.flushedBytes != lastCheckpointed {
+                        try saveCheckpoint(durable: false)
+                        lastCheckpointed = scheduler.flushedBytes
+                    }
+                }
+                if after >= nextDurable {
+                    nextDurable = after + configuration.durableInterval
+                    syncer?.request(flushedMarks: scheduler.segments.map(\.flushed))
+                }
+            } catch {
+                outcome = .failed(error)
+            }
+            if after >= nextProgress {
+                nextProgress = after + configuration.progressInterval
+                onProgress(progress(now: after))
+            }
+        }
+
+        for connection in connections where connection.segment != nil {
+            multi.remove(connection.easy)
+            if let segment = connection.finish() {
+                _ = scheduler.ended(segment: segment, failure: nil, now: Self.now(), random: 0)
+            }
+        }
+        do {
+            try saveCheckpoint(durable: false)
+        } catch {
+            // After a failure (a full disk, say) the previous checkpoint stays in place, which is still true.
+            outcome = outcome ?? .failed(error)
+        }
+        onProgress(progress(now: Self.now()))
+        if let outcome { return outcome }
+        return .completed(length: scheduler.totalLength)
+    }
+
+    // MARK: Called by connections, on this thread
+
+    func received(segment: Int, bytes: Int) {
+        scheduler.received(segment: segment, bytes: Int64(bytes))
+        receivedTotal += Int64(bytes)
+    }
+
+    func flushed(segment: Int, bytes: Int) {
+        scheduler.flushed(segment: segment, bytes: Int64(bytes))
+        publishPrefix()
+    }
+
+    func discardAttempt(segment: Int) {
+        scheduler.discardAttempt(segment: segment)
+    }
+
+    // MARK: Private
+
+    private func configure(_ connection: Connection) {
+        let easy = connection.easy
+        let originalHost = URLComponents(string: resource.requestedURL)?.host
+        let resolvedHost = URLComponents(string: resource.resolvedURL)?.host
+        var headers = configuration.requestOptions.headers(forHost: resolvedHost, originalHost: originalHost)
+        if usesRanges, let validator = resource.ifRangeValidator {
+            headers.append("If-Range: \(validator)")
+        }
+        easy.configure(url: resource.resolvedURL, options: configuration.requestOptions, headers: headers)
+        let context = Unmanaged.passUnretained(connection).toOpaque()
+        easy.set(CURLOPT_HEADERDATA, pointer: context)
+        easy.set(CURLOPT_HEADERFUNCTION, callback: Connection.headerCallback)
+        easy.set(CURLOPT_WRITEDATA, pointer: context)
+        easy.set(CURLOPT_WRITEFUNCTION, callback: Connection.writeCallback)
+    }
+
+    private func startConnections(now: Double) {
+        guard scheduler.hasWork(now: now) else { return }
+        for connection in connections where connection.segment == nil {
+            guard let index = scheduler.assign(connection: connection.id, now: now) else { return }
+            let segment = scheduler.segments[index]
+            let start = segment.start + segment.flushed
+            if usesRanges {
+                connection.begin(segment: index, from: start, to: segment.end, skip: 0)
+                connection.easy.set(CURLOPT_RANGE, "\(start)-\(segment.end - 1)")
+            } else {
+                // Without ranges the body always starts at byte 0: skip what is already on disk.
+                connection.begin(segment: index, from: 0, to: segment.end, skip: segment.flushed)
+                connection.easy.set(CURLOPT_RANGE, nil as String?)
+            }
+            connection.easy.clearError()
+            multi.add(connection.easy)
+        }
+    }
+
+    private func handleFinished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {
+        guard let connection = connections.first(where: { $0.easy.raw == handle }) else { return }
+        multi.remove(connection.easy)
+        if result == CURLE_OK { connection.validateIfNeeded() }
+        let stop = connection.stop
+        let detail = connection.easy.describe(result)
+        guard let segment = connection.finish() else { return }
+
+        var failure: FailureKind?
+        switch stop {
+        case .reachedEnd:
+            failure = nil
+        case let .failure(kind):
+            failure = kind
+        case let .remoteChanged(message):
+            outcome = .remoteChanged(message)
+        case .rangesIgnored:
+            outcome = .rangesIgnored
+        case nil:
+            if result != CURLE_OK {
+                failure = FailureKind.classify(result, detail: detail)
+            } else if !usesRanges && resource.length == nil {
+                scheduler.endUnknownLength(segment: segment)
+            }
+        }
+        let action = scheduler.ended(segment: segment, failure: failure, now: Self.now(), random: .random(in: 0...1))
+        switch action {
+        case .completed:
+            break
+        case let .retry(delay):
+            retries += 1
+            onRetry(failure?.message ?? "the response ended early", delay)
+        case let .fail(code, message):
+            outcome = outcome ?? .failed(BraidError(code, message, httpStatus: connection.headers.status))
+        }
+    }
+
+    private func publishPrefix() {
+        guard let hasher else { return }
+        let prefix = scheduler.contiguousPrefix
+        if prefix != lastPrefix {
+            lastPrefix = prefix
+            hasher.advance(to: prefix)
+        }
+    }
+
+    private func saveCheckpoint(durable: Bool) throws(BraidError) {
+        guard let checkpoints else { return }
+        var manifest = checkpoints.template
+        manifest.bootID = BootID.current
+        manifest.segments = scheduler.order.map { index in
+            let segment = scheduler.segments[index]
+            return Manifest.Segment(
+                start: segment.start,
+                end: segment.end,
+                done: segment.flushed,
+                durable: segment.durable
+            )
+        }
+        try checkpoints.store.save(manifest, durable: durable)
+    }
+
+    private func progress(now: Double) -> DownloadProgress {
+        speed.record(bytes: receivedTotal, at: now)
+        return DownloadProgress(
+            downloadedBytes: receivedTotal,
+            totalBytes: resource.length,
+            bytesPerSecond: speed.bytesPerSecond,
+            activeConnections: scheduler.activeCount,
+            retries: retries,
+            segments: scheduler.order.map { index in
+                let segment = scheduler.segments[index]
+                var active = false
+                if case .active = segment.state { active = true }
+                return DownloadProgress.Segment(
+                    start: segment.start,
+                    end: segment.end,
+                    doneBytes: segment.received,
+                    isActive: active
+                )
+            }
+        )
+    }
+
+    static func now() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+    }
+}
+
+@available(*, unavailable)
+extension TransferEngine: Sendable {}

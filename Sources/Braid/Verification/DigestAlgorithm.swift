@@ -1,0 +1,46 @@
+import COpenSSL
+
+/// A digest algorithm Braid can verify with, computed by OpenSSL's EVP interface.
+public enum DigestAlgorithm: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    case md5
+    case sha256 = "sha-256"
+    case sha512 = "sha-512"
+
+    /// Accepts the spellings users and servers use: `md5`, `sha256`, `sha-256`, `SHA-256`, `sha512`, `sha-512`.
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "md5": self = .md5
+        case "sha256", "sha-256": self = .sha256
+        case "sha512", "sha-512": self = .sha512
+        default: return nil
+        }
+    }
+
+    /// The digest's length in bytes.
+    public var byteCount: Int {
+        switch self {
+        case .md5: 16
+        case .sha256: 32
+        case .sha512: 64
+        }
+    }
+
+    /// How much a verification by this algorithm is worth: a stronger digest wins when several are offered.
+    var strength: Int {
+        switch self {
+        case .md5: 0
+        case .sha512: 1
+        case .sha256: 2  // as strong for this purpose as SHA-512, and several times faster with SHA extensions
+        }
+    }
+
+    public var description: String { rawValue }
+
+    var evp: OpaquePointer? {
+        switch self {
+        case .md5: EVP_md5()
+        case .sha256: EVP_sha256()
+        case .sha512: EVP_sha512()
+        }
+    }
+}

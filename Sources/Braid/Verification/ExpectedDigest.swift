@@ -1,0 +1,78 @@
+import Foundation
+
+/// A digest the finished file must match, and where it came from (for the error message when it does not).
+public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// Where an expected digest was learnt.
+    public enum Source: String, Sendable, Codable {
+        case user = "--checksum"
+        case contentMD5 = "Content-MD5"
+        case digestHeader = "Digest"
+        case reprDigestHeader = "Repr-Digest"
+    }
+
+    public var algorithm: DigestAlgorithm
+    /// The raw digest bytes.
+    public var bytes: [UInt8]
+    public var source: Source
+
+    public init(algorithm: DigestAlgorithm, bytes: [UInt8], source: Source) {
+        self.algorithm = algorithm
+        self.bytes = bytes
+        self.source = source
+    }
+
+    /// Parses the `--checksum ALG=HEX` form.
+    public init(checksumArgument: String) throws(BraidError) {
+        guard let equals = checksumArgument.firstIndex(of: "=") else {
+            throw .usage("--checksum wants ALG=HEX (md5, sha-256 or sha-512), got '\(checksumArgument)'")
+        }
+        let name = String(checksumArgument[..<equals])
+        let hex = String(checksumArgument[checksumArgument.index(after: equals)...])
+        guard let algorithm = DigestAlgorithm(name: name) else {
+            throw .usage("unknown checksum algorithm '\(name)'; use md5, sha-256 or sha-512")
+        }
+        guard let bytes = Self.decodeHex(hex), bytes.count == algorithm.byteCount else {
+            throw .usage("--checksum \(algorithm) wants \(algorithm.byteCount * 2) hexadecimal digits, got '\(hex)'")
+        }
+        self.init(algorithm: algorithm, bytes: bytes, source: .user)
+    }
+
+    /// Lower-case hexadecimal, as `md5sum` and `sha256sum` print it.
+    public var hex: String { Self.encodeHex(bytes) }
+
+    public var description: String { "\(algorithm)=\(hex) (from \(source.rawValue))" }
+
+    static func encodeHex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func decodeHex(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = hexNibble(utf8[index]), let low = hexNibble(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func hexNibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x61...0x66: byte - 0x61 + 10
+        case 0x41...0x46: byte - 0x41 + 10
+        default: nil
+        }
+    }
+}

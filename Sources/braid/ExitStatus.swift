@@ -1,0 +1,29 @@
+import Braid
+
+/// The `braid` command's exit statuses, as documented in the README.
+enum ExitStatus: Int32 {
+    case success = 0
+    case failure = 1
+    case usage = 2
+    case localIO = 3
+    case network = 4
+    case protocolViolation = 5
+    case integrity = 6
+    case manifest = 7
+    case fileExists = 8
+    case interrupted = 130
+
+    init(_ code: BraidError.Code) {
+        switch code {
+        case .usage: self = .usage
+        case .localIO: self = .localIO
+        case .network: self = .network
+        case .protocolViolation: self = .protocolViolation
+        case .integrity: self = .integrity
+        case .manifest: self = .manifest
+        case .fileExists: self = .fileExists
+        case .interrupted, .cancelled: self = .interrupted
+        default: self = .failure
+        }
+    }
+}

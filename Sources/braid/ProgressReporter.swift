@@ -1,0 +1,145 @@
+import Braid
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Shows a download's progress on stderr: a live line on a terminal, a plain line every few seconds otherwise.
+final class ProgressReporter: Sendable {
+    private struct State {
+        var lastLine: Double = 0
+        var lineShown = false
+        var path: String?
+        var total: Int64?
+    }
+
+    private let quiet: Bool
+    private let isTerminal: Bool
+    private let interval: Double
+    private let state = Mutex(State())
+
+    init(quiet: Bool) {
+        self.quiet = quiet
+        isTerminal = isatty(STDERR_FILENO) == 1
+        interval = isTerminal ? 0.2 : 5
+    }
+
+    func handle(_ event: DownloadEvent) {
+        guard !quiet else { return }
+        switch event {
+        case let .started(resource, path, resumed):
+            state.withLock {
+                $0.path = path
+                $0.total = resource.length
+            }
+            let size = resource.length.map(Self.bytes) ?? "unknown size"
+            let mode = resource.isSegmentable ? "" : " (single stream: the server does not serve ranges)"
+            let resuming = resumed > 0 ? ", resuming at \(Self.bytes(resumed))" : ""
+            line("Downloading \(path) (\(size)\(resuming))\(mode)")
+        case let .progress(progress):
+            let now = ProcessInfo.processInfo.systemUptime
+            let due = state.withLock { state -> Bool in
+                guard now - state.lastLine >= interval else { return false }
+                state.lastLine = now
+                return true
+            }
+            if due { show(progress) }
+        case let .retry(reason, delay):
+            line("retrying in \(String(format: "%.1f", delay)) s: \(reason)")
+        case let .notice(message):
+            line(message)
+        case .verifying:
+            break
+        case let .completed(result):
+            let speed = result.seconds > 0 ? Double(result.bytes - result.resumedBytes) / result.seconds : 0
+            let check = result.verifiedDigest.map { "\($0.algorithm) verified" } ?? "length verified"
+            line(
+                "Saved \(result.path) (\(Self.bytes(result.bytes)), \(check)) in "
+                    + "\(String(format: "%.1f", result.seconds)) s, \(Self.bytes(Int64(speed)))/s"
+            )
+        }
+    }
+
+    func warn(_ message: String) {
+        line(message)
+    }
+
+    func fail(_ error: BraidError) {
+        endLiveLine()
+        FileHandle.standardError.write(Data("braid: \(error.message)\n".utf8))
+    }
+
+    private func show(_ progress: DownloadProgress) {
+        var text = ""
+        if let fraction = progress.fraction {
+            text += String(format: "%5.1f%% ", fraction * 100)
+        }
+        text += Self.bytes(progress.downloadedBytes)
+        if let total = progress.totalBytes { text += "/" + Self.bytes(total) }
+        text += "  \(Self.bytes(Int64(progress.bytesPerSecond)))/s"
+        if let eta = progress.estimatedSecondsRemaining { text += "  ETA " + Self.duration(eta) }
+        text += "  \(progress.activeConnections) conn"
+        if progress.retries > 0 { text += "  \(progress.retries) retries" }
+        if isTerminal {
+            text += "  [" + Self.segmentMap(progress, width: 24) + "]"
+            FileHandle.standardError.write(Data(("\r" + text + "\u{1B}[K").utf8))
+            state.withLock { $0.lineShown = true }
+        } else {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+    }
+
+    private func line(_ message: String) {
+        guard !quiet else { return }
+        endLiveLine()
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    private func endLiveLine() {
+        let shown = state.withLock { state -> Bool in
+            defer { state.lineShown = false }
+            return state.lineShown
+        }
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    /// One character per slice of the file: how full that slice is, from blank to a full block.
+    static func segmentMap(_ progress: DownloadProgress, width: Int) -> String {
+        guard let total = progress.totalBytes, total > 0 else { return String(repeating: "?", count: width) }
+        let levels: [Character] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+        var cells = [Double](repeating: 0, count: width)
+        let cellSize = Double(total) / Double(width)
+        for segment in progress.segments {
+            var start = Double(segment.start)
+            let doneEnd = Double(segment.start + min(segment.doneBytes, segment.end - segment.start))
+            while start < doneEnd {
+                let cell = min(width - 1, Int(start / cellSize))
+                let cellEnd = Double(cell + 1) * cellSize
+                let piece = min(doneEnd, cellEnd) - start
+                cells[cell] += piece / cellSize
+                start += max(piece, 1)
+            }
+        }
+        return String(cells.map { levels[min(8, max(0, Int(($0 * 8).rounded(.down))))] })
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        return total >= 3600
+            ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+            : String(format: "%d:%02d", total / 60, total % 60)
+    }
+}
