@@ -32,7 +32,8 @@ struct BraidCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                let firstLine = message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
+                FileHandle.standardError.write(Data("braid: \(firstLine)\n".utf8))
                 Foundation.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)

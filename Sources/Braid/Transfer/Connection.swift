@@ -75,6 +75,11 @@ final class Connection {
         return finished
     }
 
+    /// Writes what is buffered now, so that a checkpoint can claim it.
+    func flushBuffer() {
+        if segment != nil { flush() }
+    }
+
     /// Checks a response that ended before any body arrived (an error status, an empty body).
     func validateIfNeeded() {
         if !validated && stop == nil { validated = validate() }

@@ -131,6 +131,8 @@ final class TransferEngine {
                 }
                 if after >= nextCheckpoint {
                     nextCheckpoint = after + configuration.checkpointInterval
+                    // Buffered bytes go to the file first, so a kill loses at most one interval of work.
+                    for connection in connections { connection.flushBuffer() }
                     if scheduler.flushedBytes != lastCheckpointed {
                         try saveCheckpoint(durable: false)
                         lastCheckpointed = scheduler.flushedBytes

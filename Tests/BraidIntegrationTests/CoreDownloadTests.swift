@@ -1,0 +1,279 @@
+import BraidTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The core promise against a real nginx: segmented downloads are byte-identical, resume after SIGKILL fetching
+/// little more than what was missing, and a wrong digest never leaves a file at the final name.
+@Suite("braid against nginx", .serialized)
+struct CoreDownloadTests {
+    static let fileSize = 24 << 20
+    // nginx's limit_rate lets each request send one second's worth of bytes at full speed before throttling, and
+    // Braid makes one request per segment (1-2 MiB pieces here): throttles below are set low enough to bite.
+
+    /// A served file, the nginx serving it, and a scratch directory, torn down together.
+    struct Fixture {
+        let nginx: NginxFixture
+        let directory: TemporaryDirectory
+        let md5: MD5Digest
+
+        static func start(
+            size: Int = CoreDownloadTests.fileSize,
+            locations: (MD5Digest) -> [NginxFixture.Location] = { _ in [] }
+        ) async throws -> Fixture {
+            let directory = try TemporaryDirectory(prefix: "braid-core")
+            let root = directory.appending("www")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            try PseudoRandomContent(seed: 7).write(to: root.appendingPathComponent("file.bin"), size: size)
+            let md5 = try await MD5Digest.of(fileAt: root.appendingPathComponent("file.bin"))
+            let nginx = try await NginxFixture.start(.init(documentRoot: root, locations: locations(md5)))
+            return Fixture(nginx: nginx, directory: directory, md5: md5)
+        }
+
+        func output(_ name: String = "out.bin") -> URL { directory.appending(name) }
+
+        func shutdown() {
+            nginx.shutdown()
+            directory.remove()
+        }
+    }
+
+    @Test("a segmented download over 8 connections is byte-identical and leaves no state behind")
+    func segmentedDownload() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+
+        let run = try await BraidCLI.run([fixture.nginx.url("/file.bin"), "-n", "8", "-o", output.path, "-q"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
+        #expect(!FileManager.default.fileExists(atPath: output.path + ".part"))
+        #expect(!FileManager.default.fileExists(atPath: output.path + ".braid"))
+        #expect(run.standardError.isEmpty, "-q prints nothing but errors")
+        let gets = fixture.nginx.accessLog().filter { $0.method == "GET" }
+        #expect(gets.allSatisfy { $0.status == 206 && $0.range != nil }, "every GET is a range request")
+        #expect(Set(gets.map(\.connection)).count >= 8, "8 connections were used")
+        #expect(gets.reduce(0) { $0 + $1.bodyBytesSent } == CoreDownloadTests.fileSize, "no byte fetched twice")
+    }
+
+    @Test("a download killed with SIGKILL resumes and fetches little more than the missing bytes")
+    func resumesAfterSIGKILL() async throws {
+        let size = 32 << 20
+        let fixture = try await Fixture.start(size: size) { _ in
+            [.prefix("/slow/", bytesPerSecond: 1 << 20)]
+        }
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        let manifestURL = URL(fileURLWithPath: output.path + ".braid")
+        let url = fixture.nginx.url("/slow/file.bin")
+
+        let first = try BraidCLI.start([url, "-n", "4", "-o", output.path, "-q"])
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("a quarter of the file checkpointed", timeout: .seconds(60)) {
+            (ManifestFile(at: manifestURL)?.done ?? 0) >= Int64(size / 4)
+        }
+        first.send(SIGKILL)
+        #expect(try await first.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+
+        // Every byte the killed run received must be in the log before the second run is counted.
+        try await Polling.until("nginx to see the killed connections close", timeout: .seconds(30)) {
+            LoopbackConnections.established(toPort: fixture.nginx.port) == 0
+        }
+        let manifest = try #require(ManifestFile(at: manifestURL))
+        let missing = Int(manifest.length - manifest.done)
+        let logged = fixture.nginx.accessLog().count
+
+        let second = try await BraidCLI.run([url, "-n", "4", "-o", output.path])
+
+        #expect(second.status == .exited(0), "\(second.standardError)")
+        #expect(second.standardError.contains("resuming at"))
+        #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
+        let fetched = fixture.nginx.accessLog().dropFirst(logged).filter { $0.method == "GET" }
+            .reduce(0) { $0 + $1.bodyBytesSent }
+        #expect(fetched >= missing)
+        #expect(fetched <= missing + (1 << 20), "fetched \(fetched) bytes for \(missing) missing")
+    }
+
+    @Test("a wrong Content-MD5 from the server is refused and no file is left at the final name")
+    func wrongContentMD5() async throws {
+        let wrong = MD5Digest(hex: "0123456789abcdef0123456789abcdef")!
+        let fixture = try await Fixture.start { _ in
+            [.exact("/bad.bin", serving: "/file.bin", headers: [("Content-MD5", wrong.base64)])]
+        }
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+
+        let run = try await BraidCLI.run([fixture.nginx.url("/bad.bin"), "-o", output.path])
+
+        #expect(run.status == .exited(6), "\(run.standardError)")
+        #expect(run.standardError.contains("md5 mismatch"))
+        #expect(run.standardError.contains("Content-MD5"))
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+
+    @Test("a right Content-MD5 from the server is checked and the file kept")
+    func rightContentMD5() async throws {
+        let fixture = try await Fixture.start { md5 in
+            [.exact("/good.bin", serving: "/file.bin", headers: [("Content-MD5", md5.base64)])]
+        }
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+
+        let run = try await BraidCLI.run([fixture.nginx.url("/good.bin"), "-o", output.path])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardError.contains("md5 verified"))
+        #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
+    }
+
+    @Test("a wrong --checksum is refused and no file is left at the final name")
+    func wrongChecksum() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        let wrong = "sha-256=" + String(repeating: "ab", count: 32)
+
+        let run = try await BraidCLI.run([fixture.nginx.url("/file.bin"), "-o", output.path, "--checksum", wrong])
+
+        #expect(run.status == .exited(6), "\(run.standardError)")
+        #expect(run.standardError.contains("sha-256 mismatch"))
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+        #expect(!FileManager.default.fileExists(atPath: output.path + ".part"), "known-bad data is not kept")
+    }
+
+    @Test("a right --checksum passes")
+    func rightChecksum() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+
+        let run = try await BraidCLI.run([
+            fixture.nginx.url("/file.bin"), "-o", output.path, "--checksum", "md5=\(fixture.md5.hex)",
+        ])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardError.contains("md5 verified"))
+    }
+
+    @Test(
+        "bad arguments fail with one line and exit 2 or 3 before any network traffic",
+        arguments: [
+            (["-n", "0"], Int32(2)),
+            (["--checksum", "md5=zz"], 2),
+            (["--checksum", "crc32=00"], 2),
+            (["-H", "NoColon"], 2),
+            (["-d", "/nonexistent/dir"], 3),
+        ] as [([String], Int32)]
+    )
+    func badArguments(extra: [String], status: Int32) async throws {
+        let fixture = try await Fixture.start(size: 1 << 20)
+        defer { fixture.shutdown() }
+
+        let run = try await BraidCLI.run([fixture.nginx.url("/file.bin")] + extra)
+
+        #expect(run.status == .exited(status), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1, "one line: \(run.standardError)")
+        #expect(fixture.nginx.accessLog().isEmpty, "no request was sent")
+    }
+
+    @Test("malformed and non-HTTP URLs are usage errors", arguments: ["not a url", "ftp://127.0.0.1/x", "http://"])
+    func badURL(url: String) async throws {
+        let run = try await BraidCLI.run([url, "-o", "/tmp/braid-never-written"])
+
+        #expect(run.status == .exited(2), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/braid-never-written"))
+    }
+
+    @Test("an existing complete file is not overwritten without --force")
+    func existingFile() async throws {
+        let fixture = try await Fixture.start(size: 1 << 20)
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        try Data("keep me".utf8).write(to: output)
+
+        let refused = try await BraidCLI.run([fixture.nginx.url("/file.bin"), "-o", output.path])
+        #expect(refused.status == .exited(8), "\(refused.standardError)")
+        #expect(try Data(contentsOf: output) == Data("keep me".utf8))
+
+        let forced = try await BraidCLI.run([fixture.nginx.url("/file.bin"), "-o", output.path, "--force"])
+        #expect(forced.status == .exited(0), "\(forced.standardError)")
+        #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
+    }
+
+    @Test("a corrupt or foreign manifest is refused with exit 7, and discarded with --force")
+    func unusableManifest() async throws {
+        let fixture = try await Fixture.start(size: 4 << 20)
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        let manifest = output.path + ".braid"
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: manifest))
+        try Data(count: 4 << 20).write(to: URL(fileURLWithPath: output.path + ".part"))
+
+        let refused = try await BraidCLI.run([fixture.nginx.url("/file.bin"), "-o", output.path])
+        #expect(refused.status == .exited(7), "\(refused.standardError)")
+        #expect(refused.standardError.contains("corrupt"))
+        #expect(FileManager.default.fileExists(atPath: manifest), "the manifest is left for the user to inspect")
+
+        let forced = try await BraidCLI.run([fixture.nginx.url("/file.bin"), "-o", output.path, "--force"])
+        #expect(forced.status == .exited(0), "\(forced.standardError)")
+        #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
+    }
+
+    @Test("SIGINT checkpoints, says how to resume and exits 130; the next run finishes")
+    func interruptAndResume() async throws {
+        let size = 16 << 20
+        let fixture = try await Fixture.start(size: size) { _ in [.prefix("/slow/", bytesPerSecond: 512 << 10)] }
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        let manifestURL = URL(fileURLWithPath: output.path + ".braid")
+        let url = fixture.nginx.url("/slow/file.bin")
+
+        let first = try BraidCLI.start([url, "-n", "2", "-o", output.path])
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("some progress checkpointed", timeout: .seconds(60)) {
+            (ManifestFile(at: manifestURL)?.done ?? 0) > 0
+        }
+        first.send(SIGINT)
+
+        #expect(try await first.waitForExit(timeout: .seconds(20)) == .exited(130))
+        #expect(first.standardError.contains("run the same command again to resume"))
+        let saved = try #require(ManifestFile(at: manifestURL))
+        #expect(saved.done > 0 && saved.done < Int64(size))
+
+        let second = try await BraidCLI.run([url, "-n", "8", "-o", output.path, "-q"])
+        #expect(second.status == .exited(0), "\(second.standardError)")
+        #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
+    }
+
+    @Test("a remote file that changed between runs is detected and downloaded afresh")
+    func remoteChangedBetweenRuns() async throws {
+        let size = 8 << 20
+        let fixture = try await Fixture.start(size: size) { _ in [.prefix("/slow/", bytesPerSecond: 256 << 10)] }
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        let manifestURL = URL(fileURLWithPath: output.path + ".braid")
+        let url = fixture.nginx.url("/slow/file.bin")
+
+        let first = try BraidCLI.start([url, "-n", "2", "-o", output.path, "-q"])
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("some progress checkpointed", timeout: .seconds(60)) {
+            (ManifestFile(at: manifestURL)?.done ?? 0) > 0
+        }
+        first.send(SIGKILL)
+        _ = try await first.waitForExit(timeout: .seconds(10))
+
+        // New content of a different length: a new ETag and Last-Modified.
+        let served = fixture.nginx.documentRoot.appendingPathComponent("file.bin")
+        try PseudoRandomContent(seed: 99).write(to: served, size: size / 2)
+        let newMD5 = try await MD5Digest.of(fileAt: served)
+
+        let second = try await BraidCLI.run([url, "-n", "4", "-o", output.path])
+        #expect(second.status == .exited(0), "\(second.standardError)")
+        #expect(second.standardError.contains("changed"))
+        #expect(try await MD5Digest.of(fileAt: output) == newMD5)
+    }
+}

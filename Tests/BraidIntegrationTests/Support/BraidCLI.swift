@@ -1,0 +1,63 @@
+import BraidTestSupport
+import Foundation
+
+/// Runs the `braid` executable built next to the test bundle, as a user would.
+enum BraidCLI {
+    /// The `braid` binary from the same build as these tests.
+    static let path: String = {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundle, bundle.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("braid").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        let fromBuild = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/braid").path
+        return fromBuild
+    }()
+
+    static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ChildProcess.Completed {
+        try await ChildProcess.run(path, arguments, timeout: timeout)
+    }
+
+    static func start(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(path, arguments)
+    }
+}
+
+/// Established TCP connections to a local port, read from /proc/net/tcp{,6}: lets a test wait until a server has
+/// seen every connection of a killed client close, instead of sleeping.
+enum LoopbackConnections {
+    static func established(toPort port: Int) -> Int {
+        var count = 0
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count > 3 else { continue }
+                let local = fields[1].split(separator: ":")
+                guard local.count == 2, let localPort = Int(local[1], radix: 16) else { continue }
+                if localPort == port && fields[3] == "01" { count += 1 }
+            }
+        }
+        return count
+    }
+}
+
+/// Reads a Braid manifest from disk as plain JSON, the way an outside observer would.
+struct ManifestFile {
+    let length: Int64
+    let done: Int64
+    let segments: Int
+
+    init?(at url: URL) {
+        guard let data = try? Data(contentsOf: url),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let length = (object["length"] as? NSNumber)?.int64Value,
+            let segments = object["segments"] as? [[String: Any]]
+        else { return nil }
+        self.length = length
+        self.segments = segments.count
+        done = segments.reduce(0) { $0 + ((($1["done"] as? NSNumber)?.int64Value) ?? 0) }
+    }
+}
