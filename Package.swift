@@ -47,7 +47,7 @@ let package = Package(
         ),
 
         // A deterministic, fault-injecting HTTP server for tests and manual runs.
-        .target(name: "BraidTestServer", swiftSettings: strictSettings),
+        .target(name: "BraidTestServer", dependencies: ["COpenSSL"], swiftSettings: strictSettings),
         // Test plumbing shared by the test suites and benchmarks: a real nginx on a free port, child processes.
         .target(name: "BraidTestSupport", swiftSettings: strictSettings),
         .executableTarget(
