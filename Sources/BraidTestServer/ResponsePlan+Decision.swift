@@ -1,0 +1,243 @@
+import Foundation
+
+extension ResponsePlan {
+    /// Decides the answer to `request` for `route` (`nil` when no route has the path).
+    ///
+    /// Precedence, first match wins: connection limit, forced status, redirect, method checks, then the content
+    /// itself, to which the body, range and header faults apply.
+    init(answering request: HTTPRequestHead, route: TestServer.Route?, context: RequestContext) {
+        self.init(status: 404)
+        add("Date", HTTPDate.now())
+        guard let route else {
+            add("Content-Length", "0")
+            return
+        }
+        let faults = route.faults.flatMap { $0.active(forRequest: context.requestNumber) }
+        var content = route.content
+        for case .changeContent(let afterRequests, let seed) in faults where context.requestNumber > afterRequests {
+            content = TestContent(seed: seed, size: content.size)
+        }
+        for case .latency(let delay) in faults {
+            latency += delay
+        }
+        if let refusal = Self.refusal(for: request, faults: faults, context: context) {
+            status = refusal.status
+            if let retryAfter = refusal.retryAfter {
+                add("Retry-After", String(retryAfter))
+            }
+            if let location = refusal.location {
+                add("Location", location)
+            }
+            if status == 405 {
+                add("Allow", "GET, HEAD")
+            }
+            add("Content-Length", "0")
+            closeConnection = refusal.closesConnection || !request.keepAlive
+            return
+        }
+        serve(content, for: request, faults: faults, context: context)
+        closeConnection = closeConnection || !request.keepAlive
+    }
+
+    /// An answer that is not the content: a limit, a forced status, a redirect or an unsupported method.
+    private static func refusal(
+        for request: HTTPRequestHead, faults: [TestServer.Fault], context: RequestContext
+    ) -> (status: Int, retryAfter: Int?, location: String?, closesConnection: Bool)? {
+        for case .limitConnections(let perClient, let retryAfter) in faults
+        where context.requestsInFlightFromClient > perClient {
+            return (503, retryAfter, nil, true)
+        }
+        for case .status(let status, let retryAfter) in faults {
+            return (status, retryAfter, nil, false)
+        }
+        for case .redirect(let status, let target) in faults {
+            let location =
+                switch target {
+                case .path(let path): "http://127.0.0.1:\(context.port)\(path)"
+                case .otherHost(let path): "http://localhost:\(context.port)\(path)"
+                case .location(let location): location
+                }
+            return (status, nil, location, false)
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return (405, nil, nil, false)
+        }
+        if request.method == "HEAD" && faults.contains(.refuseHead) {
+            return (405, nil, nil, false)
+        }
+        return nil
+    }
+
+    /// Fills in a `200`, `206` or `416` answer serving `content`.
+    private mutating func serve(
+        _ content: TestContent, for request: HTTPRequestHead, faults: [TestServer.Fault], context: RequestContext
+    ) {
+        let isHead = request.method == "HEAD"
+        var selected = 0..<content.size
+        var partial = false
+        if !isHead, !faults.contains(.ignoreRange), let header = request.header("Range"),
+            let spec = ByteRangeSpec(header: header), Self.ifRangeHolds(request.header("If-Range"), for: content)
+        {
+            guard let range = spec.resolve(size: content.size) else {
+                status = 416
+                add("Content-Range", "bytes */\(content.size)")
+                add("Content-Length", "0")
+                return
+            }
+            if !range.isEmpty {
+                selected = Self.shift(range, in: content.size, faults: faults)
+                partial = true
+            }
+        }
+        status = partial ? 206 : 200
+        add("Accept-Ranges", "bytes")
+        add("Content-Type", "application/octet-stream")
+        add("ETag", content.entityTag)
+        add("Last-Modified", content.lastModified)
+        if partial {
+            add("Content-Range", "bytes \(selected.lowerBound)-\(selected.upperBound - 1)/\(content.size)")
+        }
+        addMetadata(of: content, faults: faults, partial: partial, context: context)
+        addFraming(length: selected.upperBound - selected.lowerBound, isHead: isHead, faults: faults)
+        if !isHead {
+            body = Self.body(of: content, range: selected, faults: faults, context: context)
+            if body?.ending != .complete || faults.contains(.closeDelimited) {
+                closeConnection = true
+            }
+        }
+    }
+
+    /// Whether `If-Range` (absent, an entity tag or a date) lets the `Range` header apply (RFC 9110 §13.1.5).
+    private static func ifRangeHolds(_ ifRange: String?, for content: TestContent) -> Bool {
+        guard let ifRange else { return true }
+        if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
+            return ifRange == content.entityTag
+        }
+        return ifRange == content.lastModified
+    }
+
+    /// `range` moved by any ``TestServer/Fault/shiftRange(offsetBy:)``, clamped to the content.
+    private static func shift(_ range: Range<UInt64>, in size: UInt64, faults: [TestServer.Fault]) -> Range<UInt64> {
+        var result = range
+        for case .shiftRange(let offset) in faults {
+            let start = UInt64(min(max(Int64(result.lowerBound) + offset, 0), Int64(size) - 1))
+            result = start..<min(start + UInt64(result.count), size)
+        }
+        return result
+    }
+
+    /// Adds `Content-Disposition`, raw headers and digests.
+    private mutating func addMetadata(
+        of content: TestContent, faults: [TestServer.Fault], partial: Bool, context: RequestContext
+    ) {
+        func digest(_ algorithm: TestContent.DigestAlgorithm, correct: Bool) -> String {
+            // An empty impostor would have the same digest, so a wrong digest is taken over at least one byte.
+            let digested = correct ? content : TestContent(seed: content.impostor.seed, size: max(content.size, 1))
+            return Data(context.digest(digested, algorithm)).base64EncodedString()
+        }
+        for fault in faults {
+            switch fault {
+            case .contentDisposition(let value):
+                add("Content-Disposition", value)
+            case .rawHeader(let name, let value):
+                headers.append((name, value))
+            case .contentMD5(let correct) where !partial:
+                add("Content-MD5", digest(.md5, correct: correct))
+            case .digest(let algorithms, let correct):
+                let values = algorithms.map { "\($0.instanceDigestToken)=\(digest($0, correct: correct))" }
+                add("Digest", values.joined(separator: ","))
+            case .reprDigest(let algorithms, let correct):
+                let values = algorithms.map { "\($0.reprDigestKey)=:\(digest($0, correct: correct)):" }
+                add("Repr-Digest", values.joined(separator: ", "))
+            default:
+                break
+            }
+        }
+    }
+
+    /// Adds `Content-Length` or `Transfer-Encoding` as the framing faults say.
+    private mutating func addFraming(length: UInt64, isHead: Bool, faults: [TestServer.Fault]) {
+        if faults.contains(.chunked) {
+            add("Transfer-Encoding", "chunked")
+        } else if !faults.contains(.closeDelimited) {
+            var reported = length
+            for case .headContentLength(let value) in faults where isHead {
+                reported = value
+            }
+            add("Content-Length", String(reported))
+        }
+    }
+
+    /// The body for `range` of `content`, shortened, lengthened, corrupted or paced by the faults.
+    private static func body(
+        of content: TestContent, range: Range<UInt64>, faults: [TestServer.Fault], context: RequestContext
+    ) -> ResponseBody {
+        let promised = range.upperBound - range.lowerBound
+        var body = ResponseBody(source: content, offset: range.lowerBound, length: promised)
+        for fault in faults {
+            switch fault {
+            case .wrongBytes:
+                body.source = content.impostor
+            case .chunked:
+                body.chunked = true
+            case .throttle(let rate) where body.bytesPerSecond == nil:
+                body.bytesPerSecond = rate
+            case .slowConnection(let number, let rate) where context.connectionNumber == number:
+                body.bytesPerSecond = rate
+            case .slowConnections(let every, let rate) where context.connectionNumber % every == 0:
+                body.bytesPerSecond = rate
+            case .stall(let afterBytes):
+                body.length = min(afterBytes, promised)
+                body.ending = .stall
+            case .closeAfter(let bytes):
+                body.length = min(bytes, promised)
+                body.ending = .close
+            case .shortBody(let missingBytes):
+                body.length = promised - min(missingBytes, promised)
+                body.ending = .close
+            case .extraBytes(let count):
+                body.length = promised + count
+                body.ending = .close
+            default:
+                break
+            }
+        }
+        return body
+    }
+}
+
+extension TestServer.Fault {
+    /// The faults this one amounts to for the route's `number`-th request: ``onlyFirst(requests:_:)`` drops
+    /// out after its count, every other fault is itself.
+    fileprivate func active(forRequest number: Int) -> [TestServer.Fault] {
+        guard case .onlyFirst(let requests, let fault) = self else { return [self] }
+        return number <= requests ? fault.active(forRequest: number) : []
+    }
+}
+
+extension TestContent {
+    /// A content of the same size with other bytes, for faults that send wrong bytes or wrong digests.
+    fileprivate var impostor: TestContent {
+        TestContent(seed: seed ^ 0x5555_5555_5555_5555, size: size)
+    }
+}
+
+extension TestContent.DigestAlgorithm {
+    /// The token RFC 3230's `Digest` header uses.
+    fileprivate var instanceDigestToken: String {
+        switch self {
+        case .md5: "MD5"
+        case .sha256: "SHA-256"
+        case .sha512: "SHA-512"
+        }
+    }
+
+    /// The key RFC 9530's `Repr-Digest` header uses.
+    fileprivate var reprDigestKey: String {
+        switch self {
+        case .md5: "md5"
+        case .sha256: "sha-256"
+        case .sha512: "sha-512"
+        }
+    }
+}

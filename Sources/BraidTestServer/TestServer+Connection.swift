@@ -1,0 +1,127 @@
+import Foundation
+
+extension TestServer {
+    /// Reads requests from `connection` and answers them until either side closes it.
+    func serve(_ connection: Socket, number: Int, peer: String) {
+        var noDelay: Int32 = 1
+        // Heads, chunk frames and paced slices are small writes; Nagle would hold them back behind delayed ACKs.
+        _ = setsockopt(
+            connection.descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+        var buffer: [UInt8] = []
+        while true {
+            switch HTTPRequestHead.take(from: &buffer) {
+            case .incomplete:
+                guard connection.receive(appendingTo: &buffer) else { return }
+            case .malformed:
+                var plan = ResponsePlan(status: 400)
+                plan.add("Content-Length", "0")
+                plan.closeConnection = true
+                _ = connection.send(plan.head)
+                return
+            case .complete(let request):
+                guard answer(request, on: connection, number: number, peer: peer) else { return }
+            }
+        }
+    }
+
+    /// Answers one request and logs it; `true` when the connection can carry another request.
+    private func answer(_ request: HTTPRequestHead, on connection: Socket, number: Int, peer: String) -> Bool {
+        responses.enter()
+        defer { responses.leave() }
+        let path = request.path
+        let (route, requestNumber, inFlight, port) = lock.withLock {
+            let requestNumber = state.requestCounts[path, default: 0] + 1
+            state.requestCounts[path] = requestNumber
+            let inFlight = state.requestsInFlight[path, default: [:]][peer, default: 0] + 1
+            state.requestsInFlight[path, default: [:]][peer] = inFlight
+            return (state.routes[path], requestNumber, inFlight, state.port ?? 0)
+        }
+        defer {
+            lock.withLock { state.requestsInFlight[path, default: [:]][peer, default: 1] -= 1 }
+        }
+        let context = RequestContext(
+            requestNumber: requestNumber,
+            connectionNumber: number,
+            requestsInFlightFromClient: inFlight,
+            port: port,
+            digest: { self.digest(of: $0, $1) }
+        )
+        let plan = ResponsePlan(answering: request, route: route, context: context)
+        var bodyBytesSent: UInt64 = 0
+        let reusable = perform(plan, on: connection, bodyBytesSent: &bodyBytesSent)
+        let record = RequestRecord(
+            method: request.method,
+            target: request.target,
+            host: request.header("Host"),
+            range: request.header("Range"),
+            ifRange: request.header("If-Range"),
+            authorization: request.header("Authorization"),
+            status: plan.status,
+            bodyBytesSent: bodyBytesSent,
+            connection: number
+        )
+        lock.withLock { state.log.append(record) }
+        return reusable
+    }
+
+    /// Sends what `plan` describes; `true` when the connection is still usable for another request.
+    private func perform(_ plan: ResponsePlan, on connection: Socket, bodyBytesSent: inout UInt64) -> Bool {
+        if plan.latency > .zero && connection.waitForHangup(timeout: plan.latency) {
+            return false
+        }
+        guard connection.send(plan.head) else { return false }
+        if let body = plan.body {
+            guard send(body, on: connection, bodyBytesSent: &bodyBytesSent) else { return false }
+        }
+        return !plan.closeConnection
+    }
+
+    /// Sends `body`, paced when it has a rate; `true` when it ended normally.
+    private func send(_ body: ResponseBody, on connection: Socket, bodyBytesSent: inout UInt64) -> Bool {
+        let bufferSize = 64 * 1024
+        // Slices of about 1/20 s keep a paced stream smooth without a syscall per byte.
+        let sliceSize = body.bytesPerSecond.map { min(bufferSize, max(1, $0 / 20)) } ?? bufferSize
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 8)
+        defer { buffer.deallocate() }
+        let start = ContinuousClock.now
+        while bodyBytesSent < body.length {
+            let count = Int(min(UInt64(sliceSize), body.length - bodyBytesSent))
+            let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+            body.source.fill(slice, from: body.offset + bodyBytesSent)
+            if body.chunked {
+                guard connection.send(Array((String(count, radix: 16) + "\r\n").utf8)) else { return false }
+            }
+            guard connection.send(UnsafeRawBufferPointer(slice)) else { return false }
+            if body.chunked {
+                guard connection.send(Array("\r\n".utf8)) else { return false }
+            }
+            bodyBytesSent += UInt64(count)
+            lock.withLock { state.totalBodyBytesSent += UInt64(count) }
+            if let rate = body.bytesPerSecond {
+                let due = start + .seconds(Double(bodyBytesSent) / Double(rate))
+                if connection.waitForHangup(timeout: ContinuousClock.now.duration(to: due)) {
+                    return false
+                }
+            }
+        }
+        switch body.ending {
+        case .complete:
+            return body.chunked ? connection.send(Array("0\r\n\r\n".utf8)) : true
+        case .stall:
+            _ = connection.waitForHangup(timeout: nil)
+            return false
+        case .close:
+            return false
+        }
+    }
+
+    /// The digest of `content`, computed once per server.
+    private func digest(of content: TestContent, _ algorithm: TestContent.DigestAlgorithm) -> [UInt8] {
+        if let cached = lock.withLock({ state.digests[content]?[algorithm] }) {
+            return cached
+        }
+        let digest = content.digest(algorithm)
+        lock.withLock { state.digests[content, default: [:]][algorithm] = digest }
+        return digest
+    }
+}

@@ -1,0 +1,86 @@
+extension TestServer {
+    /// One way a route misbehaves. A route's faults combine; each is described by what the client sees.
+    ///
+    /// Counts of requests are per route and include every method, starting at 1; connection numbers are
+    /// server-wide in accept order, starting at 1. Byte counts are body bytes, not header bytes.
+    public indirect enum Fault: Sendable, Hashable {
+        // MARK: Pacing
+
+        /// Sends every body at most this fast, per connection.
+        case throttle(bytesPerSecond: Int)
+        /// Waits this long after reading a request before sending the first byte of the response.
+        case latency(Duration)
+        /// Gives the `number`-th accepted connection its own, usually much lower, rate.
+        case slowConnection(number: Int, bytesPerSecond: Int)
+        /// Gives every `every`-th accepted connection (the `every`-th, `2 * every`-th, …) its own rate.
+        case slowConnections(every: Int, bytesPerSecond: Int)
+
+        // MARK: Broken bodies
+
+        /// Sends `afterBytes` bytes of the body, then sends nothing more but keeps the connection open until the
+        /// client gives up or the server shuts down.
+        case stall(afterBytes: UInt64)
+        /// Sends `afterBytes` bytes of the body, then closes the connection.
+        case closeAfter(bytes: UInt64)
+        /// Promises the full body but sends `missingBytes` fewer, then closes the connection.
+        case shortBody(missingBytes: UInt64)
+        /// Sends `count` bytes past the promised body (continuing the content), then closes the connection.
+        case extraBytes(count: UInt64)
+
+        // MARK: Wrong ranges
+
+        /// Answers `200` with the whole body whatever `Range` asks for.
+        case ignoreRange
+        /// Answers a range moved by `offsetBy` bytes (clamped to the content), honestly labelled in
+        /// `Content-Range`.
+        case shiftRange(offsetBy: Int64)
+        /// Claims the asked range but sends bytes from a different content of the same size.
+        case wrongBytes
+
+        // MARK: Refusals
+
+        /// Answers every request with `status` (say 503 or 429), with `Retry-After: retryAfter` when given.
+        case status(Int, retryAfter: Int?)
+        /// Answers `HEAD` with `405 Method Not Allowed`.
+        case refuseHead
+        /// Allows at most `perClient` requests in flight from one client address; the others get `503` (with
+        /// `Retry-After` when given) and a closed connection.
+        case limitConnections(perClient: Int, retryAfter: Int?)
+
+        // MARK: Framing and metadata
+
+        /// Omits `Content-Length` and ends the body by closing the connection.
+        case closeDelimited
+        /// Omits `Content-Length` and sends the body with `Transfer-Encoding: chunked`.
+        case chunked
+        /// Answers `HEAD` with this `Content-Length`, disagreeing with what `GET` reports.
+        case headContentLength(UInt64)
+        /// Serves a different content (new bytes, `ETag` and `Last-Modified`) of the same size from request
+        /// `afterRequests + 1` on.
+        case changeContent(afterRequests: Int, seed: UInt64)
+
+        // MARK: Redirects
+
+        /// Answers with a redirect status (301, 302, 307, 308) to `target`.
+        case redirect(status: Int, to: RedirectTarget)
+
+        // MARK: Headers
+
+        /// Sends `Content-Disposition` with exactly this value, e.g. `attachment; filename="../x"`.
+        case contentDisposition(String)
+        /// Sends a header with raw bytes for its value, for filenames that are not valid UTF-8.
+        case rawHeader(name: String, value: [UInt8])
+        /// Sends `Content-MD5` (base64 of the MD5 of the whole representation) on `200` and `HEAD`; a wrong
+        /// one is the MD5 of another content.
+        case contentMD5(correct: Bool)
+        /// Sends an RFC 3230 `Digest` header (`MD5=<b64>,SHA-256=<b64>`) of the whole representation.
+        case digest([TestContent.DigestAlgorithm], correct: Bool)
+        /// Sends an RFC 9530 `Repr-Digest` header (`sha-256=:<b64>:`) of the whole representation.
+        case reprDigest([TestContent.DigestAlgorithm], correct: Bool)
+
+        // MARK: Scope
+
+        /// Applies `fault` only to the first `requests` requests of the route, so that a retry can succeed.
+        case onlyFirst(requests: Int, Fault)
+    }
+}

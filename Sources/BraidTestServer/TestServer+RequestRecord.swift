@@ -1,0 +1,23 @@
+extension TestServer {
+    /// What the server saw and did for one request, so tests can assert on traffic and not only on results.
+    public struct RequestRecord: Sendable, Hashable {
+        /// The request method, e.g. `GET`.
+        public var method: String
+        /// The request target as sent, including any query.
+        public var target: String
+        /// The `Host` header, to tell which host name a redirected client used.
+        public var host: String?
+        /// The `Range` header.
+        public var range: String?
+        /// The `If-Range` header.
+        public var ifRange: String?
+        /// The `Authorization` header, to check credentials are not forwarded to another host.
+        public var authorization: String?
+        /// The response status code.
+        public var status: Int
+        /// Body bytes handed to the kernel, which may differ from what was promised when a fault applies.
+        public var bodyBytesSent: UInt64
+        /// The server-wide number of the connection, in accept order from 1.
+        public var connection: Int
+    }
+}
