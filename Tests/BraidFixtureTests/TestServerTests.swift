@@ -1,0 +1,463 @@
+import BraidTestServer
+import Foundation
+import Testing
+
+/// The fault-injecting server checked against an independent client, the system `curl`: correct by default,
+/// and each fault visible exactly as documented.
+///
+/// Each test gets its own server on a free port (started in `init`, shut down in `deinit`, whatever the test's
+/// outcome) and its own scratch directory.
+@Suite("TestServer")
+final class TestServerTests {
+    let server = TestServer()
+    let directory: URL
+    /// The content most tests serve at `/file`: larger than one 64 KiB write, not a multiple of 8.
+    let content = TestContent(seed: 3, size: 100_003)
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("braid-test-server-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try server.start()
+    }
+
+    deinit {
+        server.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A path in the scratch directory for curl's `-o`.
+    func file(_ name: String = "body") -> String {
+        directory.appendingPathComponent(name).path
+    }
+
+    /// The bytes curl wrote to `path`.
+    func bytes(at path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Serves ``content`` at `/file` with `faults`, and returns its URL.
+    @discardableResult
+    func serve(_ faults: [TestServer.Fault] = []) -> String {
+        server.setRoute("/file", TestServer.Route(content: content, faults: faults))
+        return server.url("/file")
+    }
+
+    /// The log once every response a client received has been recorded.
+    func settledLog() -> [TestServer.RequestRecord] {
+        #expect(server.waitUntilIdle())
+        return server.requestLog
+    }
+
+    // MARK: - Correct by default
+
+    @Test(
+        "A GET returns the whole content, for sizes around word and buffer boundaries",
+        arguments: [0, 1, 7, 8, 9, 65_537, 1_000_003] as [UInt64])
+    func fullGet(size: UInt64) throws {
+        let content = TestContent(seed: size, size: size)
+        server.setRoute("/sized", TestServer.Route(content: content))
+        let run = try CurlRun(["-D", "-", "-o", file(), server.url("/sized")])
+        #expect(run.exitCode == 0)
+        #expect(run.status == 200)
+        #expect(run.header("Content-Length") == String(size))
+        #expect(run.header("Accept-Ranges") == "bytes")
+        #expect(run.header("ETag") == content.entityTag)
+        #expect(run.header("Last-Modified") == content.lastModified)
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+        #expect(settledLog().map(\.bodyBytesSent) == [size])
+    }
+
+    @Test(
+        "A single range returns 206 with exactly those bytes",
+        arguments: [
+            ("0-99", 0..<100), ("99950-", 99_950..<100_003), ("-25", 99_978..<100_003),
+            ("99990-200000", 99_990..<100_003),
+        ] as [(String, Range<UInt64>)]
+    )
+    func range(spec: String, expected: Range<UInt64>) throws {
+        let run = try CurlRun(["-D", "-", "-o", file(), "-r", spec, serve()])
+        #expect(run.status == 206)
+        #expect(run.header("Content-Range") == "bytes \(expected.lowerBound)-\(expected.upperBound - 1)/100003")
+        #expect(try bytes(at: file()) == content.bytes(in: expected))
+        #expect(settledLog().map(\.range) == ["bytes=\(spec)"])
+    }
+
+    @Test("A range starting at or past the end is 416 with the total length", arguments: [0, 100_003] as [UInt64])
+    func unsatisfiableRange(size: UInt64) throws {
+        server.setRoute("/sized", TestServer.Route(size: size))
+        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "\(size)-", server.url("/sized")])
+        #expect(run.status == 416)
+        #expect(run.header("Content-Range") == "bytes */\(size)")
+    }
+
+    @Test("Offsets past 4 GiB are served without storing the content")
+    func beyondFourGiB() throws {
+        let content = TestContent(seed: 11, size: 5 << 30)
+        server.setRoute("/huge", TestServer.Route(content: content))
+        let head = try CurlRun(["-I", server.url("/huge")])
+        #expect(head.header("Content-Length") == "5368709120")
+        for (spec, expected) in [
+            ("4294967290-4294967309", (1 << 32) - 6..<(1 << 32) + 14), ("-16", (5 << 30) - 16..<(5 << 30)),
+        ]
+            as [(String, Range<UInt64>)]
+        {
+            let run = try CurlRun(["-D", "-", "-o", file(), "-r", spec, server.url("/huge")])
+            #expect(run.header("Content-Range") == "bytes \(expected.lowerBound)-\(expected.upperBound - 1)/5368709120")
+            #expect(try bytes(at: file()) == content.bytes(in: expected))
+        }
+    }
+
+    @Test(
+        "If-Range keeps the range only when it matches the current validator",
+        arguments: [
+            (TestContent(seed: 3, size: 100_003).entityTag, 206), ("\"braid-other\"", 200),
+            ("W/" + TestContent(seed: 3, size: 100_003).entityTag, 200),
+            (TestContent(seed: 3, size: 100_003).lastModified, 206), ("Thu, 01 Jan 1970 00:00:00 GMT", 200),
+        ]
+    )
+    func ifRange(validator: String, expectedStatus: Int) throws {
+        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", "-H", "If-Range: \(validator)", serve()])
+        #expect(run.status == expectedStatus)
+        #expect(try bytes(at: file()).count == (expectedStatus == 206 ? 100 : 100_003))
+        #expect(settledLog().map(\.ifRange) == [validator])
+    }
+
+    @Test("Requests on one connection are kept alive and logged one by one")
+    func keepAlive() throws {
+        let url = serve()
+        let run = try CurlRun(["-o", file("first"), url, "--next", "--silent", "-r", "0-9", "-o", file("second"), url])
+        #expect(run.exitCode == 0)
+        let log = settledLog()
+        #expect(server.connectionsAccepted == 1)
+        #expect(log.map(\.status) == [200, 206])
+        #expect(log.map(\.bodyBytesSent) == [100_003, 10])
+        #expect(log.map(\.connection) == [1, 1])
+        #expect(server.totalBodyBytesSent == 100_013)
+    }
+
+    @Test(
+        "Digests of the content agree with the coreutils tools", arguments: TestContent.DigestAlgorithm.allCases,
+        [0, 1_000_003] as [UInt64])
+    func digests(algorithm: TestContent.DigestAlgorithm, size: UInt64) throws {
+        let content = TestContent(seed: 5, size: size)
+        server.setRoute("/sized", TestServer.Route(content: content))
+        #expect(try CurlRun(["-o", file(), server.url("/sized")]).exitCode == 0)
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        tool.arguments = ["\(algorithm.rawValue)sum", file()]
+        let output = Pipe()
+        tool.standardOutput = output
+        try tool.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        tool.waitUntilExit()
+        #expect(printed.split(separator: " ").first.map(String.init) == content.hexDigest(algorithm))
+    }
+
+    @Test("firstDifference points at the first wrong byte, or the shorter length")
+    func firstDifference() throws {
+        var bytes = content.bytes(in: 0..<100_003)
+        try Data(bytes).write(to: URL(fileURLWithPath: file()))
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+        bytes[70_000] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: file()))
+        #expect(try content.firstDifference(fromFileAt: file()) == 70_000)
+        try Data(bytes.prefix(5)).write(to: URL(fileURLWithPath: file()))
+        #expect(try content.firstDifference(fromFileAt: file()) == 5)
+    }
+
+    // MARK: - Pacing
+
+    @Test("Throttling paces the body")
+    func throttle() throws {
+        let url = serve([.throttle(bytesPerSecond: 200_000)])
+        let start = ContinuousClock.now
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(start.duration(to: .now) >= .milliseconds(450))
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+    }
+
+    @Test("Latency delays the first byte")
+    func latency() throws {
+        let run = try CurlRun(["-o", file(), "-w", "%{time_starttransfer}", serve([.latency(.milliseconds(500))])])
+        #expect((Double(run.writtenOut) ?? 0) >= 0.45)
+    }
+
+    @Test("The chosen connection is much slower than the others")
+    func slowConnection() throws {
+        let url = serve([.slowConnection(number: 2, bytesPerSecond: 20_000)])
+        let first = try CurlRun(["-o", file(), "-r", "0-9999", "-w", "%{time_total}", url])
+        let second = try CurlRun(["-o", file(), "-r", "0-9999", "-w", "%{time_total}", url])
+        let fast = Double(first.writtenOut) ?? .infinity
+        let slow = Double(second.writtenOut) ?? 0
+        #expect(slow >= 0.4)
+        #expect(fast < slow)
+        #expect(settledLog().map(\.connection) == [1, 2])
+    }
+
+    // MARK: - Broken bodies
+
+    @Test("A stalled body keeps the connection open until the client gives up")
+    func stall() throws {
+        let run = try CurlRun(["--max-time", "1", "-o", file(), serve([.stall(afterBytes: 1000)])])
+        #expect(run.exitCode == 28)
+        #expect(try bytes(at: file()) == content.bytes(in: 0..<1000))
+        #expect(settledLog().map(\.bodyBytesSent) == [1000])
+    }
+
+    @Test(
+        "A body cut short ends in a closed connection and curl's partial-file error",
+        arguments: [(TestServer.Fault.closeAfter(bytes: 1000), 1000), (.shortBody(missingBytes: 10), 99_993)]
+            as [(TestServer.Fault, Int)]
+    )
+    func truncatedBody(fault: TestServer.Fault, received: Int) throws {
+        let run = try CurlRun(["-D", "-", "-o", file(), serve([fault])])
+        #expect(run.exitCode == 18)
+        #expect(run.header("Content-Length") == "100003")
+        #expect(try bytes(at: file()) == content.bytes(in: 0..<UInt64(received)))
+    }
+
+    @Test("A fault scoped to the first requests lets a retry succeed")
+    func onlyFirst() throws {
+        let url = serve([.onlyFirst(requests: 1, .closeAfter(bytes: 1000))])
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 18)
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+        #expect(settledLog().map(\.bodyBytesSent) == [1000, 100_003])
+    }
+
+    @Test("Extra bytes are sent past Content-Length")
+    func extraBytes() throws {
+        let run = try CurlRun(["-o", file(), "-r", "0-99", serve([.extraBytes(count: 10)])])
+        #expect(run.exitCode == 0)
+        #expect(try bytes(at: file()) == content.bytes(in: 0..<100))
+        #expect(settledLog().map(\.bodyBytesSent) == [110])
+    }
+
+    // MARK: - Wrong ranges
+
+    @Test("Ignoring Range answers 200 with the whole body")
+    func ignoreRange() throws {
+        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.ignoreRange])])
+        #expect(run.status == 200)
+        #expect(run.header("Content-Range") == nil)
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+    }
+
+    @Test("A shifted range is honestly labelled")
+    func shiftRange() throws {
+        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.shiftRange(offsetBy: 50)])])
+        #expect(run.status == 206)
+        #expect(run.header("Content-Range") == "bytes 50-149/100003")
+        #expect(try bytes(at: file()) == content.bytes(in: 50..<150))
+    }
+
+    @Test("Wrong bytes come under the asked-for Content-Range")
+    func wrongBytes() throws {
+        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.wrongBytes])])
+        #expect(run.header("Content-Range") == "bytes 0-99/100003")
+        let received = try bytes(at: file())
+        #expect(received.count == 100)
+        #expect(received != content.bytes(in: 0..<100))
+    }
+
+    // MARK: - Refusals
+
+    @Test(
+        "A forced status carries Retry-After, and can apply to the first requests only",
+        arguments: [(503, 2), (429, 5)])
+    func status(code: Int, retryAfter: Int) throws {
+        let url = serve([.onlyFirst(requests: 1, .status(code, retryAfter: retryAfter))])
+        let refused = try CurlRun(["-D", "-", "-o", file(), url])
+        #expect(refused.status == code)
+        #expect(refused.header("Retry-After") == String(retryAfter))
+        #expect(try CurlRun(["-D", "-", "-o", file(), url]).status == 200)
+    }
+
+    @Test("HEAD can be refused while GET works")
+    func refuseHead() throws {
+        let url = serve([.refuseHead])
+        #expect(try CurlRun(["-I", url]).status == 405)
+        #expect(try CurlRun(["-D", "-", "-o", file(), url]).status == 200)
+    }
+
+    @Test("Requests beyond the per-client limit get 503 while the others are served")
+    func limitConnections() throws {
+        let url = serve([.limitConnections(perClient: 1, retryAfter: 3), .throttle(bytesPerSecond: 100_000)])
+        let run = try CurlRun(
+            ["--parallel", "--parallel-immediate", "-w", "%{http_code}\\n"]
+                + (1...3).flatMap { ["-o", file("part\($0)"), url] }
+        )
+        #expect(run.writtenOut.split(separator: "\n").sorted() == ["200", "503", "503"])
+        #expect(server.connectionsAccepted == 3)
+    }
+
+    // MARK: - Framing and metadata
+
+    @Test("Without Content-Length the body is still complete", arguments: [TestServer.Fault.closeDelimited, .chunked])
+    func framing(fault: TestServer.Fault) throws {
+        let run = try CurlRun(["-D", "-", "-o", file(), serve([fault])])
+        #expect(run.exitCode == 0)
+        #expect(run.header("Content-Length") == nil)
+        #expect(run.header("Transfer-Encoding") == (fault == .chunked ? "chunked" : nil))
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+    }
+
+    @Test("HEAD can report a length that GET's Content-Range contradicts")
+    func headContentLength() throws {
+        let url = serve([.headContentLength(42)])
+        #expect(try CurlRun(["-I", url]).header("Content-Length") == "42")
+        #expect(try CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url]).header("Content-Range") == "bytes 0-9/100003")
+    }
+
+    @Test("Content changes after N requests, with new validators")
+    func changeContentAfterRequests() throws {
+        let url = serve([.changeContent(afterRequests: 1, seed: 9)])
+        let first = try CurlRun(["-D", "-", "-o", file(), url])
+        let second = try CurlRun(["-D", "-", "-o", file(), url])
+        let changed = TestContent(seed: 9, size: 100_003)
+        #expect(first.header("ETag") == content.entityTag)
+        #expect(second.header("ETag") == changed.entityTag)
+        #expect(second.header("Last-Modified") == changed.lastModified)
+        #expect(try changed.firstDifference(fromFileAt: file()) == nil)
+    }
+
+    @Test("Content changed between two runs turns a stale If-Range into a full 200")
+    func changeContentOnDemand() throws {
+        let url = serve()
+        server.changeContent(path: "/file", seed: 4)
+        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", "-H", "If-Range: \(content.entityTag)", url])
+        #expect(run.status == 200)
+        #expect(try TestContent(seed: 4, size: 100_003).firstDifference(fromFileAt: file()) == nil)
+    }
+
+    // MARK: - Redirects
+
+    @Test("A redirect to itself loops until curl gives up")
+    func redirectLoop() throws {
+        server.setRoute("/loop", TestServer.Route(size: 10, faults: [.redirect(status: 302, to: .path("/loop"))]))
+        let run = try CurlRun(["-L", "--max-redirs", "5", "-o", file(), server.url("/loop")])
+        #expect(run.exitCode == 47)
+    }
+
+    @Test("A redirect to another path is followed to the content", arguments: [301, 302, 307])
+    func redirectToPath(status: Int) throws {
+        serve()
+        server.setRoute("/moved", TestServer.Route(size: 10, faults: [.redirect(status: status, to: .path("/file"))]))
+        let run = try CurlRun(["-L", "-D", "-", "-o", file(), server.url("/moved")])
+        #expect(run.responses.count == 2)
+        #expect(run.responses.first?.first?.name.contains(String(status)) == true)
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+        #expect(settledLog().map(\.target) == ["/moved", "/file"])
+    }
+
+    @Test("A redirect can point at a non-HTTP scheme")
+    func redirectToFileScheme() throws {
+        server.setRoute(
+            "/evil", TestServer.Route(size: 10, faults: [.redirect(status: 302, to: .location("file:///etc/passwd"))]))
+        let run = try CurlRun(["-D", "-", "-o", file(), server.url("/evil")])
+        #expect(run.status == 302)
+        #expect(run.header("Location") == "file:///etc/passwd")
+    }
+
+    @Test("A redirect to another host name shows whether credentials were forwarded")
+    func redirectToOtherHost() throws {
+        serve()
+        server.setRoute(
+            "/away", TestServer.Route(size: 10, faults: [.redirect(status: 302, to: .otherHost(path: "/file"))]))
+        let run = try CurlRun(["-L", "-u", "user:secret", "-o", file(), server.url("/away")])
+        #expect(run.exitCode == 0)
+        let log = settledLog()
+        #expect(log.map(\.host) == ["127.0.0.1:\(server.port)", "localhost:\(server.port)"])
+        #expect(log.first?.authorization == "Basic dXNlcjpzZWNyZXQ=")
+        #expect(log.last?.authorization == nil)
+    }
+
+    // MARK: - Headers
+
+    @Test("Content-Disposition and raw headers are sent byte for byte")
+    func dispositionAndRawHeaders() throws {
+        let run = try CurlRun([
+            "-D", "-", "-o", file(),
+            serve([
+                .contentDisposition("attachment; filename=\"../x\""),
+                .rawHeader(name: "X-Name", value: [0x2F, 0xE9, 0x01]),
+            ]),
+        ])
+        #expect(run.header("Content-Disposition") == "attachment; filename=\"../x\"")
+        #expect(run.output.range(of: Data("X-Name: ".utf8) + Data([0x2F, 0xE9, 0x01, 0x0D, 0x0A])) != nil)
+    }
+
+    @Test(
+        "Digest headers are right or wrong on request, and only Content-MD5 is left off partial responses",
+        arguments: [true, false])
+    func digestHeaders(correct: Bool) throws {
+        let url = serve([
+            .contentMD5(correct: correct), .digest([.md5, .sha256], correct: correct),
+            .reprDigest([.sha256, .sha512], correct: correct),
+        ])
+        let head = try CurlRun(["-I", url])
+        let md5 = content.base64Digest(.md5)
+        let sha256 = content.base64Digest(.sha256)
+        let sha512 = content.base64Digest(.sha512)
+        #expect((head.header("Content-MD5") == md5) == correct)
+        #expect((head.header("Digest") == "MD5=\(md5),SHA-256=\(sha256)") == correct)
+        #expect((head.header("Repr-Digest") == "sha-256=:\(sha256):, sha-512=:\(sha512):") == correct)
+        #expect(head.header("Digest")?.hasPrefix("MD5=") == true)
+        let partial = try CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url])
+        #expect(partial.header("Content-MD5") == nil)
+        #expect(partial.header("Repr-Digest") == head.header("Repr-Digest"))
+    }
+
+    // MARK: - Lifecycle
+
+    @Test("Shutdown wakes and closes a stalled connection")
+    func shutdownClosesStalledConnection() throws {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "--silent", "--max-time", "20", "-o", file(), serve([.stall(afterBytes: 1000)])]
+        try curl.run()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.totalBodyBytesSent < 1000 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        server.shutdown()
+        curl.waitUntilExit()
+        #expect(curl.terminationStatus == 18)
+    }
+
+    @Test("The executable serves its content and exits 0 on SIGTERM", .enabled(if: TestServerTests.executable != nil))
+    func executableRun() throws {
+        let process = Process()
+        process.executableURL = TestServerTests.executable
+        process.arguments = [
+            "--port", "0", "--size", "4096", "--seed", "5", "--path", "/data", "--fault", "first=1:status=503:7",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var firstLine = Data()
+        while !firstLine.contains(0x0A) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            firstLine += chunk
+        }
+        let url = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/data"))
+        let refused = try CurlRun(["-D", "-", "-o", file(), url])
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == "7")
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try TestContent(seed: 5, size: 4096).firstDifference(fromFileAt: file()) == nil)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+    }
+
+    /// The `braid-test-server` built next to this test bundle, if it was built.
+    static var executable: URL? {
+        let candidate = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("braid-test-server")
+        return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
+    }
+}
