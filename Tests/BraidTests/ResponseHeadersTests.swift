@@ -1,0 +1,105 @@
+import Testing
+
+@testable import Braid
+
+/// Header lines as libcurl delivers them, one call per line, for every response of a redirect chain.
+@Suite("ResponseHeaders")
+struct ResponseHeadersTests {
+    func headers(_ lines: [String]) -> ResponseHeaders {
+        var headers = ResponseHeaders()
+        for line in lines { headers.consume(line: line + "\r\n") }
+        return headers
+    }
+
+    @Test("A fresh value has no status and no fields")
+    func empty() {
+        let headers = ResponseHeaders()
+        #expect(headers.status == 0)
+        #expect(headers["content-length"] == nil)
+        #expect(headers.contentLength == nil)
+    }
+
+    @Test(
+        "The status line gives the status code, in every HTTP version",
+        arguments: [
+            ("HTTP/1.1 200 OK", 200),
+            ("HTTP/1.0 206 Partial Content", 206),
+            ("HTTP/2 404", 404),
+            ("HTTP/3 503 ", 503),
+            ("HTTP/1.1 abc Nope", 0),
+            ("HTTP/1.1", 0),
+        ]
+    )
+    func statusLine(line: String, status: Int) {
+        #expect(headers([line]).status == status)
+    }
+
+    @Test("Field names are case-insensitive and values are trimmed")
+    func caseInsensitiveNames() {
+        let headers = headers(["HTTP/1.1 200 OK", "Content-Length:   1234  ", "ETAG: \"abc\"", "x-empty:"])
+        #expect(headers["content-length"] == "1234")
+        #expect(headers["CONTENT-LENGTH"] == "1234")
+        #expect(headers["Content-Length"] == "1234")
+        #expect(headers["etag"] == "\"abc\"")
+        #expect(headers["X-Empty"] == "")
+        #expect(headers.contentLength == 1234)
+    }
+
+    @Test("A value keeps every colon after the first")
+    func colonsInValue() {
+        let headers = headers(["HTTP/1.1 302 Found", "Location: http://example.com:8080/a:b"])
+        #expect(headers["location"] == "http://example.com:8080/a:b")
+    }
+
+    @Test("Repeated fields are joined with a comma, in arrival order")
+    func repeatedFieldsJoin() {
+        let headers = headers([
+            "HTTP/1.1 200 OK", "Digest: md5=AAA", "Accept-Ranges: bytes", "digest: sha-256=BBB", "DIGEST: x=y",
+        ])
+        #expect(headers["digest"] == "md5=AAA, sha-256=BBB, x=y")
+        #expect(headers["accept-ranges"] == "bytes")
+    }
+
+    @Test("A new status line starts a new response: only the last one of a redirect chain counts")
+    func statusLineResetsFields() {
+        var headers = ResponseHeaders()
+        headers.consume(line: "HTTP/1.1 301 Moved Permanently\r\n")
+        headers.consume(line: "Location: /next\r\n")
+        headers.consume(line: "Content-Length: 99\r\n")
+        headers.consume(line: "\r\n")
+        #expect(headers.status == 301)
+        #expect(headers.contentLength == 99)
+
+        headers.consume(line: "HTTP/1.1 100 Continue\r\n")
+        headers.consume(line: "\r\n")
+        #expect(headers.status == 100)
+        #expect(headers["location"] == nil)
+        #expect(headers.contentLength == nil)
+
+        headers.consume(line: "HTTP/1.1 200 OK\r\n")
+        headers.consume(line: "Content-Length: 5\r\n")
+        headers.consume(line: "\r\n")
+        #expect(headers.status == 200)
+        #expect(headers.contentLength == 5)
+        #expect(headers["location"] == nil)
+    }
+
+    @Test("Lines without a colon are ignored")
+    func linesWithoutColon() {
+        let headers = headers(["HTTP/1.1 200 OK", "garbage line", "", "Content-Length: 7"])
+        #expect(headers.status == 200)
+        #expect(headers.contentLength == 7)
+        #expect(headers["garbage line"] == nil)
+    }
+
+    @Test(
+        "Content-Length is a non-negative integer or nothing",
+        arguments: [
+            ("0", 0), ("10737418243", 10_737_418_243), ("-1", nil), ("12abc", nil), ("", nil),
+            ("99999999999999999999", nil),
+        ] as [(String, Int64?)]
+    )
+    func contentLength(value: String, expected: Int64?) {
+        #expect(headers(["HTTP/1.1 200 OK", "Content-Length: \(value)"]).contentLength == expected)
+    }
+}
