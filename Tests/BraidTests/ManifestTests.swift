@@ -1,0 +1,241 @@
+import Foundation
+import SystemPackage
+import Testing
+
+@testable import Braid
+
+/// The sidecar manifest: what it promises on resume, and every way a file on disk can fail to be one.
+@Suite("Manifest")
+struct ManifestTests {
+    /// A valid manifest for a 300-byte file in three segments, partly written and partly synced.
+    static let valid = Manifest(
+        url: "https://example.com/file.iso",
+        resolvedURL: "https://cdn.example.com/file.iso",
+        length: 300,
+        etag: "\"abc\"",
+        lastModified: "Wed, 21 Oct 2015 07:28:00 GMT",
+        digestAlgorithm: .sha256,
+        digestHex: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        digestSource: .reprDigestHeader,
+        bootID: "boot-1",
+        segments: [
+            .init(start: 0, end: 100, done: 100, durable: 60),
+            .init(start: 100, end: 200, done: 40, durable: 0),
+            .init(start: 200, end: 300, done: 0, durable: 0),
+        ]
+    )
+
+    @Test("The valid example validates, and carries its expected digest")
+    func validExample() throws {
+        try Self.valid.validate()
+        #expect(Self.valid.expectedDigest?.algorithm == .sha256)
+        #expect(Self.valid.expectedDigest?.source == .reprDigestHeader)
+        #expect(Self.valid.expectedDigest?.hex == Self.valid.digestHex)
+    }
+
+    @Test("An empty file with no segments is valid")
+    func emptyFile() throws {
+        var manifest = Self.valid
+        manifest.length = 0
+        manifest.segments = []
+        try manifest.validate()
+    }
+
+    @Test("On the boot that wrote it, everything written is trusted; after a reboot only what was synced")
+    func trustedProgress() {
+        #expect(Self.valid.trustedProgress(onBoot: "boot-1") == [100, 40, 0])
+        #expect(Self.valid.trustedProgress(onBoot: "boot-2") == [60, 0, 0])
+    }
+
+    struct Corruption: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let apply: @Sendable (inout Manifest) -> Void
+    }
+
+    @Test(
+        "A manifest that breaks an invariant is rejected as a manifest error",
+        arguments: [
+            Corruption(testDescription: "wrong format") { $0.format = "aria2" },
+            Corruption(testDescription: "future version") { $0.version = 2 },
+            Corruption(testDescription: "version 0") { $0.version = 0 },
+            Corruption(testDescription: "negative length") { $0.length = -300 },
+            Corruption(testDescription: "no segments") { $0.segments = [] },
+            Corruption(testDescription: "segments not starting at 0") {
+                $0.segments[0].start = 1
+            },
+            Corruption(testDescription: "gap") {
+                $0.segments[1].start = 101
+            },
+            Corruption(testDescription: "overlap") {
+                $0.segments[1].start = 99
+            },
+            Corruption(testDescription: "empty segment") {
+                $0.segments.insert(.init(start: 100, end: 100, done: 0, durable: 0), at: 1)
+            },
+            Corruption(testDescription: "inverted segment") {
+                $0.segments = [
+                    .init(start: 0, end: 300, done: 0, durable: 0), .init(start: 300, end: 200, done: 0, durable: 0),
+                ]
+            },
+            Corruption(testDescription: "out of bounds") {
+                $0.segments[2].end = 301
+            },
+            Corruption(testDescription: "not ending at the length") {
+                $0.segments[2].end = 299
+                $0.segments[2].done = 0
+            },
+            Corruption(testDescription: "done beyond the segment") {
+                $0.segments[1].done = 101
+            },
+            Corruption(testDescription: "negative done") {
+                $0.segments[1].done = -1
+            },
+            Corruption(testDescription: "durable beyond done") {
+                $0.segments[1].durable = 41
+            },
+            Corruption(testDescription: "negative durable") {
+                $0.segments[2].durable = -1
+            },
+            Corruption(testDescription: "segments for a 0-byte file") {
+                $0.length = 0
+            },
+            Corruption(testDescription: "digest hex not hex") {
+                $0.digestHex = String(repeating: "zz", count: 32)
+            },
+            Corruption(testDescription: "digest hex too short") {
+                $0.digestHex = "ba7816bf"
+            },
+            Corruption(testDescription: "digest hex of another algorithm") {
+                $0.digestAlgorithm = .md5
+            },
+            Corruption(testDescription: "digest algorithm without hex") {
+                $0.digestHex = nil
+            },
+            Corruption(testDescription: "digest hex without algorithm") {
+                $0.digestAlgorithm = nil
+            },
+            Corruption(testDescription: "too many segments") {
+                $0.length = 200_001
+                $0.segments = (0..<200_001).map { .init(start: Int64($0), end: Int64($0) + 1, done: 0, durable: 0) }
+            },
+        ]
+    )
+    func rejects(_ corruption: Corruption) {
+        var manifest = Self.valid
+        corruption.apply(&manifest)
+        let error = #expect(throws: BraidError.self) { try manifest.validate() }
+        #expect(error?.code == .manifest)
+    }
+
+    @Test("A manifest with no digest at all is valid and expects none")
+    func noDigest() throws {
+        var manifest = Self.valid
+        manifest.digestAlgorithm = nil
+        manifest.digestHex = nil
+        manifest.digestSource = nil
+        try manifest.validate()
+        #expect(manifest.expectedDigest == nil)
+    }
+}
+
+/// Saving and loading `FILE.braid` in a scratch directory.
+@Suite("ManifestStore")
+final class ManifestStoreTests {
+    let directory: ScratchDirectory
+    let store: ManifestStore
+
+    init() throws {
+        directory = try ScratchDirectory()
+        store = ManifestStore(path: FilePath(directory.file("file.iso.braid")))
+    }
+
+    func write(_ text: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: store.path.string))
+    }
+
+    @Test("No manifest on disk loads as nil")
+    func missing() throws {
+        #expect(!store.exists)
+        #expect(try store.load() == nil)
+    }
+
+    @Test(
+        "Save then load gives back the same manifest, durable or not, and leaves no temporary file",
+        arguments: [false, true])
+    func roundTrip(durable: Bool) throws {
+        try store.save(ManifestTests.valid, durable: durable)
+        #expect(store.exists)
+        #expect(try store.load() == ManifestTests.valid)
+        #expect(try directory.contents() == ["file.iso.braid"])
+    }
+
+    @Test("A later save replaces the earlier one")
+    func replace() throws {
+        try store.save(ManifestTests.valid, durable: false)
+        var later = ManifestTests.valid
+        later.segments[1].done = 100
+        later.segments[1].durable = 100
+        try store.save(later, durable: true)
+        #expect(try store.load() == later)
+        #expect(try directory.contents() == ["file.iso.braid"])
+    }
+
+    @Test("remove deletes the manifest and any temporary file")
+    func remove() throws {
+        try store.save(ManifestTests.valid, durable: false)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: store.path.string + ".tmp"))
+        store.remove()
+        #expect(try directory.contents().isEmpty)
+        #expect(try store.load() == nil)
+    }
+
+    @Test(
+        "A file that is not a manifest is rejected as a manifest error",
+        arguments: [
+            "",
+            "not json",
+            "{",
+            "[]",
+            "{}",
+            "null",
+            #"{"format":"braid-manifest","version":1}"#,
+            #"{"format":"braid-manifest","version":"1","url":"u","resolvedURL":"u","length":1,"bootID":"b","segments":[]}"#,
+            #"{"format":"braid-manifest","version":1,"url":"u","resolvedURL":"u","length":1.5,"bootID":"b","segments":[]}"#,
+            #"{"format":"braid-manifest","version":1,"url":"u","resolvedURL":"u","length":1,"bootID":"b","segments":[],"digestAlgorithm":"crc32"}"#,
+        ]
+    )
+    func rejectsNonManifest(text: String) throws {
+        try write(text)
+        let error = #expect(throws: BraidError.self) { try self.store.load() }
+        #expect(error?.code == .manifest)
+    }
+
+    @Test("A truncated manifest is rejected, wherever it was cut")
+    func rejectsTruncated() throws {
+        try store.save(ManifestTests.valid, durable: false)
+        let full = try Data(contentsOf: URL(fileURLWithPath: store.path.string))
+        for length in stride(from: 0, to: full.count, by: 7) {
+            try full.prefix(length).write(to: URL(fileURLWithPath: store.path.string))
+            let error = #expect(throws: BraidError.self, "cut at \(length)") { try self.store.load() }
+            #expect(error?.code == .manifest)
+        }
+    }
+
+    @Test("A well-formed JSON manifest that fails validation is rejected on load, naming the problem")
+    func rejectsInvalidOnLoad() throws {
+        var manifest = ManifestTests.valid
+        manifest.version = 99
+        try store.save(manifest, durable: false)
+        let error = #expect(throws: BraidError.self) { try self.store.load() }
+        #expect(error?.code == .manifest)
+        #expect(error?.message.contains("version 99") == true)
+    }
+
+    @Test("A huge file is refused before it is read")
+    func rejectsHuge() throws {
+        let handle = try FileDescriptor.open(store.path, .writeOnly, options: [.create], permissions: .ownerReadWrite)
+        try handle.closeAfter { try handle.resize(to: 64 << 20) }
+        let error = #expect(throws: BraidError.self) { try self.store.load() }
+        #expect(error?.code == .manifest)
+    }
+}
