@@ -24,4 +24,10 @@ public struct DownloadResult: Sendable, Equatable {
     public var resumedBytes: Int64
     /// Wall time of this run, in seconds.
     public var seconds: Double
+    /// Body bytes received from the network in this run (more than `bytes - resumedBytes` if some were refetched).
+    public var fetchedBytes: Int64
+    /// Requests retried in this run.
+    public var retries: Int
+    /// Seconds from the start of the run to the first body byte, when any arrived.
+    public var timeToFirstByte: Double?
 }

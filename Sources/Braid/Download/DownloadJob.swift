@@ -74,13 +74,18 @@ struct DownloadJob: Sendable {
                 "\(paths.final) already exists; use --force to download it again and replace it"
             )
         }
-        let expectedDigest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
+        // Measuring (`braid bench`) fetches part of the file, or writes nothing: no manifest, digest or rename.
+        let measuring = options.byteLimit != nil || options.discardData
+        let expectedDigest = measuring ? nil : options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
         let segmented = resource.isSegmentable
+        let wanted = min(resource.length ?? Int64.max, options.byteLimit ?? Int64.max)
 
         // Resume from the manifest only if it is valid, ours, and describes the same remote file.
         var progress: [Int64] = []
         var ranges: [Range<Int64>] = []
-        if segmented, let length = resource.length {
+        if segmented && measuring {
+            ranges = SegmentPlanner.plan(length: wanted, connections: options.connections)
+        } else if segmented, let length = resource.length {
             if let manifest = try loadManifest(store, paths: paths, resource: resource, digest: expectedDigest) {
                 ranges = manifest.segments.map { $0.start..<$0.end }
                 progress = manifest.trustedProgress(onBoot: BootID.current)
@@ -92,14 +97,18 @@ struct DownloadJob: Sendable {
                 emit(.notice("the server does not support resuming; starting \(paths.part) from the beginning"))
             }
             paths.removeDownloadState()
-            ranges = [0..<(resource.length ?? Int64.max)]
+            ranges = [0..<wanted]
         }
         if progress.isEmpty && paths.exists(paths.part) && segmented && !store.exists {
             emit(.notice("discarding \(paths.part): there is no manifest to say which of its bytes are good"))
             unlink(paths.part.string)
         }
 
-        let file = try PartFile(path: paths.part, length: segmented ? resource.length : 0)
+        let file = try PartFile(
+            path: paths.part,
+            length: segmented ? resource.length : 0,
+            discards: options.discardData
+        )
         defer { file.close() }
         let scheduler = SegmentScheduler(
             ranges: ranges,
@@ -109,7 +118,7 @@ struct DownloadJob: Sendable {
         )
         let resumedBytes = scheduler.flushedBytes
         var checkpoints: TransferEngine.Checkpoints?
-        if segmented, let length = resource.length {
+        if segmented && !measuring, let length = resource.length {
             let template = Manifest(
                 url: resource.requestedURL,
                 resolvedURL: resource.resolvedURL,
@@ -165,6 +174,16 @@ struct DownloadJob: Sendable {
             throw Self.stopError(reason, paths: segmented ? paths : nil)
         }
 
+        if measuring {
+            unlink(paths.part.string)
+            guard length == wanted || (wanted == Int64.max && !segmented) else {
+                throw BraidError.integrity("received \(length) bytes, expected \(wanted)")
+            }
+            let result = result(paths: paths, length: length, digest: nil, resumed: 0, engine: engine, started: started)
+            emit(.completed(result))
+            return .done(result)
+        }
+
         // Verify: the length always, the digest when one is known.
         emit(.verifying)
         if !segmented { try file.resize(to: length) }
@@ -194,15 +213,36 @@ struct DownloadJob: Sendable {
         }
         if options.syncOnCompletion { ManifestStore.syncDirectory(of: paths.final) }
         store.remove()
-        let result = DownloadResult(
-            path: paths.final.string,
-            bytes: length,
-            verifiedDigest: expectedDigest,
-            resumedBytes: resumedBytes,
-            seconds: TransferEngine.now() - started
+        let result = result(
+            paths: paths,
+            length: length,
+            digest: expectedDigest,
+            resumed: resumedBytes,
+            engine: engine,
+            started: started
         )
         emit(.completed(result))
         return .done(result)
+    }
+
+    private func result(
+        paths: DestinationPaths,
+        length: Int64,
+        digest: ExpectedDigest?,
+        resumed: Int64,
+        engine: TransferEngine,
+        started: Double
+    ) -> DownloadResult {
+        DownloadResult(
+            path: paths.final.string,
+            bytes: length,
+            verifiedDigest: digest,
+            resumedBytes: resumed,
+            seconds: TransferEngine.now() - started,
+            fetchedBytes: engine.statistics.fetchedBytes,
+            retries: engine.statistics.retries,
+            timeToFirstByte: engine.statistics.timeToFirstByte
+        )
     }
 
     /// The manifest to resume from, nil to start afresh, or an error for one that must not be used silently.

@@ -32,6 +32,11 @@ public struct DownloadOptions: Sendable {
     public var durableCheckpointInterval: Double = 5
     /// Print libcurl's protocol trace to stderr.
     public var verbose = false
+    /// Fetch only the first `byteLimit` bytes of the resource (for measuring throughput, as `braid bench` does).
+    /// No file is renamed into place and no digest is checked: a partial file cannot match one.
+    public var byteLimit: Int64?
+    /// Receive and count the bytes but write nothing (for measuring the network path alone).
+    public var discardData = false
 
     public init() {}
 
@@ -40,6 +45,7 @@ public struct DownloadOptions: Sendable {
         guard connections >= 1 else { throw .usage("the number of connections must be at least 1, got \(connections)") }
         guard connections <= 1024 else { throw .usage("at most 1024 connections, got \(connections)") }
         guard maximumAttempts >= 1 else { throw .usage("--max-tries must be at least 1") }
+        if let byteLimit, byteLimit < 1 { throw .usage("the byte limit must be at least 1, got \(byteLimit)") }
         guard stallTimeoutSeconds >= 1 else { throw .usage("--stall-timeout must be at least 1 second") }
         for header in headers {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,

@@ -10,10 +10,13 @@ import SystemPackage
 final class PartFile: Sendable {
     let path: FilePath
     let descriptor: FileDescriptor
+    /// Writes are counted but dropped (`DownloadOptions.discardData`).
+    let discards: Bool
 
     /// Opens (creating if needed) the partial file and sizes it to `length` without allocating blocks.
-    init(path: FilePath, length: Int64?) throws(BraidError) {
+    init(path: FilePath, length: Int64?, discards: Bool = false) throws(BraidError) {
         self.path = path
+        self.discards = discards
         do {
             descriptor = try FileDescriptor.open(
                 path,
@@ -26,7 +29,7 @@ final class PartFile: Sendable {
         }
         if let length {
             do {
-                try descriptor.resize(to: length)
+                try descriptor.resize(to: discards ? 0 : length)
             } catch {
                 try? descriptor.close()
                 throw .localIO("cannot size \(path) to \(length) bytes: \(Self.explain(error))")
@@ -37,6 +40,7 @@ final class PartFile: Sendable {
     /// Writes all of `bytes` at `offset`; short writes and EINTR are retried.
     @inline(__always)
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(BraidError) {
+        if discards { return }
         do {
             _ = try descriptor.writeAll(toAbsoluteOffset: offset, bytes)
         } catch {

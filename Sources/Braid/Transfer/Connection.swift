@@ -138,7 +138,8 @@ final class Connection {
         }
         if take < count {
             guard flush() else { return braid_curl_abort_write }
-            if end < requestEnd {
+            if end < requestEnd || !engine.usesRanges {
+                // Another connection took the rest, or a single stream reached the byte limit it was given.
                 stop = .reachedEnd
             } else {
                 stop = .failure(

@@ -48,6 +48,17 @@ final class TransferEngine {
     private var retries = 0
     private var speed = SpeedMeter()
     private var receivedTotal: Int64 = 0
+    private var startedAt: Double = 0
+    private var firstByteAt: Double?
+
+    /// What one run cost: bytes received from the network, retries, and when the first body byte arrived.
+    struct Statistics {
+        var fetchedBytes: Int64
+        var retries: Int
+        var timeToFirstByte: Double?
+    }
+
+    private(set) var statistics = Statistics(fetchedBytes: 0, retries: 0, timeToFirstByte: nil)
     private var lastPrefix: Int64 = -1
 
     /// Where checkpoints go: the store, and the manifest they fill in with the scheduler's progress.
@@ -96,7 +107,16 @@ final class TransferEngine {
             return connection
         }
         receivedTotal = scheduler.flushedBytes
-        speed.reset(bytes: receivedTotal, at: Self.now())
+        let resumed = receivedTotal
+        startedAt = Self.now()
+        speed.reset(bytes: receivedTotal, at: startedAt)
+        defer {
+            statistics = Statistics(
+                fetchedBytes: receivedTotal - resumed,
+                retries: retries,
+                timeToFirstByte: firstByteAt.map { $0 - startedAt }
+            )
+        }
         publishPrefix()
 
         var nextCheckpoint = Self.now() + configuration.checkpointInterval
@@ -172,6 +192,7 @@ final class TransferEngine {
 
     func received(segment: Int, bytes: Int) {
         scheduler.received(segment: segment, bytes: Int64(bytes))
+        if firstByteAt == nil { firstByteAt = Self.now() }
         receivedTotal += Int64(bytes)
     }
 
