@@ -84,13 +84,21 @@ struct DownloadJob: Sendable {
         var progress: [Int64] = []
         var ranges: [Range<Int64>] = []
         if segmented && measuring {
-            ranges = SegmentPlanner.plan(length: wanted, connections: options.connections)
+            ranges = SegmentPlanner.plan(
+                length: wanted,
+                connections: options.connections,
+                piecesPerConnection: options.piecesPerConnection
+            )
         } else if segmented, let length = resource.length {
             if let manifest = try loadManifest(store, paths: paths, resource: resource, digest: expectedDigest) {
                 ranges = manifest.segments.map { $0.start..<$0.end }
                 progress = manifest.trustedProgress(onBoot: BootID.current)
             } else {
-                ranges = SegmentPlanner.plan(length: length, connections: options.connections)
+                ranges = SegmentPlanner.plan(
+                    length: length,
+                    connections: options.connections,
+                    piecesPerConnection: options.piecesPerConnection
+                )
             }
         } else {
             if store.exists || paths.exists(paths.part) {

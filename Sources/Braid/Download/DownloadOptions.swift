@@ -10,6 +10,9 @@ public struct DownloadOptions: Sendable {
     public var destination: Destination = .directory(".")
     /// Parallel connections (segments fetched at once).
     public var connections = 8
+    /// How many pieces the file is planned in per connection. More pieces keep the verifier's in-order prefix
+    /// moving and limit what a slow connection holds; 1 gives each connection one long request.
+    public var piecesPerConnection = 4
     /// A digest the user vouches for; it takes precedence over any the server sends.
     public var expectedDigest: ExpectedDigest?
     /// Extra request header lines, `Name: value`.
@@ -44,6 +47,7 @@ public struct DownloadOptions: Sendable {
     public func validate() throws(BraidError) {
         guard connections >= 1 else { throw .usage("the number of connections must be at least 1, got \(connections)") }
         guard connections <= 1024 else { throw .usage("at most 1024 connections, got \(connections)") }
+        guard piecesPerConnection >= 1 else { throw .usage("pieces per connection must be at least 1") }
         guard maximumAttempts >= 1 else { throw .usage("--max-tries must be at least 1") }
         if let byteLimit, byteLimit < 1 { throw .usage("the byte limit must be at least 1, got \(byteLimit)") }
         guard stallTimeoutSeconds >= 1 else { throw .usage("--stall-timeout must be at least 1 second") }
