@@ -168,11 +168,11 @@ public final class NginxFixture: @unchecked Sendable {
     /// Fast shutdown (SIGTERM) rather than graceful (SIGQUIT), so a throttled transfer still in flight cannot
     /// delay the test; SIGKILL for master and workers if nginx has not exited after five seconds.
     public func shutdown() {
-        guard
-            !isShutDown.withLock({ wasShutDown in
-                defer { wasShutDown = true }; return wasShutDown
-            })
-        else { return }
+        let wasShutDown = isShutDown.withLock { isShutDown in
+            defer { isShutDown = true }
+            return isShutDown
+        }
+        guard !wasShutDown else { return }
         let workers = Self.children(of: processIdentifier)
         if process.stop(signal: SIGTERM, gracePeriod: .seconds(5)) == .signalled(SIGKILL) {
             for worker in workers { kill(worker, SIGKILL) }
