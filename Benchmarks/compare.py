@@ -847,7 +847,7 @@ def parse_options(argv):
     )
     default_braid = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".build/release/braid")
     parser.add_argument("--braid", default=default_braid, help="the braid binary (default: %(default)s)")
-    parser.add_argument("--braid-args", default="", help="extra arguments for every braid run, e.g. '--no-sync'")
+    parser.add_argument("--braid-args", default="", help="extra arguments for every braid run, e.g. '--no-fsync'")
     parser.add_argument("--tools", default=",".join(ALL_TOOLS),
                         help="comma-separated subset of %(default)s (default: all)")
     parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated scenario numbers (default: all)")
