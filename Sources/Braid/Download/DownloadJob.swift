@@ -24,14 +24,16 @@ struct DownloadJob: Sendable {
         try DestinationPaths.checkWritableDirectory(for: options.destination)
 
         var forceSingleStream = false
+        var distrustHead = false
         var restarts = 0
         while true {
-            let prober = Prober(
+            var prober = Prober(
                 options: options.requestOptions,
                 retryPolicy: options.retryPolicy,
                 onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
                 isCancelled: { [interrupter] in interrupter.reason != nil }
             )
+            prober.trustsHead = !distrustHead
             do throws(BraidError) {
                 var resource = try prober.probe(url)
                 if forceSingleStream { resource.acceptsRanges = false }
@@ -39,12 +41,13 @@ struct DownloadJob: Sendable {
                 switch outcome {
                 case let .done(result):
                     return result
-                case let .restart(reason, singleStream):
+                case let .restart(reason, singleStream, rangedProbe):
                     restarts += 1
                     guard restarts <= Self.maximumRestarts else {
                         throw BraidError.protocolViolation("\(reason); gave up after \(restarts - 1) restarts")
                     }
                     forceSingleStream = forceSingleStream || singleStream
+                    distrustHead = distrustHead || rangedProbe
                     emit(.notice(reason))
                 }
             } catch {
@@ -58,7 +61,7 @@ struct DownloadJob: Sendable {
 
     private enum AttemptOutcome {
         case done(DownloadResult)
-        case restart(String, singleStream: Bool)
+        case restart(String, singleStream: Bool, rangedProbe: Bool = false)
     }
 
     private func attempt(resource: RemoteResource, started: Double) throws(BraidError) -> AttemptOutcome {
@@ -176,6 +179,9 @@ struct DownloadJob: Sendable {
         case .rangesIgnored:
             paths.removeDownloadState()
             return .restart("the server ignores byte ranges; downloading in a single stream", singleStream: true)
+        case let .lengthDisagrees(reason):
+            paths.removeDownloadState()
+            return .restart("\(reason); probing again with a range request", singleStream: false, rangedProbe: true)
         case let .failed(error):
             throw error
         case let .stopped(reason):

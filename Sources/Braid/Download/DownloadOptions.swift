@@ -52,8 +52,9 @@ public struct DownloadOptions: Sendable {
         if let byteLimit, byteLimit < 1 { throw .usage("the byte limit must be at least 1, got \(byteLimit)") }
         guard stallTimeoutSeconds >= 1 else { throw .usage("--stall-timeout must be at least 1 second") }
         for header in headers {
+            // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
-                !header.contains("\r"), !header.contains("\n")
+                !header.utf8.contains(13), !header.utf8.contains(10)
             else { throw .usage("a header must look like 'Name: value', got '\(header)'") }
         }
     }

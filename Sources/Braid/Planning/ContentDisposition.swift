@@ -25,17 +25,16 @@ enum ContentDisposition {
 
     /// Reduces a proposed name to one harmless path component, or nil if nothing usable is left.
     static func sanitise(_ proposed: String) -> String? {
-        let lastComponent = proposed.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(
-            String.UnicodeScalarView(
-                lastComponent.unicodeScalars.map { scalar in
-                    scalar.properties.generalCategory == .control || scalar == ":" ? "_" : scalar
-                }
-            )
-        ).trimmingWhitespace()
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
+        // Unicode scalars, not Characters: a combining mark after "/" would hide the slash inside one Character.
+        let components = proposed.unicodeScalars.split { $0 == "/" || $0 == "\\" }
+        var kept = (components.last.map(Array.init) ?? []).map { scalar -> Unicode.Scalar in
+            scalar.properties.generalCategory == .control || scalar == ":" ? "_" : scalar
+        }
+        while let first = kept.first, first.properties.isWhitespace || first == "." { kept.removeFirst() }
+        while let last = kept.last, last.properties.isWhitespace { kept.removeLast() }
+        var cleaned = String(String.UnicodeScalarView(kept))
         while cleaned.utf8.count > 200 { cleaned.removeLast() }
-        guard !cleaned.isEmpty else { return nil }
+        guard !cleaned.isEmpty, !cleaned.hasPrefix(".") else { return nil }
         return cleaned
     }
 

@@ -10,6 +10,8 @@ struct Prober {
     let retryPolicy: RetryPolicy
     var onRetry: @Sendable (String, Double) -> Void = { _, _ in }
     var isCancelled: @Sendable () -> Bool = { false }
+    /// Whether a HEAD that promises ranges is enough; when it has lied about the length, a ranged GET decides.
+    var trustsHead = true
 
     func probe(_ url: String) throws(BraidError) -> RemoteResource {
         let head = try withRetries { () throws(ProbeFailure) in try request(url, method: .head) }
@@ -25,7 +27,7 @@ struct Prober {
                 ? head.headers["content-disposition"].flatMap(ContentDisposition.filename) : nil,
             digests: headUsable ? DigestHeaders.digests(in: head.headers, isPartialResponse: false) : []
         )
-        if headUsable, resource.length != nil,
+        if trustsHead, headUsable, resource.length != nil,
             head.headers["accept-ranges"]?.lowercased().contains("bytes") == true
         {
             resource.acceptsRanges = true

@@ -17,9 +17,10 @@ enum SegmentPlanner {
         guard length > 0 else { return [] }
         let wanted = Int64(max(1, connections)) * Int64(max(1, piecesPerConnection))
         let bySize = max(1, length / max(1, minimumSegment))
-        let byMaximum = (length + maximumSegment - 1) / maximumSegment
-        let count = max(1, max(min(wanted, bySize), byMaximum))
         let alignment: Int64 = 4096
+        // Boundaries are rounded down to `alignment`, so a segment may grow by up to that much: plan for it.
+        let byMaximum = (length + maximumSegment - alignment - 1) / (maximumSegment - alignment)
+        let count = max(1, max(min(wanted, bySize), byMaximum))
         var ranges: [Range<Int64>] = []
         ranges.reserveCapacity(Int(count))
         var start: Int64 = 0

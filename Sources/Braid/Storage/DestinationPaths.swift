@@ -22,7 +22,7 @@ struct DestinationPaths: Sendable, Equatable {
         case let .file(path):
             return DestinationPaths(final: FilePath(path))
         case let .directory(directory):
-            let name = suggestedFilename ?? filename(fromURL: url) ?? "download"
+            let name = suggestedFilename.flatMap(ContentDisposition.sanitise) ?? filename(fromURL: url) ?? "download"
             return DestinationPaths(final: FilePath(directory).appending(name))
         }
     }

@@ -16,6 +16,8 @@ final class Connection {
         case remoteChanged(String)
         /// The server answered a range request with the whole file.
         case rangesIgnored
+        /// The length in `Content-Range` is not the one the probe learnt: probe again, trusting ranged GETs.
+        case lengthDisagrees(String)
     }
 
     let id: Int
@@ -187,6 +189,14 @@ final class Connection {
         case 206 where engine.usesRanges:
             guard let header = headers["content-range"], let contentRange = ContentRange(header) else {
                 return fail(protocol: "the server's 206 response has no valid Content-Range")
+            }
+            if contentRange.range == requestStart...(requestEnd - 1), let total = contentRange.completeLength,
+                total != resource.length
+            {
+                stop = .lengthDisagrees(
+                    "the server's Content-Range says the file is \(total) bytes, its HEAD said \(resource.length ?? -1)"
+                )
+                return false
             }
             guard contentRange.range == requestStart...(requestEnd - 1),
                 contentRange.completeLength == resource.length

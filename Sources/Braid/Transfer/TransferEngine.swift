@@ -26,6 +26,7 @@ final class TransferEngine {
         case completed(length: Int64)
         case remoteChanged(String)
         case rangesIgnored
+        case lengthDisagrees(String)
         case failed(BraidError)
         case stopped(StopReason)
     }
@@ -260,6 +261,8 @@ final class TransferEngine {
             outcome = .remoteChanged(message)
         case .rangesIgnored:
             outcome = .rangesIgnored
+        case let .lengthDisagrees(message):
+            outcome = .lengthDisagrees(message)
         case nil:
             if result != CURLE_OK {
                 failure = FailureKind.classify(result, detail: detail)

@@ -1,0 +1,6 @@
+extension BenchReport {
+    /// The report as a standalone SVG chart (`braid bench --svg FILE`); see ``BenchChart``.
+    public func svg() -> String {
+        BenchChart(report: self).svg()
+    }
+}
