@@ -1,6 +1,5 @@
 import ArgumentParser
 import Braid
-import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +15,7 @@ struct BraidCommand: AsyncParsableCommand {
             + "2 usage, 3 local I/O, 4 network, 5 server protocol, 6 integrity, 7 manifest, 8 file exists, "
             + "130 interrupted.",
         version: BraidVersion.current,
-        subcommands: [GetCommand.self],
+        subcommands: [GetCommand.self, BenchCommand.self],
         defaultSubcommand: GetCommand.self
     )
 
@@ -33,8 +32,8 @@ struct BraidCommand: AsyncParsableCommand {
             let code = exitCode(for: error)
             if code == .validationFailure {
                 let firstLine = message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
-                FileHandle.standardError.write(Data("braid: \(firstLine)\n".utf8))
-                Foundation.exit(ExitStatus.usage.rawValue)
+                StandardStreams.error("braid: \(firstLine)\n")
+                Glibc.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)
         }

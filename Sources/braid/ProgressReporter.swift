@@ -1,5 +1,5 @@
 import Braid
-import Foundation
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -39,7 +39,7 @@ final class ProgressReporter: Sendable {
             let resuming = resumed > 0 ? ", resuming at \(Self.bytes(resumed))" : ""
             line("Downloading \(path) (\(size)\(resuming))\(mode)")
         case let .progress(progress):
-            let now = ProcessInfo.processInfo.systemUptime
+            let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
             let due = state.withLock { state -> Bool in
                 guard now - state.lastLine >= interval else { return false }
                 state.lastLine = now
@@ -47,7 +47,7 @@ final class ProgressReporter: Sendable {
             }
             if due { show(progress) }
         case let .retry(reason, delay):
-            line("retrying in \(String(format: "%.1f", delay)) s: \(reason)")
+            line("retrying in \(Formatting.fixed(delay, digits: 1)) s: \(reason)")
         case let .notice(message):
             line(message)
         case .verifying:
@@ -57,7 +57,7 @@ final class ProgressReporter: Sendable {
             let check = result.verifiedDigest.map { "\($0.algorithm) verified" } ?? "length verified"
             line(
                 "Saved \(result.path) (\(Self.bytes(result.bytes)), \(check)) in "
-                    + "\(String(format: "%.1f", result.seconds)) s, \(Self.bytes(Int64(speed)))/s"
+                    + "\(Formatting.fixed(result.seconds, digits: 1)) s, \(Self.bytes(Int64(speed)))/s"
             )
         }
     }
@@ -68,13 +68,13 @@ final class ProgressReporter: Sendable {
 
     func fail(_ error: BraidError) {
         endLiveLine()
-        FileHandle.standardError.write(Data("braid: \(error.message)\n".utf8))
+        StandardStreams.error("braid: \(error.message)\n")
     }
 
     private func show(_ progress: DownloadProgress) {
         var text = ""
         if let fraction = progress.fraction {
-            text += String(format: "%5.1f%% ", fraction * 100)
+            text += Formatting.padded(Formatting.fixed(fraction * 100, digits: 1), width: 5) + "% "
         }
         text += Self.bytes(progress.downloadedBytes)
         if let total = progress.totalBytes { text += "/" + Self.bytes(total) }
@@ -84,17 +84,17 @@ final class ProgressReporter: Sendable {
         if progress.retries > 0 { text += "  \(progress.retries) retries" }
         if isTerminal {
             text += "  [" + Self.segmentMap(progress, width: 24) + "]"
-            FileHandle.standardError.write(Data(("\r" + text + "\u{1B}[K").utf8))
+            StandardStreams.error("\r" + text + "\u{1B}[K")
             state.withLock { $0.lineShown = true }
         } else {
-            FileHandle.standardError.write(Data((text + "\n").utf8))
+            StandardStreams.error(text + "\n")
         }
     }
 
     private func line(_ message: String) {
         guard !quiet else { return }
         endLiveLine()
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        StandardStreams.error(message + "\n")
     }
 
     private func endLiveLine() {
@@ -102,7 +102,7 @@ final class ProgressReporter: Sendable {
             defer { state.lineShown = false }
             return state.lineShown
         }
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if shown { StandardStreams.error("\r\u{1B}[K") }
     }
 
     /// One character per slice of the file: how full that slice is, from blank to a full block.
@@ -125,21 +125,7 @@ final class ProgressReporter: Sendable {
         return String(cells.map { levels[min(8, max(0, Int(($0 * 8).rounded(.down))))] })
     }
 
-    static func bytes(_ count: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
-    }
+    static func bytes(_ count: Int64) -> String { Formatting.bytes(count) }
 
-    static func duration(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
-        return total >= 3600
-            ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
-            : String(format: "%d:%02d", total / 60, total % 60)
-    }
+    static func duration(_ seconds: Double) -> String { Formatting.duration(seconds) }
 }

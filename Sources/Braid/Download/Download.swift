@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A segmented, resumable, verified download of one URL.
 ///
@@ -31,12 +35,9 @@ public final class Download: Sendable {
             continuation.yield(event)
         }
         let result: Result<DownloadResult, BraidError> = await withCheckedContinuation { waiter in
-            let thread = Thread {
+            DetachedThread.start {
                 waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
             }
-            thread.name = "braid.download"
-            thread.stackSize = 1 << 20
-            thread.start()
         }
         continuation.finish()
         return try result.get()

@@ -1,5 +1,10 @@
-import Foundation
 import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -309,8 +314,7 @@ struct DownloadJob: Sendable {
             paths.removeDownloadState()
             return nil
         }
-        let partSize = (try? FileManager.default.attributesOfItem(atPath: paths.part.string)[.size] as? Int64) ?? nil
-        guard let partSize, partSize == manifest.length else {
+        guard DestinationPaths.size(of: paths.part) == manifest.length else {
             emit(.notice("\(paths.part) is missing or has the wrong size; starting over"))
             paths.removeDownloadState()
             return nil

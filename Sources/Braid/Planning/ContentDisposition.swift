@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The file name a server proposes in `Content-Disposition` (RFC 6266), reduced to a safe single path component.
 ///
@@ -82,9 +86,23 @@ enum ContentDisposition {
         let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
         let charset = parts[0].lowercased()
-        guard charset == "utf-8" || charset == "iso-8859-1" else { return nil }
+        guard charset == "utf-8" || charset == "iso-8859-1", let bytes = percentDecodedBytes(parts[2]) else {
+            return nil
+        }
+        if charset == "utf-8" {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    }
+
+    /// Decodes `%XX` escapes as UTF-8, as in a URL path; nil for a malformed escape or invalid UTF-8.
+    static func percentDecoded(_ text: some StringProtocol) -> String? {
+        percentDecodedBytes(text).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    private static func percentDecodedBytes(_ text: some StringProtocol) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var utf8 = parts[2].utf8.makeIterator()
+        var utf8 = text.utf8.makeIterator()
         while let byte = utf8.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
@@ -95,10 +113,7 @@ enum ContentDisposition {
                 bytes.append(byte)
             }
         }
-        if charset == "utf-8" {
-            return String(validating: bytes, as: UTF8.self)
-        }
-        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        return bytes
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -1,5 +1,14 @@
 import CCurl
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Learns a resource's length, range support, validators and digests before anything is downloaded.
 ///
@@ -149,7 +158,7 @@ struct Prober {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if isCancelled() { throw BraidError(.cancelled, "cancelled while waiting to retry") }
-            Thread.sleep(forTimeInterval: min(0.05, max(0, deadline.timeIntervalSinceNow)))
+            usleep(UInt32(min(0.05, max(0, deadline.timeIntervalSinceNow)) * 1_000_000))
         }
     }
 

@@ -1,4 +1,12 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Identifies the current boot of the machine, so that a checkpoint can tell whether the page cache that held its
 /// unsynced data survived: data written by a killed process is still there on the same boot, not after a reboot.
@@ -10,6 +18,6 @@ enum BootID {
             if !id.isEmpty { return id }
         }
         // Without a boot id nothing unsynced is ever trusted across runs, which is safe, only slower.
-        return "unknown-\(ProcessInfo.processInfo.processIdentifier)-\(Date().timeIntervalSince1970)"
+        return "unknown-\(getpid())-\(Date().timeIntervalSince1970)"
     }()
 }

@@ -1,5 +1,10 @@
-import Foundation
 import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +36,7 @@ struct DestinationPaths: Sendable, Equatable {
     static func filename(fromURL url: String) -> String? {
         guard let components = URLComponents(string: url) else { return nil }
         let last = components.path.split(separator: "/").last.map(String.init) ?? ""
-        return ContentDisposition.sanitise(last.removingPercentEncoding ?? last)
+        return ContentDisposition.sanitise(ContentDisposition.percentDecoded(last) ?? last)
     }
 
     /// Checks, before any traffic, that the directory the file goes into exists and can be written.
@@ -44,15 +49,23 @@ struct DestinationPaths: Sendable, Equatable {
         case let .directory(path):
             directory = path
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
-        else { throw .localIO("the directory '\(directory)' does not exist") }
+        var status = stat()
+        guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw .localIO("the directory '\(directory)' does not exist")
+        }
         guard access(directory, W_OK | X_OK) == 0 else {
             throw .localIO("the directory '\(directory)' is not writable")
         }
     }
 
     func exists(_ path: FilePath) -> Bool { access(path.string, F_OK) == 0 }
+
+    /// The size of a file, or nil if it does not exist.
+    static func size(of path: FilePath) -> Int64? {
+        var status = stat()
+        guard stat(path.string, &status) == 0 else { return nil }
+        return Int64(status.st_size)
+    }
 
     func removeDownloadState() {
         unlink(part.string)

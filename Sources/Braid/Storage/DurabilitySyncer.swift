@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Flushes the partial file to disk on a thread of its own, so that a slow `fdatasync` never stalls the transfer.
 ///
@@ -6,7 +10,7 @@ import Foundation
 /// are durable against a power cut and may be recorded as such in the next checkpoint.
 final class DurabilitySyncer: @unchecked Sendable {
     // @unchecked: the mutable fields are touched only with `condition` locked; `file` is itself Sendable.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var pending: [Int64]?
     private var completed: [Int64]?
     private var failure: BraidError?
@@ -17,9 +21,7 @@ final class DurabilitySyncer: @unchecked Sendable {
 
     init(file: PartFile) {
         self.file = file
-        let thread = Thread { [self] in self.run() }
-        thread.name = "braid.sync"
-        thread.start()
+        DetachedThread.start { [self] in self.run() }
     }
 
     /// Starts a sync unless one is already running; returns whether it started.

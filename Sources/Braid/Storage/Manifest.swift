@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The sidecar `FILE.braid`: what is being downloaded and how much of each segment is already in `FILE.part`.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -24,17 +29,13 @@ struct ManifestStore: Sendable {
     func load() throws(BraidError) -> Manifest? {
         guard exists else { return nil }
         let data: Data
+        if let size = DestinationPaths.size(of: path), size > Self.maximumSize {
+            throw .manifest("\(path) is \(size) bytes, far larger than any Braid manifest")
+        }
         do {
-            let url = URL(fileURLWithPath: path.string)
-            let attributes = try FileManager.default.attributesOfItem(atPath: path.string)
-            if let size = attributes[.size] as? Int, size > Self.maximumSize {
-                throw BraidError.manifest("\(path) is \(size) bytes, far larger than any Braid manifest")
-            }
-            data = try Data(contentsOf: url)
-        } catch let error as BraidError {
-            throw error
+            data = try Data(contentsOf: URL(fileURLWithPath: path.string))
         } catch {
-            throw .manifest("cannot read \(path): \(error.localizedDescription)")
+            throw .manifest("cannot read \(path): \(error)")
         }
         let manifest: Manifest
         do {

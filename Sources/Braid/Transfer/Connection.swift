@@ -1,5 +1,10 @@
 import CCurl
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One connection slot of the engine: an easy handle reused from segment to segment (so libcurl keeps its TCP
 /// connection alive), the response checks, and the buffer that gathers received bytes into large positional writes.

@@ -1,5 +1,18 @@
 import CCurl
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    #if canImport(FoundationEssentials)
+        import FoundationEssentials
+    #else
+        import Foundation
+    #endif
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// When and how often a failed request is tried again: exponential backoff with jitter, `Retry-After` honoured,
 /// and a bound on consecutive failures that made no progress.
@@ -89,11 +102,32 @@ enum RetryAfter {
     static func seconds(_ value: String, now: Date = Date()) -> Double? {
         let text = value.trimmingWhitespace()
         if let seconds = Int(text), seconds >= 0 { return Double(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        guard let date = HTTPDate.parse(text) else { return nil }
+        return max(0, date - now.timeIntervalSince1970)
+    }
+}
+
+/// The preferred HTTP-date form, IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110 §5.6.7).
+enum HTTPDate {
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// Seconds since 1970, or nil if `text` is not an IMF-fixdate.
+    static func parse(_ text: String) -> Double? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
+            let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])), let year = Int(parts[3])
+        else { return nil }
+        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 3, (1...31).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]),
+            (0...60).contains(clock[2]), (1970...9999).contains(year)
+        else { return nil }
+        var time = tm()
+        time.tm_year = Int32(year - 1900)
+        time.tm_mon = Int32(month)
+        time.tm_mday = Int32(day)
+        time.tm_hour = Int32(clock[0])
+        time.tm_min = Int32(clock[1])
+        time.tm_sec = Int32(clock[2])
+        return Double(timegm(&time))
     }
 }

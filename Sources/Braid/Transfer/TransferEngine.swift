@@ -1,7 +1,12 @@
 import CCurl
 import Dispatch
-import Foundation
 import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Fetches the segments of one download in parallel over libcurl's multi interface, on the calling thread.
 ///

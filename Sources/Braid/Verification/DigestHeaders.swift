@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Reads the digests a server offers for the whole representation: `Content-MD5` (RFC 1864), `Digest`
 /// (RFC 3230) and `Repr-Digest` (RFC 9530). Values that do not decode to the algorithm's length are ignored:

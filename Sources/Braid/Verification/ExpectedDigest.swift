@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A digest the finished file must match, and where it came from (for the error message when it does not).
 public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConvertible {

@@ -1,5 +1,10 @@
-import Foundation
 import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Hashes the downloaded file while it is still being written, on a thread of its own.
 ///
@@ -8,7 +13,7 @@ import SystemPackage
 /// there from the page cache. By the time the last segment lands, little is left to hash.
 final class PrefixHasher: @unchecked Sendable {
     // @unchecked: every mutable field below is read and written only with `condition` locked.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var available: Int64 = 0
     private var totalLength: Int64?
     private var hashed: Int64 = 0
@@ -25,9 +30,7 @@ final class PrefixHasher: @unchecked Sendable {
         self.algorithm = algorithm
         self.file = file
         self.blockSize = blockSize
-        let thread = Thread { [self] in self.run() }
-        thread.name = "braid.hasher"
-        thread.start()
+        DetachedThread.start { [self] in self.run() }
     }
 
     /// The file is now complete from byte 0 up to `watermark`.

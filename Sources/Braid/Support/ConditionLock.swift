@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A mutex and its condition variable, for plain threads that wait on each other (the verifier, the syncer, the
+/// download thread): they run outside Swift concurrency, where blocking is the point.
+final class ConditionLock: @unchecked Sendable {
+    // @unchecked: the pthread objects are themselves the synchronisation; they are never moved after init.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    /// Releases the lock while waiting; must be called with the lock held.
+    func wait() { pthread_cond_wait(condition, mutex) }
+    func broadcast() { pthread_cond_broadcast(condition) }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
