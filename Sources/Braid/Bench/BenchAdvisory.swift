@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// When `braid bench` should warn before it starts: a benchmark is a burst of deliberate load, harmless on
 /// loopback but worth a second thought against someone else's server.
@@ -22,6 +26,20 @@ public enum BenchAdvisory {
         guard totalBytes > totalBytesThreshold, let host = remoteHost(of: url) else { return nil }
         return "warning: this benchmark fetches \(BenchFormat.bytes(totalBytes)) in total from \(host); "
             + "--bytes LIMIT measures with less"
+    }
+
+    /// The warning when `bytesPerRun` is too few to give each connection of the larger counts a range of its
+    /// own (the engine never plans a range below its minimum size), or `nil` when every count can be used.
+    public static func rangeWarning(bytesPerRun: Int64, connectionCounts: [Int]) -> String? {
+        func ranges(_ connections: Int) -> Int {
+            SegmentPlanner.plan(length: bytesPerRun, connections: connections, piecesPerConnection: 1).count
+        }
+        let starved = connectionCounts.filter { ranges($0) < $0 }
+        guard let first = starved.first else { return nil }
+        let counts = starved.map(String.init).joined(separator: ", ")
+        return "warning: \(BenchFormat.bytes(bytesPerRun)) per run splits into at most \(ranges(first)) ranges "
+            + "(none smaller than \(BenchFormat.bytes(SegmentPlanner.minimumSegment))), so \(counts) connections "
+            + "cannot all be used; a larger --bytes measures them"
     }
 
     /// The bytes a schedule fetches in total: each run fetches the resource's `length`, or `byteLimit` if

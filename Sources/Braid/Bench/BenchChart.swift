@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A chart of a benchmark as hand-written SVG, with no dependencies: median throughput against connection count
 /// (log₂ scale), min–max bars over the runs, linear scaling from the baseline for reference, and the recommended
@@ -103,18 +105,16 @@ public struct BenchChart: Sendable {
                 + "stroke=\"\(Self.mutedColour)\"/>")
 
         if let baseline = results.first, baseline.medianBytesPerSecond > 0, counts.count > 1 {
-            let first = Double(baseline.connections)
-            let last = Double(counts.last ?? baseline.connections)
-            let samples = 48
-            let points = (0...samples).map { step -> String in
-                let connections = first * pow(last / first, Double(step) / Double(samples))
-                let value = baseline.medianBytesPerSecond * connections / first
-                return "\(n(x(connections))),\(n(y(value)))"
+            // Drawn through the measured counts only, with straight segments like the median's, so the two lines
+            // part exactly where scaling stops being linear.
+            let points = counts.map { count -> String in
+                let ideal = baseline.medianBytesPerSecond * Double(count) / Double(baseline.connections)
+                return "\(n(x(Double(count)))),\(n(y(ideal)))"
             }
             svg.append(
-                "<polyline class=\"linear-scaling\" clip-path=\"url(#plot-area)\" points=\"\(points.joined(separator: " "))\" "
-                    + "fill=\"none\" stroke=\"\(Self.referenceColour)\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
-            )
+                "<polyline class=\"linear-scaling\" clip-path=\"url(#plot-area)\" "
+                    + "points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(Self.referenceColour)\" "
+                    + "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>")
         }
 
         if let recommended = report.recommendedConnections {
@@ -171,7 +171,7 @@ public struct BenchChart: Sendable {
                             + "\(BenchFormat.speedUp(result.speedUp))")
                     + "</title></circle>")
             svg.append(
-                "<text x=\"\(n(position))\" y=\"\(n(y(result.maxBytesPerSecond) - 9))\" text-anchor=\"middle\" "
+                "<text x=\"\(n(position))\" y=\"\(n(y(result.maxBytesPerSecond) - 13))\" text-anchor=\"middle\" "
                     + "font-size=\"11\" fill=\"\(Self.textColour)\" stroke=\"#ffffff\" stroke-width=\"3\" "
                     + "paint-order=\"stroke\">\(escape(Axis.label(rounded(result.medianBytesPerSecond / divisor))))"
                     + "</text>")
@@ -212,9 +212,7 @@ public struct BenchChart: Sendable {
         items.append(
             "<circle cx=\"\(n(recommendedX + 8))\" cy=\"\(n(y - 4))\" r=\"7\" fill=\"none\" "
                 + "stroke=\"\(Self.recommendedColour)\" stroke-width=\"2\"/>"
-                + "<text x=\"\(n(recommendedX + 22))\" y=\"\(n(y))\">recommended (smallest count within "
-                + "\(escape(BenchFormat.percent(report.recommendation?.tolerance ?? BenchRecommendation.defaultTolerance))) "
-                + "of the best)</text>")
+                + "<text x=\"\(n(recommendedX + 22))\" y=\"\(n(y))\">recommended</text>")
         items.append("</g>")
         return items
     }
@@ -241,14 +239,14 @@ public struct BenchChart: Sendable {
     /// A value rounded to three significant digits, for labels.
     private func rounded(_ value: Double) -> Double {
         guard value > 0 else { return 0 }
-        let scale = pow(10, 2 - (log10(value)).rounded(.down))
+        let scale = pow(10, 2 - log10(value).rounded(.down))
         return (value * scale).rounded() / scale
     }
 
     /// A coordinate with at most one decimal.
     private func n(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
-        return rounded == rounded.rounded() ? String(format: "%.0f", rounded) : String(format: "%.1f", rounded)
+        return Formatting.fixed(rounded, digits: rounded == rounded.rounded() ? 0 : 1)
     }
 
     /// `text` with the five XML special characters escaped.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension BenchReport {
     /// The report as one pretty-printed JSON document with sorted keys (`braid bench --json`).
