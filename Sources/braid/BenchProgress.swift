@@ -1,0 +1,122 @@
+import Braid
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Shows a benchmark's progress on stderr: a live line on a terminal, one plain line per finished run otherwise.
+final class BenchProgress: Sendable {
+    private struct State {
+        var slot: BenchSchedule.Slot?
+        var expectedBytes: Int64?
+        var lastLine: Double = 0
+        var lineShown = false
+    }
+
+    private let quiet: Bool
+    private let isTerminal: Bool
+    private let runCount: Int
+    private let state = Mutex(State())
+
+    /// A reporter for a schedule of `runCount` runs; `quiet` silences everything but errors.
+    init(quiet: Bool, runCount: Int) {
+        self.quiet = quiet
+        self.runCount = runCount
+        isTerminal = isatty(STDERR_FILENO) == 1
+    }
+
+    /// Sets the bytes each run fetches, once the probe knows them, so the live line can show a percentage.
+    func expect(bytes: Int64) {
+        state.withLock { $0.expectedBytes = bytes == Int64.max ? nil : bytes }
+    }
+
+    /// A run is about to start.
+    func runStarted(_ slot: BenchSchedule.Slot) {
+        state.withLock {
+            $0.slot = slot
+            $0.lastLine = 0
+        }
+        if isTerminal { live(prefix(slot) + "starting") }
+    }
+
+    /// An event of the running download.
+    func handle(_ event: DownloadEvent) {
+        guard !quiet else { return }
+        switch event {
+        case let .progress(progress):
+            guard isTerminal else { return }
+            let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+            let (due, slot, expected) = state.withLock { state in
+                let due = now - state.lastLine >= 0.2
+                if due { state.lastLine = now }
+                return (due, state.slot, state.expectedBytes)
+            }
+            guard due, let slot else { return }
+            var text = prefix(slot)
+            if let expected, expected > 0 {
+                let percent = min(1, Double(progress.downloadedBytes) / Double(expected)) * 100
+                text += Formatting.padded(Formatting.fixed(percent, digits: 0), width: 3) + "%  "
+            }
+            text += "\(BenchFormat.bytes(progress.downloadedBytes))  \(BenchFormat.rate(progress.bytesPerSecond))"
+            if progress.retries > 0 { text += "  \(progress.retries) retries" }
+            live(text)
+        case let .notice(message):
+            line(message)
+        case .started, .retry, .verifying, .completed:
+            break
+        }
+    }
+
+    /// A run finished: off a terminal, say how it went.
+    func runFinished(_ run: BenchRun) {
+        guard !isTerminal else { return }
+        var text =
+            "run \(run.sequence)/\(runCount): \(BenchFormat.connections(run.connections)), "
+            + "\(BenchFormat.bytes(run.bytes)) in \(BenchFormat.seconds(run.seconds)), "
+            + BenchFormat.rate(run.bytesPerSecond)
+        if run.retries > 0 { text += ", \(run.retries) retries" }
+        line(text)
+    }
+
+    /// Every run is done: clears the live line.
+    func finish() {
+        endLiveLine()
+    }
+
+    /// A warning or remark on its own line.
+    func warn(_ message: String) {
+        line(message)
+    }
+
+    /// The error that ended the benchmark, always shown.
+    func fail(_ error: BraidError) {
+        endLiveLine()
+        StandardStreams.error("braid: \(error.message)\n")
+    }
+
+    private func prefix(_ slot: BenchSchedule.Slot) -> String {
+        "run \(slot.sequence)/\(runCount)  \(BenchFormat.connections(slot.connections))  "
+    }
+
+    private func live(_ text: String) {
+        guard !quiet, isTerminal else { return }
+        StandardStreams.error("\r" + text + "\u{1B}[K")
+        state.withLock { $0.lineShown = true }
+    }
+
+    private func line(_ message: String) {
+        guard !quiet else { return }
+        endLiveLine()
+        StandardStreams.error(message + "\n")
+    }
+
+    private func endLiveLine() {
+        let shown = state.withLock { state -> Bool in
+            defer { state.lineShown = false }
+            return state.lineShown
+        }
+        if shown { StandardStreams.error("\r\u{1B}[K") }
+    }
+}

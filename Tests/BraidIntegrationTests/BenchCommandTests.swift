@@ -1,0 +1,150 @@
+import Braid
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+/// `braid bench` run as a user would, against the project's test server on loopback: real downloads, measured.
+@Suite("braid bench", .serialized)
+struct BenchCommandTests {
+    /// A test server with one route, `/f`, and a scratch directory for temporary files and charts.
+    struct Harness {
+        let server: TestServer
+        let directory: TemporaryDirectory
+
+        init(size: UInt64, faults: [TestServer.Fault] = []) throws {
+            server = TestServer(routes: ["/f": .init(size: size, seed: 1, faults: faults)])
+            try server.start()
+            directory = try TemporaryDirectory(prefix: "braid-bench")
+        }
+
+        var url: String { server.url("/f") }
+
+        /// Runs `braid bench URL arguments…` with its temporary files in the scratch directory.
+        func bench(_ arguments: [String]) async throws -> ChildProcess.Completed {
+            try await BraidCLI.run(["bench", url, "--temp-dir", directory.url.path] + arguments, timeout: .seconds(60))
+        }
+
+        /// What the bench left in the scratch directory.
+        func leftovers(besides kept: Set<String> = []) throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { !kept.contains($0) }
+        }
+
+        func shutdown() {
+            server.shutdown()
+            directory.remove()
+        }
+    }
+
+    @Test("against a server capping each connection, 16 connections are far faster than one; JSON and chart agree")
+    func speedUpAgainstThrottledServer() async throws {
+        // 4 MiB/s per connection, no burst: 1 connection needs 4 s for 16 MiB, 16 connections a quarter second.
+        let harness = try Harness(size: 16 << 20, faults: [.throttle(bytesPerSecond: 4 << 20)])
+        defer { harness.shutdown() }
+        let chart = harness.directory.appending("chart.svg").path
+
+        let run = try await harness.bench(["--connections", "1,4,16", "--repeat", "1", "--json", "--svg", chart])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let report = try BenchReport(json: run.standardOutput)
+        #expect(report.results.map(\.connections) == [1, 4, 16])
+        #expect(report.runs.map(\.connections) == [1, 4, 16])
+        #expect(report.runs.allSatisfy { $0.bytes == 16 << 20 && $0.fetchedBytes == 16 << 20 })
+        let speedUps = Dictionary(uniqueKeysWithValues: report.results.map { ($0.connections, $0.speedUp) })
+        #expect(try #require(speedUps[4]) > 3, "\(report.table())")
+        #expect(try #require(speedUps[16]) > 6, "\(report.table())")
+        #expect(report.recommendedConnections == 16)
+        #expect(run.standardError.contains("Recommended: 16 connections."))
+        let svg = try String(contentsOfFile: chart, encoding: .utf8)
+        #expect(svg.hasPrefix("<?xml") && svg.hasSuffix("</svg>\n"))
+        #expect(svg.components(separatedBy: "class=\"point\"").count - 1 == 3)
+        #expect(svg.contains("recommended: 16"))
+        #expect(try harness.leftovers(besides: ["chart.svg"]).isEmpty, "the temporary directory is removed")
+    }
+
+    @Test("--csv prints a header and one row per run, in interleaved order, and no table")
+    func csv() async throws {
+        let harness = try Harness(size: 8 << 20)
+        defer { harness.shutdown() }
+
+        let run = try await harness.bench(["-n", "1,2", "--repeat", "2", "--bytes", "2M", "--csv", "--discard"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first == BenchReport.csvHeader)
+        let rows = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        #expect(rows.map { Int($0[0]) } == [1, 2, 3, 4])
+        #expect(rows.map { Int($0[2]) } == [1, 2, 1, 2])
+        #expect(rows.allSatisfy { Int64($0[3]) == 2 << 20 })
+        #expect(!run.standardOutput.contains("recommended"))
+        #expect(harness.server.totalBodyBytesSent == 4 * (2 << 20) + 1, "four runs of 2 MiB and the 1-byte probe")
+    }
+
+    @Test("the default output is a table with the recommendation and its reason")
+    func table() async throws {
+        let harness = try Harness(size: 4 << 20)
+        defer { harness.shutdown() }
+
+        let run = try await harness.bench(["-n", "1,2", "--repeat", "1", "-q"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardOutput.contains("connections  runs"))
+        #expect(run.standardOutput.contains("← recommended"))
+        #expect(run.standardOutput.contains("\nRecommended: "))
+        #expect(run.standardOutput.contains("within 5 %") || run.standardOutput.contains("best median"))
+        #expect(run.standardError.isEmpty, "-q prints nothing but errors")
+        #expect(try harness.leftovers().isEmpty)
+    }
+
+    @Test("too few bytes to give every connection a range of its own is said before measuring")
+    func rangeWarning() async throws {
+        let harness = try Harness(size: 8 << 20)
+        defer { harness.shutdown() }
+
+        let run = try await harness.bench(["-n", "1,8", "--repeat", "1", "--bytes", "2M", "--discard"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardError.contains("splits into at most 2 ranges"))
+        #expect(run.standardError.contains("8 connections cannot all be used"))
+    }
+
+    @Test(
+        "bad arguments are usage errors, exit status 2, before any traffic",
+        arguments: [
+            ["--connections", ""], ["--connections", "0,1"], ["--connections", "1,x"], ["--connections", "2,2"],
+            ["--repeat", "0"], ["--bytes", "0"], ["--bytes", "lots"], ["--json", "--csv"],
+        ]
+    )
+    func usage(arguments: [String]) async throws {
+        let run = try await BraidCLI.run(["bench", "http://127.0.0.1:9/f"] + arguments)
+        #expect(run.status == .exited(2), "\(run.standardError)")
+        #expect(run.standardError.hasPrefix("braid: "))
+        #expect(run.standardError.split(separator: "\n").count == 1, "one line: \(run.standardError)")
+    }
+
+    @Test("a failing URL exits with the same status as a download would: 5 for a 404")
+    func failure() async throws {
+        let harness = try Harness(size: 1 << 20)
+        defer { harness.shutdown() }
+
+        let run = try await BraidCLI.run([
+            "bench", harness.server.url("/missing"), "--temp-dir", harness.directory.url.path,
+        ])
+
+        #expect(run.status == .exited(5), "\(run.standardError)")
+        #expect(run.standardError.contains("404"))
+        #expect(run.standardOutput.isEmpty)
+        #expect(try harness.leftovers().isEmpty)
+    }
+
+    @Test("more than 16 connections to a server not on loopback earn a warning before the first request")
+    func remoteWarning() async throws {
+        // 192.0.2.0/24 is reserved for documentation: nothing answers there, so the probe fails after the warning.
+        let run = try await BraidCLI.run([
+            "bench", "http://192.0.2.1/f", "-n", "1,32", "--connect-timeout", "1", "--max-tries", "1",
+        ])
+        #expect(run.status != .exited(0))
+        let lines = run.standardError.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("warning: 192.0.2.1 is not on this machine") == true, "\(run.standardError)")
+    }
+}
