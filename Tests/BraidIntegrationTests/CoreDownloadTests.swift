@@ -277,3 +277,31 @@ struct CoreDownloadTests {
         #expect(try await MD5Digest.of(fileAt: output) == newMD5)
     }
 }
+
+extension CoreDownloadTests {
+    @Test("a tampered manifest (overlapping or out-of-bounds segments) is refused, never trusted")
+    func tamperedManifest() async throws {
+        let fixture = try await Fixture.start(size: 4 << 20)
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        let url = fixture.nginx.url("/file.bin")
+        let length = 4 << 20
+        for segments in [
+            #"[{"start":0,"end":3000000,"done":3000000,"durable":0},{"start":2000000,"end":4194304,"done":0,"durable":0}]"#,
+            #"[{"start":0,"end":9999999,"done":9999999,"durable":0}]"#,
+        ] {
+            let manifest = """
+                {"format":"braid-manifest","version":1,"url":"\(url)","resolvedURL":"\(url)","length":\(length),\
+                "bootID":"x","segments":\(segments)}
+                """
+            try Data(manifest.utf8).write(to: URL(fileURLWithPath: output.path + ".braid"))
+            try Data(count: length).write(to: URL(fileURLWithPath: output.path + ".part"))
+
+            let run = try await BraidCLI.run([url, "-o", output.path])
+
+            #expect(run.status == .exited(7), "\(run.standardError)")
+            #expect(run.standardError.contains("invalid"))
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+        }
+    }
+}

@@ -17,6 +17,9 @@ import SystemPackage
 struct ManifestStore: Sendable {
     let path: FilePath
     private var temporaryPath: FilePath { FilePath(path.string + ".tmp") }
+    /// Space set aside so that the last checkpoint can still be written when the disk fills up.
+    private var reservePath: FilePath { FilePath(path.string + ".reserve") }
+    private static let reserveSize = 64 << 10
     private static let maximumSize = 32 << 20
 
     init(path: FilePath) {
@@ -86,6 +89,22 @@ struct ManifestStore: Sendable {
     func remove() {
         unlink(path.string)
         unlink(temporaryPath.string)
+        releaseReserve()
+    }
+
+    /// Allocates the reserve (best effort: without it a full disk may cost the last checkpoint's progress).
+    func createReserve() {
+        let descriptor = open(reservePath.string, O_WRONLY | O_CREAT, 0o644)
+        guard descriptor >= 0 else { return }
+        if posix_fallocate(descriptor, 0, off_t(Self.reserveSize)) != 0 {
+            unlink(reservePath.string)
+        }
+        close(descriptor)
+    }
+
+    /// Frees the reserve, making room for a checkpoint on a full disk.
+    func releaseReserve() {
+        unlink(reservePath.string)
     }
 
     /// Makes a rename in the directory durable.

@@ -125,6 +125,13 @@ final class TransferEngine {
         }
         publishPrefix()
 
+        checkpoints?.store.createReserve()
+        do {
+            // A manifest exists from the start, so even a failure before the first interval leaves one behind.
+            try saveCheckpoint(durable: false)
+        } catch {
+            return .failed(error)
+        }
         var nextCheckpoint = Self.now() + configuration.checkpointInterval
         var nextDurable = Self.now() + configuration.durableInterval
         var nextProgress = Self.now()
@@ -186,8 +193,14 @@ final class TransferEngine {
         do {
             try saveCheckpoint(durable: false)
         } catch {
-            // After a failure (a full disk, say) the previous checkpoint stays in place, which is still true.
-            outcome = outcome ?? .failed(error)
+            // The disk may be full: give back the reserve and try once more. If that fails too, the previous
+            // checkpoint stays in place, which is still true, only older.
+            checkpoints?.store.releaseReserve()
+            do {
+                try saveCheckpoint(durable: false)
+            } catch {
+                outcome = outcome ?? .failed(error)
+            }
         }
         onProgress(progress(now: Self.now()))
         if let outcome { return outcome }

@@ -1,0 +1,78 @@
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Killing Braid at random moments never costs more than a little refetching, and never a wrong byte.
+@Suite("crash safety", .serialized)
+struct CrashSafetyTests {
+    @Test("SIGKILL many times at random moments, then finish: byte-identical, little refetched")
+    func repeatedKills() async throws {
+        let size: UInt64 = 24 << 20
+        let content = TestContent(seed: 11, size: size)
+        let server = TestServer(routes: ["/f": .init(content: content, faults: [.throttle(bytesPerSecond: 3 << 20)])])
+        try server.start()
+        let directory = try TemporaryDirectory(prefix: "braid-crash")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let output = directory.appending("out.bin").path
+        let manifest = URL(fileURLWithPath: output + ".braid")
+        let arguments = [server.url("/f"), "-n", "4", "-o", output, "-q", "--no-fsync"]
+        var random = SplitMix(seed: 2024)
+        var kills = 0
+
+        for round in 0..<10 {
+            let before = ManifestFile(at: manifest)?.done ?? 0
+            let child = try BraidCLI.start(arguments)
+            defer { child.stop(signal: SIGKILL) }
+            // A random moment: right after start, once the manifest exists, or after a random amount of progress.
+            let step = Int64(random.next() % UInt64(3 << 20))
+            switch round % 3 {
+            case 0:
+                try await child.waitUntil("the process to start", timeout: .seconds(30)) { true }
+            case 1:
+                try await Polling.until("a manifest", timeout: .seconds(30)) {
+                    child.status != nil || ManifestFile(at: manifest) != nil
+                }
+            default:
+                try await Polling.until("progress", timeout: .seconds(60)) {
+                    child.status != nil || (ManifestFile(at: manifest)?.done ?? 0) >= before + step
+                }
+            }
+            if child.status != nil { break }
+            child.send(SIGKILL)
+            _ = try await child.waitForExit(timeout: .seconds(10))
+            kills += 1
+            if let saved = ManifestFile(at: manifest) {
+                #expect(saved.done >= 0 && saved.done <= Int64(size))
+            }
+        }
+
+        let last = try await BraidCLI.run(arguments)
+        #expect(last.status == .exited(0), "\(last.standardError)")
+        #expect(try content.firstDifference(fromFileAt: output) == nil, "the file differs after \(kills) kills")
+        #expect(server.waitUntilIdle())
+        let sent = server.totalBodyBytesSent
+        #expect(kills >= 5, "the download should outlive several kills")
+        #expect(sent <= size + size / 4, "sent \(sent) bytes for a \(size)-byte file over \(kills) kills")
+    }
+}
+
+/// A small deterministic generator, so a failing run can be replayed.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
