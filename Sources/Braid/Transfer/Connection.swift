@@ -7,7 +7,10 @@ import CCurl
 #endif
 
 /// One connection slot of the engine: an easy handle reused from segment to segment (so libcurl keeps its TCP
-/// connection alive), the response checks, and the buffer that gathers received bytes into large positional writes.
+/// connection alive), the response checks, and the positional writes of what arrives.
+///
+/// Large chunks are written straight from libcurl's buffer; small ones (a slow link, TLS records) are gathered
+/// first, so the number of writes stays low without a large buffer per connection.
 ///
 /// Every byte it writes lies inside the segment it was given, whatever the server sends: a response is checked
 /// before its first body byte is accepted, and bytes past the segment's end are never written.
@@ -41,19 +44,22 @@ final class Connection {
     private var skip: Int64 = 0
     /// The file offset of `buffer[0]`.
     private var fileOffset: Int64 = 0
-    private let buffer: UnsafeMutableRawPointer
+    /// Gathers small chunks; allocated on first use, so fast links that deliver large chunks never touch it.
+    private var buffer: UnsafeMutableRawPointer?
     private let capacity: Int
     private var buffered = 0
+    /// Chunks at least this large are written directly.
+    private let directWriteMinimum: Int
 
     init(id: Int, engine: TransferEngine, bufferSize: Int) {
         self.id = id
         self.engine = engine
         capacity = bufferSize
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 4096)
+        directWriteMinimum = max(1, bufferSize / 4)
     }
 
     deinit {
-        buffer.deallocate()
+        buffer?.deallocate()
     }
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> Connection {
@@ -126,20 +132,23 @@ final class Connection {
         let take = Int(min(Int64(count), max(0, room)))
         if take > 0 {
             engine.received(segment: segment, bytes: take)
-            if buffered == 0 && take >= capacity {
+            if buffered > 0 && (take >= directWriteMinimum || buffered + take > capacity) {
+                guard flush() else { return braid_curl_abort_write }
+            }
+            if take >= directWriteMinimum {
                 guard write(UnsafeRawBufferPointer(start: pointer, count: take)) else { return braid_curl_abort_write }
             } else {
-                var source = pointer
-                var left = take
-                while left > 0 {
-                    let chunk = min(left, capacity - buffered)
-                    (buffer + buffered).copyMemory(from: source, byteCount: chunk)
-                    buffered += chunk
-                    source += chunk
-                    left -= chunk
-                    if buffered == capacity {
-                        guard flush() else { return braid_curl_abort_write }
-                    }
+                let gather =
+                    buffer
+                    ?? {
+                        let allocated = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 4096)
+                        buffer = allocated
+                        return allocated
+                    }()
+                (gather + buffered).copyMemory(from: pointer, byteCount: take)
+                buffered += take
+                if buffered == capacity {
+                    guard flush() else { return braid_curl_abort_write }
                 }
             }
         }
@@ -166,7 +175,7 @@ final class Connection {
 
     @discardableResult
     private func flush() -> Bool {
-        guard buffered > 0 else { return true }
+        guard buffered > 0, let buffer else { return true }
         let ok = write(UnsafeRawBufferPointer(start: buffer, count: buffered))
         buffered = 0
         return ok

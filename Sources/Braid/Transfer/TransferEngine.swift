@@ -20,8 +20,8 @@ final class TransferEngine {
         var connections: Int
         var requestOptions: RequestOptions
         var retryPolicy: RetryPolicy
-        /// Received bytes are gathered into blocks of this size before each positional write.
-        var writeBlockSize = 512 << 10
+        /// Small received chunks are gathered into blocks of this size before each positional write.
+        var writeBlockSize = 128 << 10
         var checkpointInterval: Double = 0.1
         var durableInterval: Double = 5
         var progressInterval: Double = 0.25
