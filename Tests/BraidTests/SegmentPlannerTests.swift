@@ -119,8 +119,29 @@ struct SegmentPlannerTests {
         let plan = SegmentPlanner.plan(length: length, connections: 64)
         Self.checkTiling(plan, length: length, connections: 64)
         Self.checkMaximum(plan, length: length, connections: 64)
-        #expect(plan.count == 256)
         #expect(plan.last?.upperBound == length)
+    }
+
+    @Test("Pieces ramp up from 1 MiB at the start and taper down to 1 MiB at the end", arguments: [4, 16, 64])
+    func rampAndTaper(connections: Int) {
+        let length = 10 * Self.gibibyte + 3
+        let plan = SegmentPlanner.plan(length: length, connections: connections)
+        let sizes = plan.map { Int64($0.count) }
+        #expect(sizes.prefix(connections).allSatisfy { $0 == SegmentPlanner.minimumSegment })
+        #expect(
+            sizes.suffix(connections).allSatisfy {
+                $0 - SegmentPlanner.minimumSegment < 4096 && $0 >= SegmentPlanner.minimumSegment
+            })
+        #expect(sizes.max()! > 4 * SegmentPlanner.minimumSegment, "the middle uses full-size pieces")
+        #expect(sizes[connections] == 2 * SegmentPlanner.minimumSegment, "the second round doubles")
+        #expect(sizes[sizes.count - connections - 1] == 2 * SegmentPlanner.minimumSegment, "mirrored at the end")
+    }
+
+    @Test("One piece per connection is an even split with no ramp")
+    func onePiecePerConnection() {
+        let plan = SegmentPlanner.plan(length: 1 * Self.gibibyte, connections: 16, piecesPerConnection: 1)
+        #expect(plan.count == 16)
+        #expect(Set(plan.map(\.count)).count == 1)
     }
 
     @Test("A nonsensical connection count plans as if for one connection", arguments: [0, -3])

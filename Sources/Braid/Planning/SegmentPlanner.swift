@@ -1,11 +1,17 @@
 /// Splits a file into the byte ranges its connections will fetch.
 ///
-/// More ranges than connections (`piecesPerConnection` each) are planned, handed out in file order: a slow
+/// More ranges than connections (about `piecesPerConnection` each) are planned, handed out in file order: a slow
 /// connection then holds up only a small piece, and the in-order prefix that a streaming digest needs advances
 /// steadily instead of waiting for the first connection's whole share.
+///
+/// With more than one piece per connection, pieces also ramp up at the start (one round of 1 MiB pieces, then
+/// 2 MiB, …) and taper down at the end in mirror image. The first small pieces complete almost at once, so
+/// verification starts with the download. The last ones complete close together and are small, so little is
+/// left to hash once the last byte lands.
 enum SegmentPlanner {
     static let minimumSegment: Int64 = 1 << 20
     static let maximumSegment: Int64 = 64 << 20
+    private static let alignment: Int64 = 4096
 
     static func plan(
         length: Int64,
@@ -15,24 +21,83 @@ enum SegmentPlanner {
         maximumSegment: Int64 = maximumSegment
     ) -> [Range<Int64>] {
         guard length > 0 else { return [] }
-        let wanted = Int64(max(1, connections)) * Int64(max(1, piecesPerConnection))
+        let connections = max(1, connections)
+        let pieces = max(1, piecesPerConnection)
+        let even = evenPlan(
+            of: 0..<length,
+            pieces: Int64(connections) * Int64(pieces),
+            minimumSegment: minimumSegment,
+            maximumSegment: maximumSegment
+        )
+        guard pieces > 1, let typical = even.first.map({ Int64($0.count) }) else { return even }
+
+        var ramp: [Int64] = []
+        var size = minimumSegment
+        while size * 2 <= typical {
+            ramp += Array(repeating: size, count: connections)
+            size *= 2
+        }
+        let rampLength = ramp.reduce(0, +)
+        // Only worth it when the ramps leave most of the file to full-size pieces.
+        guard !ramp.isEmpty, rampLength * 4 <= length else { return even }
+
+        var ranges: [Range<Int64>] = []
+        var start: Int64 = 0
+        for piece in ramp {
+            ranges.append(start..<start + piece)
+            start += piece
+        }
+        // The taper's boundaries stay aligned; its last piece takes the few odd bytes at the end of the file.
+        let middleEnd = (length - rampLength) / alignment * alignment
+        ranges += evenPlan(
+            of: start..<middleEnd,
+            pieces: max(1, (middleEnd - start + typical - 1) / typical),
+            minimumSegment: minimumSegment,
+            maximumSegment: maximumSegment
+        )
+        start = middleEnd
+        for piece in ramp.reversed().dropLast() {
+            ranges.append(start..<start + piece)
+            start += piece
+        }
+        ranges.append(start..<length)
+        return ranges
+    }
+
+    /// `range` in about `pieces` nearly equal pieces, each within the bounds, boundaries aligned to 4 KiB.
+    private static func evenPlan(
+        of range: Range<Int64>,
+        pieces wanted: Int64,
+        minimumSegment: Int64,
+        maximumSegment: Int64
+    ) -> [Range<Int64>] {
+        let length = Int64(range.count)
+        guard length > 0 else { return [] }
         let bySize = max(1, length / max(1, minimumSegment))
-        let alignment: Int64 = 4096
-        // Boundaries are rounded down to `alignment`, so a segment may grow by up to that much: plan for it.
-        let byMaximum = (length + maximumSegment - alignment - 1) / (maximumSegment - alignment)
-        let count = max(1, max(min(wanted, bySize), byMaximum))
+        let byMaximum = (length + maximumSegment - 1) / maximumSegment
+        var count = max(1, max(min(wanted, bySize), byMaximum))
+        while true {
+            let ranges = split(range, into: count)
+            // Rounding boundaries down to the alignment can push a piece just past the maximum: one more piece.
+            if ranges.allSatisfy({ Int64($0.count) <= maximumSegment }) { return ranges }
+            count += 1
+        }
+    }
+
+    private static func split(_ range: Range<Int64>, into count: Int64) -> [Range<Int64>] {
+        let length = Int64(range.count)
         var ranges: [Range<Int64>] = []
         ranges.reserveCapacity(Int(count))
-        var start: Int64 = 0
+        var start = range.lowerBound
         for index in 1...count {
-            var end = index == count ? length : length / count * index + (length % count) * index / count
-            if end < length { end = end / alignment * alignment }
+            var end = range.lowerBound + length / count * index + (length % count) * index / count
+            if index < count { end = end / alignment * alignment }
             guard end > start else { continue }
             ranges.append(start..<end)
             start = end
         }
-        if start < length {
-            ranges.append(start..<length)
+        if start < range.upperBound {
+            ranges.append(start..<range.upperBound)
         }
         return ranges
     }
