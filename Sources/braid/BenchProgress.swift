@@ -64,7 +64,7 @@ final class BenchProgress: Sendable {
             live(text)
         case let .notice(message):
             line(message)
-        case .started, .retry, .verifying, .completed:
+        case .started, .retry, .state, .completed:
             break
         }
     }

@@ -26,7 +26,7 @@ final class BenchRunner: Sendable {
             state.stopped = true
             return state.current
         }
-        current?.stop(.interrupted)
+        current?.interrupt()
     }
 
     /// Fetches one byte over one connection, untimed: learns the length and whether ranges are served, and

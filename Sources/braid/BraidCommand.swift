@@ -132,7 +132,7 @@ struct GetCommand: AsyncParsableCommand {
         if insecure && !quiet {
             reporter.warn("warning: --insecure: TLS certificates are not verified")
         }
-        let signals = SignalTrap { download.stop(.interrupted) }
+        let signals = SignalTrap { download.interrupt() }
         let reporting = Task { [events = download.events] in
             for await event in events { reporter.handle(event) }
         }

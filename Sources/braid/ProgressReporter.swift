@@ -50,7 +50,7 @@ final class ProgressReporter: Sendable {
             line("retrying in \(Formatting.fixed(delay, digits: 1)) s: \(reason)")
         case let .notice(message):
             line(message)
-        case .verifying:
+        case .state:
             break
         case let .completed(result):
             let speed = result.seconds > 0 ? Double(result.bytes - result.resumedBytes) / result.seconds : 0

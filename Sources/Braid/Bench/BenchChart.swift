@@ -40,7 +40,8 @@ public struct BenchChart: Sendable {
         let peak = results.map(\.maxBytesPerSecond).max() ?? 0
         let unit = BenchFormat.scaled(peak).unit
         let divisor = peak > 0 ? peak / BenchFormat.scaled(peak).value : 1
-        let ticks = Axis.ticks(upTo: peak / divisor * 1.06)
+        // Headroom above the highest bar keeps its value label clear of the recommendation label at the top.
+        let ticks = Axis.ticks(upTo: peak / divisor * 1.2)
         let yMaximum = ticks.last ?? 1
         let plot = plot
         let counts = results.map(\.connections)

@@ -1,10 +1,12 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
 
-/// A segmented, resumable, verified download of one URL.
+/// A segmented, resumable, verified download of one file.
 ///
 /// ```swift
 /// let download = Download(url: "https://example.org/big.iso", options: options)
@@ -13,25 +15,49 @@
 /// ```
 ///
 /// `run()` performs the blocking work on a thread of its own, so it never occupies a Swift concurrency thread.
-/// Progress is saved as it goes: calling `run()` again (in this process or another) resumes where it stopped.
+/// While it runs, `pause()` saves progress and holds the download until `resume()`, without `run()` returning;
+/// `cancel(removingPartialFile:)` ends it. Progress is saved as it goes: a new `Download` of the same URL and
+/// destination, in this process or another, resumes where an earlier one stopped.
 public final class Download: Sendable {
+    /// The URL as given.
     public let url: String
     public let options: DownloadOptions
-    /// Everything the download reports, in order; finishes when `run()` returns.
+    /// Everything the download reports, in order; finishes when `run()` returns. Meant for one consumer.
     public let events: AsyncStream<DownloadEvent>
 
     private let continuation: AsyncStream<DownloadEvent>.Continuation
     private let interrupter = Interrupter()
+    private let currentState = Mutex(DownloadState.queued)
+    private let started = Mutex(false)
+    let budget: ConnectionBudget?
 
-    public init(url: String, options: DownloadOptions = DownloadOptions()) {
-        self.url = url
-        self.options = options
-        (events, continuation) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(1024))
+    /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
+    public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
+        self.init(url: url, options: options, budget: nil)
     }
 
-    /// Downloads, verifies and moves the file into place; throws a `BraidError` saying what went wrong.
+    init(url: String, options: DownloadOptions, budget: ConnectionBudget?) {
+        self.url = url
+        self.options = options
+        self.budget = budget
+        (events, continuation) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(4096))
+    }
+
+    /// Where the download is now.
+    public var state: DownloadState { currentState.withLock { $0 } }
+
+    /// Downloads, verifies and moves the file into place, and returns once it is there (across any pauses).
+    ///
+    /// - Throws: `BraidError`; its `code` says what kind of failure it was (`.cancelled` after `cancel`,
+    ///   `.interrupted` after `interrupt`). A download can be run once; run a new `Download` to retry.
     public func run() async throws(BraidError) -> DownloadResult {
-        let job = DownloadJob(url: url, options: options, interrupter: interrupter) { [continuation] event in
+        let first = started.withLock { started in
+            defer { started = true }
+            return !started
+        }
+        guard first else { throw BraidError(.usage, "this download has already been run; create a new Download") }
+        let job = DownloadJob(url: url, options: options, interrupter: interrupter, budget: budget) { [self] event in
+            if case let .state(state) = event { currentState.withLock { $0 = state } }
             continuation.yield(event)
         }
         let result: Result<DownloadResult, BraidError> = await withCheckedContinuation { waiter in
@@ -39,13 +65,35 @@ public final class Download: Sendable {
                 waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
             }
         }
+        let final: DownloadState
+        switch result {
+        case .success: final = .completed
+        case let .failure(error): final = error.code == .cancelled ? .cancelled : .failed
+        }
+        currentState.withLock { $0 = final }
+        continuation.yield(.state(final))
         continuation.finish()
         return try result.get()
     }
 
-    /// Asks the running download to stop: it saves its progress and `run()` throws with code `.interrupted`
-    /// (or `.cancelled`).
-    public func stop(_ reason: StopReason) {
-        interrupter.stop(reason)
+    /// Saves progress and holds the download until `resume()`; `run()` keeps waiting meanwhile.
+    public func pause() {
+        interrupter.stop(.paused)
+    }
+
+    /// Lets a paused download go on: it probes the server again and fetches only what is missing.
+    public func resume() {
+        interrupter.resume()
+    }
+
+    /// Ends the download: `run()` throws a `BraidError` with code `.cancelled`. The partial file and its
+    /// manifest are kept (so a later download of the same file resumes) unless `removingPartialFile` is true.
+    public func cancel(removingPartialFile: Bool = false) {
+        interrupter.stop(.cancelled(removingPartialFile: removingPartialFile))
+    }
+
+    /// Saves progress and ends the download, as on SIGINT: `run()` throws with code `.interrupted`.
+    public func interrupt() {
+        interrupter.stop(.interrupted)
     }
 }

@@ -1,5 +1,7 @@
 /// What a download reports while it runs, in order.
 public enum DownloadEvent: Sendable {
+    /// The download entered a new state.
+    case state(DownloadState)
     /// The server was probed and the destination chosen.
     case started(resource: RemoteResource, path: String, resumedBytes: Int64)
     case progress(DownloadProgress)
@@ -7,8 +9,6 @@ public enum DownloadEvent: Sendable {
     case retry(reason: String, delay: Double)
     /// Something the user should know that is not an error, such as a restart because the remote file changed.
     case notice(String)
-    /// Every byte is in; the file is being checked.
-    case verifying
     /// The file passed its checks and is in place.
     case completed(DownloadResult)
 }

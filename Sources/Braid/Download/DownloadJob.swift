@@ -18,6 +18,8 @@ struct DownloadJob: Sendable {
     let url: String
     let options: DownloadOptions
     let interrupter: Interrupter
+    /// Connections shared with other downloads of a `DownloadManager`, if any.
+    let budget: ConnectionBudget?
     let emit: @Sendable (DownloadEvent) -> Void
 
     private static let maximumRestarts = 3
@@ -32,11 +34,12 @@ struct DownloadJob: Sendable {
         var distrustHead = false
         var restarts = 0
         while true {
+            emit(.state(.probing))
             var prober = Prober(
                 options: options.requestOptions,
                 retryPolicy: options.retryPolicy,
                 onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
-                isCancelled: { [interrupter] in interrupter.reason != nil }
+                isCancelled: { [interrupter] in interrupter.isEnding }
             )
             prober.trustsHead = !distrustHead
             do throws(BraidError) {
@@ -46,6 +49,12 @@ struct DownloadJob: Sendable {
                 switch outcome {
                 case let .done(result):
                     return result
+                case let .paused(paths):
+                    emit(.state(.paused))
+                    if let reason = interrupter.waitWhilePaused() {
+                        throw Self.stop(reason, paths: paths)
+                    }
+                    emit(.notice("resuming"))
                 case let .restart(reason, singleStream, rangedProbe):
                     restarts += 1
                     guard restarts <= Self.maximumRestarts else {
@@ -57,7 +66,7 @@ struct DownloadJob: Sendable {
                 }
             } catch {
                 if error.code == .cancelled, let reason = interrupter.reason {
-                    throw Self.stopError(reason, paths: nil)
+                    throw Self.stop(reason, paths: nil)
                 }
                 throw error
             }
@@ -67,6 +76,8 @@ struct DownloadJob: Sendable {
     private enum AttemptOutcome {
         case done(DownloadResult)
         case restart(String, singleStream: Bool, rangedProbe: Bool = false)
+        /// Stopped by `pause()`, progress saved; the files are at `paths`.
+        case paused(DestinationPaths)
     }
 
     private func attempt(resource: RemoteResource, started: Double) throws(BraidError) -> AttemptOutcome {
@@ -77,10 +88,13 @@ struct DownloadJob: Sendable {
         )
         let store = ManifestStore(path: paths.manifest)
         if paths.exists(paths.final) && !options.overwrite && !store.exists {
-            throw BraidError(
-                .fileExists,
-                "\(paths.final) already exists; use --force to download it again and replace it"
-            )
+            guard options.skipExistingIfVerified else {
+                throw BraidError(
+                    .fileExists,
+                    "\(paths.final) already exists; use --force to download it again and replace it"
+                )
+            }
+            return .done(try verifyExisting(paths: paths, resource: resource, started: started))
         }
         // Measuring (`braid bench`) fetches part of the file, or writes nothing: no manifest, digest or rename.
         let measuring = options.byteLimit != nil || options.discardData
@@ -150,6 +164,7 @@ struct DownloadJob: Sendable {
             checkpoints = TransferEngine.Checkpoints(store: store, template: template)
         }
         emit(.started(resource: resource, path: paths.final.string, resumedBytes: resumedBytes))
+        emit(.state(.downloading))
 
         let hasher = try expectedDigest.map { digest throws(BraidError) in
             PrefixHasher(algorithm: digest.algorithm, reading: try file.openForReading())
@@ -169,6 +184,7 @@ struct DownloadJob: Sendable {
                 durableInterval: options.durableCheckpointInterval
             ),
             interrupter: interrupter,
+            budget: budget,
             hasher: hasher,
             checkpoints: checkpoints,
             onProgress: { [emit] progress in emit(.progress(progress)) },
@@ -189,8 +205,10 @@ struct DownloadJob: Sendable {
             return .restart("\(reason); probing again with a range request", singleStream: false, rangedProbe: true)
         case let .failed(error):
             throw error
+        case .stopped(.paused):
+            return .paused(paths)
         case let .stopped(reason):
-            throw Self.stopError(reason, paths: segmented ? paths : nil)
+            throw Self.stop(reason, paths: paths, resumable: segmented)
         }
 
         if measuring {
@@ -204,7 +222,7 @@ struct DownloadJob: Sendable {
         }
 
         // Verify: the length always, the digest when one is known.
-        emit(.verifying)
+        emit(.state(.verifying))
         if !segmented { try file.resize(to: length) }
         let size = try file.currentSize()
         if let expected = resource.length, expected != length || size != expected {
@@ -262,6 +280,59 @@ struct DownloadJob: Sendable {
             retries: engine.statistics.retries,
             timeToFirstByte: engine.statistics.timeToFirstByte
         )
+    }
+
+    /// Checks a file already at the destination against the server's length and the expected digest.
+    private func verifyExisting(
+        paths: DestinationPaths,
+        resource: RemoteResource,
+        started: Double
+    ) throws(BraidError) -> DownloadResult {
+        emit(.state(.verifying))
+        let size = DestinationPaths.size(of: paths.final) ?? -1
+        guard resource.length == nil || resource.length == size else {
+            throw BraidError(
+                .fileExists,
+                "\(paths.final) exists with \(size) bytes but the server's file has \(resource.length ?? -1); "
+                    + "use --force to replace it"
+            )
+        }
+        let digest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
+        if let digest {
+            let reader: FileDescriptor
+            do {
+                reader = try FileDescriptor.open(paths.final, .readOnly)
+            } catch {
+                throw BraidError.localIO("cannot open \(paths.final) to verify it: \(PartFile.explain(error))")
+            }
+            let hasher = PrefixHasher(algorithm: digest.algorithm, reading: reader)
+            hasher.advance(to: size)
+            hasher.finish(totalLength: size)
+            let actual = try hasher.waitForDigest()
+            guard actual == digest.bytes else {
+                throw BraidError(
+                    .fileExists,
+                    "\(paths.final) exists but its \(digest.algorithm) does not match (from "
+                        + "\(digest.source.rawValue)); use --force to replace it"
+                )
+            }
+        }
+        emit(
+            .notice(
+                "\(paths.final) is already complete (\(digest.map { "\($0.algorithm) verified" } ?? "length verified"))"
+            ))
+        let result = DownloadResult(
+            path: paths.final.string,
+            bytes: size,
+            verifiedDigest: digest,
+            resumedBytes: size,
+            seconds: TransferEngine.now() - started,
+            fetchedBytes: 0,
+            retries: 0,
+            timeToFirstByte: nil
+        )
+        emit(.completed(result))
+        return result
     }
 
     /// The manifest to resume from, nil to start afresh, or an error for one that must not be used silently.
@@ -332,12 +403,20 @@ struct DownloadJob: Sendable {
         guard let host = components.host, !host.isEmpty else { throw .usage("'\(url)' has no host") }
     }
 
-    private static func stopError(_ reason: StopReason, paths: DestinationPaths?) -> BraidError {
-        let where_ = paths.map { " Progress is saved in \($0.manifest); run the same command again to resume." } ?? ""
+    /// The error that ends a stopped download; a cancellation that asks for it also removes the partial file.
+    private static func stop(_ reason: StopReason, paths: DestinationPaths?, resumable: Bool = true) -> BraidError {
+        let saved =
+            (resumable ? paths : nil).map {
+                " Progress is saved in \($0.manifest); run the same command again to resume."
+            } ?? ""
         switch reason {
-        case .interrupted: return BraidError(.interrupted, "interrupted." + where_)
-        case .paused: return BraidError(.interrupted, "paused." + where_)
-        case .cancelled: return BraidError(.cancelled, "cancelled." + where_)
+        case .interrupted, .paused:
+            return BraidError(.interrupted, "interrupted." + saved)
+        case .cancelled(removingPartialFile: true):
+            paths?.removeDownloadState()
+            return BraidError(.cancelled, "cancelled; the partial download was removed.")
+        case .cancelled(removingPartialFile: false):
+            return BraidError(.cancelled, "cancelled." + saved)
         }
     }
 }

@@ -19,6 +19,10 @@ public struct DownloadOptions: Sendable {
     public var headers: [String] = []
     /// Replace an existing complete file, and discard a manifest that cannot be used.
     public var overwrite = false
+    /// When the destination already holds a file (and no manifest says it is partial), check it instead of
+    /// failing: if its length matches the server's, and its digest the expected one when one is known, the
+    /// download completes without fetching anything. This is how a list is run again.
+    public var skipExistingIfVerified = false
     /// A CA bundle to trust for HTTPS, in PEM.
     public var caCertificatePath: String?
     /// Skip TLS certificate verification (insecure).

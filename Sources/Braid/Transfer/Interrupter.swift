@@ -5,13 +5,13 @@ import Synchronization
 public enum StopReason: Sendable, Equatable {
     /// SIGINT or SIGTERM: save progress and exit.
     case interrupted
-    /// Paused through the API: save progress, keep the partial file.
+    /// Paused through the API: save progress and wait for `resume()`.
     case paused
-    /// Cancelled through the API.
-    case cancelled
+    /// Cancelled through the API, keeping or removing the partial file.
+    case cancelled(removingPartialFile: Bool)
 }
 
-/// Lets another thread stop a running engine and wake its libcurl poll at once.
+/// Lets other threads pause, resume, interrupt or cancel a running download, and wakes its libcurl poll at once.
 final class Interrupter: Sendable {
     private struct State: ~Copyable {
         var reason: StopReason?
@@ -21,23 +21,54 @@ final class Interrupter: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Signalled whenever `reason` changes, for a paused download waiting to go on.
+    private let changed = ConditionLock()
 
     init() {}
 
     var reason: StopReason? { state.withLock { $0.reason } }
 
+    /// Whether the download must end (not merely pause).
+    var isEnding: Bool {
+        switch reason {
+        case .interrupted, .cancelled: true
+        case .paused, nil: false
+        }
+    }
+
+    /// Records why to stop; an interruption or cancellation overrides a pause, never the other way round.
     func stop(_ reason: StopReason) {
         state.withLock { state in
-            if state.reason == nil { state.reason = reason }
+            switch (state.reason, reason) {
+            case (nil, _), (.paused, .interrupted), (.paused, .cancelled): state.reason = reason
+            default: break
+            }
             if let address = state.multi, let multi = UnsafeMutableRawPointer(bitPattern: address) {
                 _ = curl_multi_wakeup(multi)
             }
         }
+        changed.withLock { changed.broadcast() }
     }
 
-    /// Clears a pause so the download can run again.
-    func reset() {
-        state.withLock { $0.reason = nil }
+    /// Lifts a pause.
+    func resume() {
+        state.withLock { state in
+            if state.reason == .paused { state.reason = nil }
+        }
+        changed.withLock { changed.broadcast() }
+    }
+
+    /// Blocks while paused; returns the reason to end, or nil to go on.
+    func waitWhilePaused() -> StopReason? {
+        changed.lock()
+        defer { changed.unlock() }
+        while true {
+            switch reason {
+            case .paused: changed.wait()
+            case nil: return nil
+            case let other: return other
+            }
+        }
     }
 
     func register(_ multi: MultiHandle) {

@@ -43,6 +43,9 @@ final class TransferEngine {
 
     private let configuration: Configuration
     private let interrupter: Interrupter
+    private let budget: ConnectionBudget?
+    /// The host connections go to, for the shared budget.
+    private let host: String
     private let hasher: PrefixHasher?
     private let checkpoints: Checkpoints?
     private let syncer: DurabilitySyncer?
@@ -79,6 +82,7 @@ final class TransferEngine {
         scheduler: SegmentScheduler,
         configuration: Configuration,
         interrupter: Interrupter,
+        budget: ConnectionBudget? = nil,
         hasher: PrefixHasher?,
         checkpoints: Checkpoints?,
         onProgress: @escaping (DownloadProgress) -> Void,
@@ -89,6 +93,8 @@ final class TransferEngine {
         self.scheduler = scheduler
         self.configuration = configuration
         self.interrupter = interrupter
+        self.budget = budget
+        host = URLComponents(string: resource.resolvedURL)?.host?.lowercased() ?? ""
         self.hasher = hasher
         self.checkpoints = checkpoints
         self.syncer = checkpoints == nil ? nil : DurabilitySyncer(file: file)
@@ -186,6 +192,7 @@ final class TransferEngine {
 
         for connection in connections where connection.segment != nil {
             multi.remove(connection.easy)
+            budget?.release(host: host)
             if let segment = connection.finish() {
                 _ = scheduler.ended(segment: segment, failure: nil, now: Self.now(), random: 0)
             }
@@ -245,7 +252,11 @@ final class TransferEngine {
     private func startConnections(now: Double) {
         guard scheduler.hasWork(now: now) else { return }
         for connection in connections where connection.segment == nil {
-            guard let index = scheduler.assign(connection: connection.id, now: now) else { return }
+            if let budget, !budget.acquire(host: host, holding: scheduler.activeCount) { return }
+            guard let index = scheduler.assign(connection: connection.id, now: now) else {
+                budget?.release(host: host)
+                return
+            }
             let segment = scheduler.segments[index]
             let start = segment.start + segment.flushed
             if usesRanges {
@@ -264,6 +275,7 @@ final class TransferEngine {
     private func handleFinished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {
         guard let connection = connections.first(where: { $0.easy.raw == handle }) else { return }
         multi.remove(connection.easy)
+        budget?.release(host: host)
         if result == CURLE_OK { connection.validateIfNeeded() }
         let stop = connection.stop
         let detail = connection.easy.describe(result)

@@ -1,0 +1,86 @@
+/// A list of downloads, one URL per line, as `braid -i FILE` reads it (the format aria2c users know):
+///
+/// ```
+/// # comments and blank lines are ignored
+/// https://example.org/a.iso
+///   out=alpha.iso
+///   checksum=sha-256=9f86d0…
+///   connections=4
+///   header=Authorization: Bearer …
+/// https://one.example/b.bin	https://two.example/b.bin
+/// ```
+///
+/// Indented `key=value` lines set options for the URL above them. Several URLs on one line, separated by tabs,
+/// are mirrors of the same file.
+public struct DownloadList: Sendable, Equatable {
+    /// One file to download.
+    public struct Entry: Sendable, Equatable {
+        /// The URL, then its mirrors.
+        public var urls: [String]
+        /// `out=`: the file name within the output directory.
+        public var output: String?
+        /// `checksum=ALG=HEX`.
+        public var checksum: ExpectedDigest?
+        /// `connections=N`.
+        public var connections: Int?
+        /// `header=Name: value`, repeatable.
+        public var headers: [String] = []
+        /// The line the URL was on, for messages.
+        public var line: Int
+    }
+
+    public var entries: [Entry]
+
+    /// Parses the list; a malformed line throws a usage error naming the line.
+    public init(parsing text: String) throws(BraidError) {
+        var entries: [Entry] = []
+        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = offset + 1
+            var line = Substring(rawLine)
+            if line.hasSuffix("\r") { line = line.dropLast() }
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            if let first = line.first, first == " " || first == "\t" {
+                guard !entries.isEmpty else {
+                    throw .usage("line \(number): an option line ('\(trimmed)') must follow a URL")
+                }
+                try Self.apply(option: trimmed, line: number, to: &entries[entries.count - 1])
+            } else {
+                let urls = line.split(separator: "\t").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+                entries.append(Entry(urls: urls, line: number))
+            }
+        }
+        self.entries = entries
+    }
+
+    private static func apply(option: String, line: Int, to entry: inout Entry) throws(BraidError) {
+        guard let equals = option.firstIndex(of: "=") else {
+            throw .usage("line \(line): expected key=value, got '\(option)'")
+        }
+        let key = option[..<equals].trimmingWhitespace().lowercased()
+        let value = String(option[option.index(after: equals)...]).trimmingWhitespace()
+        switch key {
+        case "out":
+            guard let name = ContentDisposition.sanitise(value), name == value else {
+                throw .usage("line \(line): out= takes a plain file name, got '\(value)'")
+            }
+            entry.output = name
+        case "checksum":
+            do {
+                entry.checksum = try ExpectedDigest(checksumArgument: value)
+            } catch {
+                throw .usage("line \(line): \(error.message)")
+            }
+        case "connections":
+            guard let count = Int(value), count >= 1, count <= 1024 else {
+                throw .usage("line \(line): connections= takes a number from 1 to 1024, got '\(value)'")
+            }
+            entry.connections = count
+        case "header":
+            guard value.contains(":") else { throw .usage("line \(line): header= takes 'Name: value', got '\(value)'") }
+            entry.headers.append(value)
+        default:
+            throw .usage("line \(line): unknown option '\(key)' (use out, checksum, connections or header)")
+        }
+    }
+}

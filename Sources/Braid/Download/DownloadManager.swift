@@ -1,0 +1,72 @@
+/// Runs many downloads under shared limits: how many at once, how many connections in all, and how many to any
+/// one host. A failing download does not stop the others.
+///
+/// ```swift
+/// let manager = DownloadManager(limits: .init(concurrentDownloads: 3, maximumConnectionsPerHost: 8))
+/// let downloads = urls.map { manager.makeDownload(url: $0, options: options) }
+/// let outcomes = await manager.run(downloads)
+/// ```
+public final class DownloadManager: Sendable {
+    /// The limits every download of the manager shares.
+    public struct Limits: Sendable, Equatable {
+        /// Downloads running at once; the rest wait in the `queued` state.
+        public var concurrentDownloads: Int
+        /// Connections across all running downloads.
+        public var maximumConnections: Int
+        /// Connections to any one host across all running downloads.
+        public var maximumConnectionsPerHost: Int
+
+        public init(concurrentDownloads: Int = 3, maximumConnections: Int = 48, maximumConnectionsPerHost: Int = 16) {
+            self.concurrentDownloads = concurrentDownloads
+            self.maximumConnections = maximumConnections
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        }
+    }
+
+    public let limits: Limits
+    private let budget: ConnectionBudget
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+        budget = ConnectionBudget(
+            maximumConnections: limits.maximumConnections,
+            maximumPerHost: limits.maximumConnectionsPerHost
+        )
+    }
+
+    /// A download whose connections count against this manager's limits.
+    public func makeDownload(url: String, options: DownloadOptions) -> Download {
+        Download(url: url, options: options, budget: budget)
+    }
+
+    /// Runs `downloads`, at most `limits.concurrentDownloads` at a time, in order, and returns each one's outcome
+    /// in the same order.
+    public func run(_ downloads: [Download]) async -> [Result<DownloadResult, BraidError>] {
+        var outcomes = [Result<DownloadResult, BraidError>?](repeating: nil, count: downloads.count)
+        await withTaskGroup(of: (Int, Result<DownloadResult, BraidError>).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < downloads.count else { return }
+                let index = next
+                let download = downloads[index]
+                next += 1
+                group.addTask {
+                    do throws(BraidError) {
+                        return (index, .success(try await download.run()))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<max(1, limits.concurrentDownloads) { startNext() }
+            while let (index, outcome) = await group.next() {
+                outcomes[index] = outcome
+                startNext()
+            }
+        }
+        return outcomes.map { $0! }
+    }
+
+    /// Connections in use now across the manager's downloads.
+    public var connectionsInUse: Int { budget.inUse.total }
+}
