@@ -8,6 +8,9 @@ public struct DownloadOptions: Sendable {
     }
 
     public var destination: Destination = .directory(".")
+    /// Other URLs serving the same file: segments are spread across all of them, and a mirror that keeps failing
+    /// (or serves a different length) is dropped.
+    public var mirrors: [String] = []
     /// Parallel connections (segments fetched at once).
     public var connections = 8
     /// How many pieces the file is planned in per connection. More pieces keep the verifier's in-order prefix
