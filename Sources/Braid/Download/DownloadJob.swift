@@ -27,6 +27,7 @@ struct DownloadJob: Sendable {
     func run() throws(BraidError) -> DownloadResult {
         let started = TransferEngine.now()
         try Self.validate(url: url)
+        for mirror in options.mirrors { try Self.validate(url: mirror) }
         try options.validate()
         try DestinationPaths.checkWritableDirectory(for: options.destination)
 
@@ -45,7 +46,8 @@ struct DownloadJob: Sendable {
             do throws(BraidError) {
                 var resource = try prober.probe(url)
                 if forceSingleStream { resource.acceptsRanges = false }
-                let outcome = try attempt(resource: resource, started: started)
+                let mirrors = usableMirrors(of: resource, prober: prober)
+                let outcome = try attempt(resource: resource, mirrors: mirrors, started: started)
                 switch outcome {
                 case let .done(result):
                     return result
@@ -80,7 +82,39 @@ struct DownloadJob: Sendable {
         case paused(DestinationPaths)
     }
 
-    private func attempt(resource: RemoteResource, started: Double) throws(BraidError) -> AttemptOutcome {
+    /// Probes each mirror; keeps those that serve the same length and, for a segmented download, byte ranges.
+    private func usableMirrors(of resource: RemoteResource, prober: Prober) -> [RemoteResource] {
+        guard resource.isSegmentable else {
+            if !options.mirrors.isEmpty {
+                emit(.notice("ignoring mirrors: the file cannot be split into ranges"))
+            }
+            return []
+        }
+        var prober = prober
+        prober.retryPolicy.maximumAttempts = min(2, prober.retryPolicy.maximumAttempts)
+        return options.mirrors.compactMap { mirror in
+            do throws(BraidError) {
+                let candidate = try prober.probe(mirror)
+                guard candidate.length == resource.length, candidate.isSegmentable else {
+                    emit(
+                        .notice(
+                            "dropping mirror \(mirror): it serves \(candidate.length ?? -1) bytes without ranges or of another length"
+                        ))
+                    return nil
+                }
+                return candidate
+            } catch {
+                emit(.notice("dropping mirror \(mirror): \(error.message)"))
+                return nil
+            }
+        }
+    }
+
+    private func attempt(
+        resource: RemoteResource,
+        mirrors: [RemoteResource],
+        started: Double
+    ) throws(BraidError) -> AttemptOutcome {
         let paths = DestinationPaths.resolve(
             options.destination,
             suggestedFilename: resource.suggestedFilename,
@@ -174,6 +208,7 @@ struct DownloadJob: Sendable {
 
         let engine = TransferEngine(
             resource: resource,
+            mirrors: mirrors,
             file: file,
             scheduler: scheduler,
             configuration: TransferEngine.Configuration(
@@ -188,7 +223,8 @@ struct DownloadJob: Sendable {
             hasher: hasher,
             checkpoints: checkpoints,
             onProgress: { [emit] progress in emit(.progress(progress)) },
-            onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) }
+            onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
+            onNotice: { [emit] message in emit(.notice(message)) }
         )
         let length: Int64
         switch engine.run() {

@@ -16,7 +16,7 @@ import CCurl
 /// (`Range: bytes=0-0`) settles it from `Content-Range`.
 struct Prober {
     let options: RequestOptions
-    let retryPolicy: RetryPolicy
+    var retryPolicy: RetryPolicy
     var onRetry: @Sendable (String, Double) -> Void = { _, _ in }
     var isCancelled: @Sendable () -> Bool = { false }
     /// Whether a HEAD that promises ranges is enough; when it has lied about the length, a ranged GET decides.

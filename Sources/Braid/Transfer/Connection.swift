@@ -33,6 +33,8 @@ final class Connection {
     unowned let engine: TransferEngine
 
     private(set) var segment: Int?
+    /// The index of the engine's source this connection fetches from; -1 before its first request.
+    private(set) var source = -1
     /// The range asked for: `requestStart ..< requestEnd`.
     private(set) var requestStart: Int64 = 0
     private(set) var requestEnd: Int64 = 0
@@ -67,9 +69,10 @@ final class Connection {
     }
 
     /// Prepares the handle for fetching `start ..< end` of `segment`.
-    func begin(segment: Int, from start: Int64, to end: Int64, skip: Int64) {
+    func begin(segment: Int, source: Int, from start: Int64, to end: Int64, skip: Int64) {
         precondition(self.segment == nil, "Invalid state: connection \(id) is busy")
         self.segment = segment
+        self.source = source
         requestStart = start
         requestEnd = end
         self.skip = skip
@@ -198,14 +201,14 @@ final class Connection {
     /// exactly the range and total length that were asked for.
     private func validate() -> Bool {
         let status = headers.status
-        let resource = engine.resource
+        let resource = engine.sources[source].resource
         switch status {
         case 206 where engine.usesRanges:
             guard let header = headers["content-range"], let contentRange = ContentRange(header) else {
                 return fail(protocol: "the server's 206 response has no valid Content-Range")
             }
             if contentRange.range == requestStart...(requestEnd - 1), let total = contentRange.completeLength,
-                total != resource.length
+                total != engine.resource.length
             {
                 stop = .lengthDisagrees(
                     "the server's Content-Range says the file is \(total) bytes, its HEAD said \(resource.length ?? -1)"
@@ -213,7 +216,7 @@ final class Connection {
                 return false
             }
             guard contentRange.range == requestStart...(requestEnd - 1),
-                contentRange.completeLength == resource.length
+                contentRange.completeLength == engine.resource.length
             else {
                 return fail(
                     protocol: "the server answered bytes \(requestStart)-\(requestEnd - 1)/\(resource.length ?? -1) "

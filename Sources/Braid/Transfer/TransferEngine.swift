@@ -44,13 +44,14 @@ final class TransferEngine {
     private let configuration: Configuration
     private let interrupter: Interrupter
     private let budget: ConnectionBudget?
-    /// The host connections go to, for the shared budget.
-    private let host: String
+    /// The URL and its mirrors; connections spread over the ones still alive.
+    private(set) var sources: [Source]
     private let hasher: PrefixHasher?
     private let checkpoints: Checkpoints?
     private let syncer: DurabilitySyncer?
     private let onProgress: (DownloadProgress) -> Void
     private let onRetry: (String, Double) -> Void
+    private let onNotice: (String) -> Void
     private let multi: MultiHandle
     private var connections: [Connection] = []
     private var outcome: Outcome?
@@ -78,6 +79,7 @@ final class TransferEngine {
 
     init(
         resource: RemoteResource,
+        mirrors: [RemoteResource] = [],
         file: PartFile,
         scheduler: SegmentScheduler,
         configuration: Configuration,
@@ -86,7 +88,8 @@ final class TransferEngine {
         hasher: PrefixHasher?,
         checkpoints: Checkpoints?,
         onProgress: @escaping (DownloadProgress) -> Void,
-        onRetry: @escaping (String, Double) -> Void
+        onRetry: @escaping (String, Double) -> Void,
+        onNotice: @escaping (String) -> Void = { _ in }
     ) {
         self.resource = resource
         self.file = file
@@ -94,12 +97,15 @@ final class TransferEngine {
         self.configuration = configuration
         self.interrupter = interrupter
         self.budget = budget
-        host = URLComponents(string: resource.resolvedURL)?.host?.lowercased() ?? ""
+        sources = ([resource] + mirrors).map {
+            Source(resource: $0, options: configuration.requestOptions, usesRanges: configuration.usesRanges)
+        }
         self.hasher = hasher
         self.checkpoints = checkpoints
         self.syncer = checkpoints == nil ? nil : DurabilitySyncer(file: file)
         self.onProgress = onProgress
         self.onRetry = onRetry
+        self.onNotice = onNotice
         multi = MultiHandle(maximumConnections: configuration.connections)
     }
 
@@ -192,7 +198,8 @@ final class TransferEngine {
 
         for connection in connections where connection.segment != nil {
             multi.remove(connection.easy)
-            budget?.release(host: host)
+            sources[connection.source].activeConnections -= 1
+            budget?.release(host: sources[connection.source].host)
             if let segment = connection.finish() {
                 _ = scheduler.ended(segment: segment, failure: nil, now: Self.now(), random: 0)
             }
@@ -235,13 +242,6 @@ final class TransferEngine {
 
     private func configure(_ connection: Connection) {
         let easy = connection.easy
-        let originalHost = URLComponents(string: resource.requestedURL)?.host
-        let resolvedHost = URLComponents(string: resource.resolvedURL)?.host
-        var headers = configuration.requestOptions.headers(forHost: resolvedHost, originalHost: originalHost)
-        if usesRanges, let validator = resource.ifRangeValidator {
-            headers.append("If-Range: \(validator)")
-        }
-        easy.configure(url: resource.resolvedURL, options: configuration.requestOptions, headers: headers)
         let context = Unmanaged.passUnretained(connection).toOpaque()
         easy.set(CURLOPT_HEADERDATA, pointer: context)
         easy.set(CURLOPT_HEADERFUNCTION, callback: Connection.headerCallback)
@@ -249,22 +249,39 @@ final class TransferEngine {
         easy.set(CURLOPT_WRITEFUNCTION, callback: Connection.writeCallback)
     }
 
+    /// The live source with the fewest connections: segments spread evenly over the URL and its mirrors.
+    private func chooseSource() -> Int? {
+        sources.indices.filter { sources[$0].alive }.min {
+            sources[$0].activeConnections < sources[$1].activeConnections
+        }
+    }
+
     private func startConnections(now: Double) {
         guard scheduler.hasWork(now: now) else { return }
         for connection in connections where connection.segment == nil {
-            if let budget, !budget.acquire(host: host, holding: scheduler.activeCount) { return }
+            guard let source = chooseSource() else { return }
+            if let budget, !budget.acquire(host: sources[source].host, holding: scheduler.activeCount) { return }
             guard let index = scheduler.assign(connection: connection.id, now: now) else {
-                budget?.release(host: host)
+                budget?.release(host: sources[source].host)
                 return
             }
+            if connection.source != source {
+                // A different server: point the handle there (its keep-alive connection to the old one is pooled).
+                connection.easy.configure(
+                    url: sources[source].resource.resolvedURL,
+                    options: configuration.requestOptions,
+                    headers: sources[source].headers
+                )
+            }
+            sources[source].activeConnections += 1
             let segment = scheduler.segments[index]
             let start = segment.start + segment.flushed
             if usesRanges {
-                connection.begin(segment: index, from: start, to: segment.end, skip: 0)
+                connection.begin(segment: index, source: source, from: start, to: segment.end, skip: 0)
                 connection.easy.set(CURLOPT_RANGE, "\(start)-\(segment.end - 1)")
             } else {
                 // Without ranges the body always starts at byte 0: skip what is already on disk.
-                connection.begin(segment: index, from: 0, to: segment.end, skip: segment.flushed)
+                connection.begin(segment: index, source: source, from: 0, to: segment.end, skip: segment.flushed)
                 connection.easy.set(CURLOPT_RANGE, nil as String?)
             }
             connection.easy.clearError()
@@ -275,7 +292,9 @@ final class TransferEngine {
     private func handleFinished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {
         guard let connection = connections.first(where: { $0.easy.raw == handle }) else { return }
         multi.remove(connection.easy)
-        budget?.release(host: host)
+        let source = connection.source
+        sources[source].activeConnections -= 1
+        budget?.release(host: sources[source].host)
         if result == CURLE_OK { connection.validateIfNeeded() }
         let stop = connection.stop
         let detail = connection.easy.describe(result)
@@ -288,11 +307,11 @@ final class TransferEngine {
         case let .failure(kind):
             failure = kind
         case let .remoteChanged(message):
-            outcome = .remoteChanged(message)
+            failure = dropOrEnd(source, because: message, otherwise: .remoteChanged(message))
         case .rangesIgnored:
-            outcome = .rangesIgnored
+            failure = dropOrEnd(source, because: "it ignores byte ranges", otherwise: .rangesIgnored)
         case let .lengthDisagrees(message):
-            outcome = .lengthDisagrees(message)
+            failure = dropOrEnd(source, because: message, otherwise: .lengthDisagrees(message))
         case nil:
             if result != CURLE_OK {
                 failure = FailureKind.classify(result, detail: detail)
@@ -300,6 +319,7 @@ final class TransferEngine {
                 scheduler.endUnknownLength(segment: segment)
             }
         }
+        failure = account(failure, on: source)
         let action = scheduler.ended(segment: segment, failure: failure, now: Self.now(), random: .random(in: 0...1))
         switch action {
         case .completed:
@@ -310,6 +330,38 @@ final class TransferEngine {
         case let .fail(code, message):
             outcome = outcome ?? .failed(BraidError(code, message, httpStatus: connection.headers.status))
         }
+    }
+
+    /// Tracks a source's health. While another source is alive, one that fails fatally or too often is dropped
+    /// and the segment retried elsewhere; the last source's failures count as they are.
+    private func account(_ failure: FailureKind?, on source: Int) -> FailureKind? {
+        guard let failure else {
+            sources[source].failures = 0
+            return nil
+        }
+        sources[source].failures += 1
+        let fatal: Bool
+        if case .fatal = failure { fatal = true } else { fatal = false }
+        guard fatal || sources[source].failures >= Source.maximumFailures,
+            sources.indices.contains(where: { $0 != source && sources[$0].alive }), sources[source].alive
+        else { return failure }
+        drop(source, because: failure.message)
+        return .transient(.network, "retrying on another mirror", retryAfter: 0, refusedConnection: false)
+    }
+
+    /// A source serves something else than the file: drop it if another is alive, else end with `outcome`.
+    private func dropOrEnd(_ source: Int, because reason: String, otherwise end: Outcome) -> FailureKind? {
+        guard sources.indices.contains(where: { $0 != source && sources[$0].alive }) else {
+            outcome = outcome ?? end
+            return nil
+        }
+        if sources[source].alive { drop(source, because: reason) }
+        return .transient(.network, "retrying on another mirror", retryAfter: 0, refusedConnection: false)
+    }
+
+    private func drop(_ source: Int, because reason: String) {
+        sources[source].alive = false
+        onNotice("dropping \(sources[source].resource.requestedURL): \(reason)")
     }
 
     private func publishPrefix() {
