@@ -34,10 +34,10 @@ public struct DownloadList: Sendable, Equatable {
     /// Parses the list; a malformed line throws a usage error naming the line.
     public init(parsing text: String) throws(BraidError) {
         var entries: [Entry] = []
-        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character in Swift, so lines are split on each kind of line break, not on "\n" alone.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
+        for (offset, line) in lines.enumerated() {
             let number = offset + 1
-            var line = Substring(rawLine)
-            if line.hasSuffix("\r") { line = line.dropLast() }
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             if let first = line.first, first == " " || first == "\t" {

@@ -68,5 +68,5 @@ public final class DownloadManager: Sendable {
     }
 
     /// Connections in use now across the manager's downloads.
-    public var connectionsInUse: Int { budget.inUse.total }
+    public var connectionsInUse: Int { budget.inUse }
 }

@@ -46,6 +46,8 @@ final class TransferEngine {
     private let budget: ConnectionBudget?
     /// The URL and its mirrors; connections spread over the ones still alive.
     private(set) var sources: [Source]
+    /// This engine's place in the shared budget, per source (each source's host is budgeted on its own).
+    private var budgetTickets: [Int: Int] = [:]
     private let hasher: PrefixHasher?
     private let checkpoints: Checkpoints?
     private let syncer: DurabilitySyncer?
@@ -112,8 +114,12 @@ final class TransferEngine {
     /// Runs until every segment is complete, the download fails, or it is stopped.
     func run() -> Outcome {
         interrupter.register(multi)
+        if let budget {
+            for index in sources.indices { budgetTickets[index] = budget.register(host: sources[index].host) }
+        }
         defer {
             interrupter.unregister()
+            for ticket in budgetTickets.values { budget?.unregister(ticket) }
             for connection in connections where connection.segment != nil {
                 multi.remove(connection.easy)
             }
@@ -199,7 +205,7 @@ final class TransferEngine {
         for connection in connections where connection.segment != nil {
             multi.remove(connection.easy)
             sources[connection.source].activeConnections -= 1
-            budget?.release(host: sources[connection.source].host)
+            if let ticket = budgetTickets[connection.source] { budget?.release(ticket) }
             if let segment = connection.finish() {
                 _ = scheduler.ended(segment: segment, failure: nil, now: Self.now(), random: 0)
             }
@@ -260,9 +266,9 @@ final class TransferEngine {
         guard scheduler.hasWork(now: now) else { return }
         for connection in connections where connection.segment == nil {
             guard let source = chooseSource() else { return }
-            if let budget, !budget.acquire(host: sources[source].host, holding: scheduler.activeCount) { return }
+            if let budget, let ticket = budgetTickets[source], !budget.acquire(ticket) { return }
             guard let index = scheduler.assign(connection: connection.id, now: now) else {
-                budget?.release(host: sources[source].host)
+                if let ticket = budgetTickets[source] { budget?.release(ticket) }
                 return
             }
             if connection.source != source {
@@ -294,7 +300,7 @@ final class TransferEngine {
         multi.remove(connection.easy)
         let source = connection.source
         sources[source].activeConnections -= 1
-        budget?.release(host: sources[source].host)
+        if let ticket = budgetTickets[source] { budget?.release(ticket) }
         if result == CURLE_OK { connection.validateIfNeeded() }
         let stop = connection.stop
         let detail = connection.easy.describe(result)

@@ -1,0 +1,141 @@
+import Braid
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// The public API as an embedding app uses it: pause and resume without `run()` returning, cancel keeping or
+/// removing the partial file, and a manager whose downloads share connection caps.
+@Suite("library API")
+struct LibraryAPITests {
+    static let content = TestContent(seed: 41, size: 8 << 20)
+
+    static func server(rate: Int = 2 << 20) throws -> TestServer {
+        let server = TestServer(routes: ["/f": .init(content: content, faults: [.throttle(bytesPerSecond: rate)])])
+        try server.start()
+        return server
+    }
+
+    static func options(_ directory: TemporaryDirectory, name: String = "out.bin") -> DownloadOptions {
+        var options = DownloadOptions()
+        options.destination = .file(directory.appending(name).path)
+        options.connections = 4
+        options.syncOnCompletion = false
+        return options
+    }
+
+    /// Records a download's states and whether bytes have arrived.
+    final class Observer: Sendable {
+        let states = Mutex<[DownloadState]>([])
+        let downloaded = Mutex<Int64>(0)
+
+        func watch(_ download: Download) -> Task<Void, Never> {
+            Task {
+                for await event in download.events {
+                    switch event {
+                    case let .state(state): states.withLock { $0.append(state) }
+                    case let .progress(progress): downloaded.withLock { $0 = progress.downloadedBytes }
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("pause saves progress and holds; resume finishes; run() returns once, with the right file")
+    func pauseAndResume() async throws {
+        let server = try Self.server()
+        let directory = try TemporaryDirectory(prefix: "braid-api")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let download = Download(url: server.url("/f"), options: Self.options(directory))
+        let observer = Observer()
+        let watching = observer.watch(download)
+        let running = Task { try await download.run() }
+
+        try await Polling.until("bytes to arrive", timeout: .seconds(30)) { observer.downloaded.withLock { $0 } > 0 }
+        download.pause()
+        try await Polling.until("the paused state", timeout: .seconds(30)) { download.state == .paused }
+        let manifest = try #require(ManifestFile(at: directory.appending("out.bin.braid")))
+        #expect(manifest.done > 0 && manifest.done < Int64(Self.content.size))
+        download.resume()
+
+        let result = try await running.value
+        await watching.value
+        #expect(try Self.content.firstDifference(fromFileAt: result.path) == nil)
+        let states = observer.states.withLock { $0 }
+        #expect(states.contains(.paused))
+        #expect(states.last == .completed)
+        #expect(download.state == .completed)
+    }
+
+    @Test("cancel keeping the partial file lets a new download resume it", arguments: [false, true])
+    func cancel(removingPartialFile: Bool) async throws {
+        let server = try Self.server()
+        let directory = try TemporaryDirectory(prefix: "braid-api")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let download = Download(url: server.url("/f"), options: Self.options(directory))
+        let observer = Observer()
+        let watching = observer.watch(download)
+        let running = Task { try await download.run() }
+        try await Polling.until("bytes to arrive", timeout: .seconds(30)) {
+            (ManifestFile(at: directory.appending("out.bin.braid"))?.done ?? 0) > 0
+        }
+
+        download.cancel(removingPartialFile: removingPartialFile)
+
+        let outcome = await running.result
+        await watching.value
+        #expect((try? outcome.get()) == nil)
+        if case let .failure(error) = outcome { #expect((error as? BraidError)?.code == .cancelled) }
+        #expect(download.state == .cancelled)
+        let part = directory.appending("out.bin.part").path
+        #expect(FileManager.default.fileExists(atPath: part) == !removingPartialFile)
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("out.bin").path))
+
+        let again = try await Download(url: server.url("/f"), options: Self.options(directory)).run()
+        #expect(try Self.content.firstDifference(fromFileAt: again.path) == nil)
+        #expect((again.resumedBytes > 0) == !removingPartialFile)
+    }
+
+    @Test("a manager's downloads share the per-host connection cap")
+    func managerCaps() async throws {
+        let server = try Self.server(rate: 4 << 20)
+        let directory = try TemporaryDirectory(prefix: "braid-api")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let manager = DownloadManager(
+            limits: .init(concurrentDownloads: 3, maximumConnections: 48, maximumConnectionsPerHost: 5)
+        )
+        let downloads = (0..<3).map { index in
+            var options = Self.options(directory, name: "file\(index).bin")
+            options.connections = 8
+            return manager.makeDownload(url: server.url("/f"), options: options)
+        }
+        let peak = Mutex(0)
+        let sampling = Task {
+            while !Task.isCancelled {
+                let now = manager.connectionsInUse
+                peak.withLock { $0 = max($0, now) }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+
+        let outcomes = await manager.run(downloads)
+        sampling.cancel()
+
+        for outcome in outcomes {
+            #expect(try Self.content.firstDifference(fromFileAt: try outcome.get().path) == nil)
+        }
+        #expect(peak.withLock { $0 } <= 5, "never more than 5 connections to the one host")
+        #expect(peak.withLock { $0 } >= 3, "all three downloads ran at once")
+    }
+}
