@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -18,6 +19,9 @@ import Synchronization
 /// While it runs, `pause()` saves progress and holds the download until `resume()`, without `run()` returning;
 /// `cancel(removingPartialFile:)` ends it. Progress is saved as it goes: a new `Download` of the same URL and
 /// destination, in this process or another, resumes where an earlier one stopped.
+///
+/// Braid logs through `Logger.current` as it is when `run()` is called (bind one with swift-log's `withLogger`):
+/// restarts and dropped mirrors at `info`, retries and state changes at `debug`, every request at `trace`.
 public final class Download: Sendable {
     /// The URL as given.
     public let url: String
@@ -56,8 +60,17 @@ public final class Download: Sendable {
             return !started
         }
         guard first else { throw BraidError(.usage, "this download has already been run; create a new Download") }
-        let job = DownloadJob(url: url, options: options, interrupter: interrupter, budget: budget) { [self] event in
+        var logger = Logger.current
+        logger[metadataKey: "braid.url"] = "\(url)"
+        let job = DownloadJob(
+            url: url,
+            options: options,
+            interrupter: interrupter,
+            budget: budget,
+            logger: logger
+        ) { [self, logger] event in
             if case let .state(state) = event { currentState.withLock { $0 = state } }
+            Self.log(event, to: logger)
             continuation.yield(event)
         }
         let result: Result<DownloadResult, BraidError> = await withCheckedContinuation { waiter in
@@ -74,6 +87,32 @@ public final class Download: Sendable {
         continuation.yield(.state(final))
         continuation.finish()
         return try result.get()
+    }
+
+    private static func log(_ event: DownloadEvent, to logger: Logger) {
+        switch event {
+        case let .state(state):
+            logger.debug("state", metadata: ["braid.state": "\(state.rawValue)"])
+        case let .started(resource, path, resumed):
+            logger.debug(
+                "started",
+                metadata: [
+                    "braid.path": "\(path)", "braid.length": "\(resource.length ?? -1)",
+                    "braid.resumed": "\(resumed)", "braid.segmented": "\(resource.isSegmentable)",
+                ]
+            )
+        case .progress:
+            break
+        case let .retry(reason, delay):
+            logger.debug("retry", metadata: ["braid.reason": "\(reason)", "braid.delay": "\(delay)"])
+        case let .notice(message):
+            logger.info("\(message)")
+        case let .completed(result):
+            logger.debug(
+                "completed",
+                metadata: ["braid.bytes": "\(result.bytes)", "braid.fetched": "\(result.fetchedBytes)"]
+            )
+        }
     }
 
     /// Saves progress and holds the download until `resume()`; `run()` keeps waiting meanwhile.

@@ -1,3 +1,4 @@
+import Logging
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -20,6 +21,7 @@ struct DownloadJob: Sendable {
     let interrupter: Interrupter
     /// Connections shared with other downloads of a `DownloadManager`, if any.
     let budget: ConnectionBudget?
+    let logger: Logger
     let emit: @Sendable (DownloadEvent) -> Void
 
     private static let maximumRestarts = 3
@@ -216,7 +218,8 @@ struct DownloadJob: Sendable {
                 connections: segmented ? options.connections : 1,
                 requestOptions: options.requestOptions,
                 retryPolicy: options.retryPolicy,
-                durableInterval: options.durableCheckpointInterval
+                durableInterval: options.durableCheckpointInterval,
+                logger: logger
             ),
             interrupter: interrupter,
             budget: budget,

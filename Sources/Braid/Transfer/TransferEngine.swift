@@ -1,5 +1,6 @@
 import CCurl
 import Dispatch
+import Logging
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -25,6 +26,7 @@ final class TransferEngine {
         var checkpointInterval: Double = 0.1
         var durableInterval: Double = 5
         var progressInterval: Double = 0.25
+        var logger = Logger(label: "braid", factory: { _ in SwiftLogNoOpLogHandler() })
     }
 
     enum Outcome {
@@ -291,6 +293,14 @@ final class TransferEngine {
                 connection.easy.set(CURLOPT_RANGE, nil as String?)
             }
             connection.easy.clearError()
+            configuration.logger.trace(
+                "request",
+                metadata: [
+                    "braid.source": "\(sources[source].resource.resolvedURL)",
+                    "braid.range": "\(connection.requestStart)-\(connection.requestEnd - 1)",
+                    "braid.connection": "\(connection.id)",
+                ]
+            )
             multi.add(connection.easy)
         }
     }
@@ -304,6 +314,13 @@ final class TransferEngine {
         if result == CURLE_OK { connection.validateIfNeeded() }
         let stop = connection.stop
         let detail = connection.easy.describe(result)
+        configuration.logger.trace(
+            "response",
+            metadata: [
+                "braid.connection": "\(connection.id)", "braid.status": "\(connection.headers.status)",
+                "braid.result": "\(result == CURLE_OK ? "ok" : detail)", "braid.stop": "\(String(describing: stop))",
+            ]
+        )
         guard let segment = connection.finish() else { return }
 
         var failure: FailureKind?
