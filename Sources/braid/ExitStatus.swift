@@ -26,4 +26,10 @@ enum ExitStatus: Int32 {
         default: self = .failure
         }
     }
+
+    /// A list's status: success when every download succeeded, else the status of the first that failed, in
+    /// list order.
+    init(_ outcomes: [DownloadOutcome]) {
+        self = outcomes.lazy.compactMap(\.error).first.map { ExitStatus($0.code) } ?? .success
+    }
 }

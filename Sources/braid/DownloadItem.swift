@@ -1,0 +1,17 @@
+/// One download of a `braid` run as the output names it: its number in the list (1 for a single URL), its URL,
+/// and the `out=` name the list gave it, if any.
+struct DownloadItem: Sendable {
+    /// 1-based position in the list.
+    let id: Int
+    let url: String
+    let output: String?
+
+    /// A short name for messages before the destination is known: the `out=` name, else the URL's last path
+    /// component, else the URL.
+    var name: String {
+        if let output { return output }
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let withoutScheme = path.split(separator: "/", omittingEmptySubsequences: true).dropFirst(2)
+        return withoutScheme.last.map(String.init) ?? url
+    }
+}

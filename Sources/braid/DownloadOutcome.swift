@@ -1,0 +1,76 @@
+import Braid
+
+/// How one download of a `braid` run ended, for the `done` or `error` event and the summary.
+struct DownloadOutcome: Sendable {
+    let item: DownloadItem
+    /// The final path, once the download chose it.
+    let path: String?
+    let result: Result<DownloadResult, BraidError>
+    /// Whether the file was already complete and verified, so nothing was fetched.
+    let skipped: Bool
+    /// Wall time of this download in this run.
+    let seconds: Double
+
+    var error: BraidError? {
+        if case let .failure(error) = result { return error }
+        return nil
+    }
+
+    /// The name to show: the final file's name when known.
+    var name: String {
+        guard let path, let last = path.split(separator: "/").last else { return item.name }
+        return String(last)
+    }
+
+    /// `completed`, `skipped`, `failed` or `interrupted`, as the summary reports it.
+    var outcome: String {
+        switch result {
+        case .success: return skipped ? "skipped" : "completed"
+        case let .failure(error): return error.code == .interrupted ? "interrupted" : "failed"
+        }
+    }
+
+    /// Runs `download`, handing each of its events to `observer` in order, then the outcome.
+    static func run(
+        _ download: Download,
+        as item: DownloadItem,
+        reportingTo observer: any ListObserver
+    ) async -> DownloadOutcome {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let reporting = Task { [events = download.events] in
+            var path: String?
+            var started = false
+            for await event in events {
+                switch event {
+                case let .started(_, startedPath, _):
+                    path = startedPath
+                    started = true
+                case let .completed(result):
+                    path = result.path
+                default:
+                    break
+                }
+                observer.handle(event, of: item)
+            }
+            return (path, started)
+        }
+        let result: Result<DownloadResult, BraidError>
+        do {
+            result = .success(try await download.run())
+        } catch {
+            result = .failure(error)
+        }
+        let (path, started) = await reporting.value
+        let outcome = DownloadOutcome(
+            item: item,
+            path: path,
+            result: result,
+            // Only an existing file verified in place completes without ever starting a transfer.
+            skipped: !started && (try? result.get()) != nil,
+            seconds: (clock.now - start).seconds
+        )
+        observer.finished(outcome)
+        return outcome
+    }
+}

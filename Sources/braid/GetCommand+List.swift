@@ -1,0 +1,46 @@
+import ArgumentParser
+import Braid
+
+extension GetCommand {
+    /// Downloads every URL of the list in `source` (a file, or `-` for stdin) and ends with a summary; the exit
+    /// status is 0 when all succeeded, else that of the first failure in list order (130 or 143 on a signal).
+    func runList(_ source: String) async throws {
+        let observer: any ListObserver = json ? JSONEventWriter() : ListReporter(quiet: quiet)
+        let list: DownloadList
+        do throws(BraidError) {
+            list = try DownloadList(parsing: try ListInput.read(source))
+            guard !list.entries.isEmpty else {
+                throw BraidError(.usage, "the list \(source == "-" ? "on standard input" : source) has no URLs")
+            }
+            try ListRunner.checkDistinctOutputs(list)
+        } catch {
+            observer.failed(error)
+            if json { StandardStreams.error("braid: \(error.message)\n") }
+            throw ExitCode(ExitStatus(error.code).rawValue)
+        }
+        if insecure { observer.notice("warning: --insecure: TLS certificates are not verified") }
+
+        let limits = DownloadManager.Limits(
+            concurrentDownloads: concurrentDownloads,
+            maximumConnections: maxConnections,
+            maximumConnectionsPerHost: maxConnectionsPerHost
+        )
+        let runner = ListRunner(list: list, options: sharedOptions, limits: limits, observer: observer)
+        let clock = ContinuousClock()
+        let start = clock.now
+        observer.listStarted(runner.items, limits: limits, directory: directory ?? ".")
+        let signals = SignalTrap { runner.interruptAll() }
+        let outcomes = await runner.run()
+        signals.cancel()
+
+        var status = ExitStatus(outcomes).rawValue
+        if let signal = signals.caughtSignal { status = 128 + signal }
+        observer.listFinished(outcomes, status: status, seconds: (clock.now - start).seconds)
+        if json {
+            for outcome in outcomes {
+                if let error = outcome.error { StandardStreams.error("braid: [\(outcome.item.id)] \(error.message)\n") }
+            }
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}

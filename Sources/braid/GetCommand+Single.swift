@@ -1,0 +1,52 @@
+import ArgumentParser
+import Braid
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension GetCommand {
+    /// Downloads one URL, showing progress on stderr, or writing JSON events on stdout with `--json`.
+    func runSingle(_ url: String) async throws {
+        var options = sharedOptions
+        if let output { options.destination = .file(output) }
+        options.expectedDigest = try checksum.map { try ExpectedDigest(checksumArgument: $0) }
+        let download = Download(url: url, options: options)
+        let signals = SignalTrap { download.interrupt() }
+        defer { signals.cancel() }
+
+        let failure: BraidError?
+        if json {
+            let writer = JSONEventWriter()
+            if insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
+            let outcome = await DownloadOutcome.run(
+                download,
+                as: DownloadItem(id: 1, url: url, output: nil),
+                reportingTo: writer
+            )
+            failure = outcome.error
+            if let failure { StandardStreams.error("braid: \(failure.message)\n") }
+        } else {
+            let reporter = ProgressReporter(quiet: quiet)
+            if insecure && !quiet {
+                reporter.warn("warning: --insecure: TLS certificates are not verified")
+            }
+            let reporting = Task { [events = download.events] in
+                for await event in events { reporter.handle(event) }
+            }
+            do {
+                _ = try await download.run()
+                failure = nil
+            } catch {
+                failure = error
+            }
+            await reporting.value
+            if let failure { reporter.fail(failure) }
+        }
+        guard let failure else { return }
+        if failure.code == .interrupted, signals.caughtSignal == SIGTERM {
+            throw ExitCode(128 + SIGTERM)
+        }
+        throw ExitCode(ExitStatus(failure.code).rawValue)
+    }
+}

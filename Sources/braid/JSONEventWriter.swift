@@ -1,0 +1,179 @@
+import Braid
+import Synchronization
+
+/// What `--json` prints on stdout: newline-delimited JSON, one object per line, whose `event` field says what
+/// happened. The schema is documented in the README ("Machine-readable progress").
+///
+/// Every line has `event` and `time` (seconds since the command started); every line about one download has its
+/// `id` (its position in the list, 1 for a single URL) and `url`. `progress` is written about once a second per
+/// download. A download's last lines are `verified` then `done`, or `error`; a list's last line is `summary`.
+final class JSONEventWriter: ListObserver {
+    private let clock = ContinuousClock()
+    private let start: ContinuousClock.Instant
+    private let progressInterval: Duration = .seconds(1)
+    /// When each download's last `progress` line was written; held while writing, so lines never interleave.
+    private let lastProgress = Mutex<[Int: ContinuousClock.Instant]>([:])
+
+    init() {
+        start = clock.now
+    }
+
+    /// A message that is not about one download, such as the `--insecure` warning.
+    func notice(_ message: String) {
+        write("notice", [("message", .string(message))])
+    }
+
+    /// The command could not run at all (an unreadable or malformed list): the last line.
+    func failed(_ error: BraidError) {
+        write("error", Self.describe(error))
+    }
+
+    func listStarted(_ items: [DownloadItem], limits: DownloadManager.Limits, directory: String) {
+        for item in items {
+            write("state", Self.identify(item) + [("state", .string(DownloadState.queued.rawValue))])
+        }
+    }
+
+    func handle(_ event: DownloadEvent, of item: DownloadItem) {
+        let id = Self.identify(item)
+        switch event {
+        case let .state(state):
+            write("state", id + [("state", .string(state.rawValue))])
+        case let .started(resource, path, resumedBytes):
+            write(
+                "start",
+                id + [
+                    ("path", .string(path)),
+                    ("total", .integer(resource.length)),
+                    ("resumed", .integer(resumedBytes)),
+                    ("segmented", .bool(resource.isSegmentable)),
+                ]
+            )
+        case let .progress(progress):
+            writeProgress(progress, id: id, of: item)
+        case let .retry(reason, delay):
+            write("retry", id + [("reason", .string(reason)), ("delay", .number(delay))])
+        case let .notice(message):
+            write("notice", id + [("message", .string(message))])
+        case .completed:
+            // `verified` and `done` come from `finished(_:)`, after the download's final `state` line.
+            break
+        }
+    }
+
+    func finished(_ outcome: DownloadOutcome) {
+        let id = Self.identify(outcome.item)
+        switch outcome.result {
+        case let .success(result):
+            let digest = result.verifiedDigest
+            write(
+                "verified",
+                id + [
+                    ("path", .string(result.path)),
+                    ("algorithm", .string(digest.map { "\($0.algorithm)" } ?? "length")),
+                    ("hex", .string(digest?.hex)),
+                    ("source", .string(digest?.source.rawValue)),
+                    ("bytes", .integer(result.bytes)),
+                ]
+            )
+            write(
+                "done",
+                id + [
+                    ("path", .string(result.path)),
+                    ("bytes", .integer(result.bytes)),
+                    ("resumed", .integer(result.resumedBytes)),
+                    ("fetched", .integer(result.fetchedBytes)),
+                    ("retries", .integer(Int64(result.retries))),
+                    ("seconds", .number(result.seconds)),
+                    ("skipped", .bool(outcome.skipped)),
+                ]
+            )
+        case let .failure(error):
+            write("error", id + [("path", .string(outcome.path))] + Self.describe(error))
+        }
+        lastProgress.withLock { $0[outcome.item.id] = nil }
+    }
+
+    func listFinished(_ outcomes: [DownloadOutcome], status: Int32, seconds: Double) {
+        let files: [JSONValue] = outcomes.map { outcome in
+            var fields =
+                Self.identify(outcome.item) + [
+                    ("path", .string(outcome.path)),
+                    ("outcome", .string(outcome.outcome)),
+                ]
+            switch outcome.result {
+            case let .success(result):
+                fields += [("bytes", .integer(result.bytes)), ("seconds", .number(outcome.seconds))]
+            case let .failure(error):
+                fields += [("seconds", .number(outcome.seconds))] + Self.describe(error)
+            }
+            return .object(fields)
+        }
+        let failed = outcomes.filter { $0.error != nil }.count
+        write(
+            "summary",
+            [
+                ("downloads", .integer(Int64(outcomes.count))),
+                ("succeeded", .integer(Int64(outcomes.count - failed))),
+                ("failed", .integer(Int64(failed))),
+                ("exit", .integer(Int64(status))),
+                ("seconds", .number(seconds)),
+                ("files", .array(files)),
+            ]
+        )
+    }
+
+    private func writeProgress(_ progress: DownloadProgress, id: [(String, JSONValue)], of item: DownloadItem) {
+        let now = clock.now
+        let due = lastProgress.withLock { last in
+            if let previous = last[item.id], now - previous < progressInterval { return false }
+            last[item.id] = now
+            return true
+        }
+        guard due else { return }
+        let segments: [JSONValue] = progress.segments.map { segment in
+            .object([
+                ("start", .integer(segment.start)),
+                // A stream of unknown length has no end yet.
+                ("end", segment.end == Int64.max ? .null : .integer(segment.end)),
+                ("done", .integer(segment.doneBytes)),
+                ("active", .bool(segment.isActive)),
+            ])
+        }
+        write(
+            "progress",
+            id + [
+                ("downloaded", .integer(progress.downloadedBytes)),
+                ("total", .integer(progress.totalBytes)),
+                ("speed", .integer(Int64(progress.bytesPerSecond.rounded()))),
+                ("eta", .number(progress.estimatedSecondsRemaining)),
+                ("connections", .integer(Int64(progress.activeConnections))),
+                ("retries", .integer(Int64(progress.retries))),
+                ("segments", .array(segments)),
+            ]
+        )
+    }
+
+    private func write(_ event: String, _ fields: [(String, JSONValue)]) {
+        // Under the lock, so that lines written by different downloads' tasks never interleave and their times
+        // never go backwards.
+        lastProgress.withLock { _ in
+            let time = (clock.now - start).seconds
+            StandardStreams.output(
+                JSONValue.object([("event", .string(event)), ("time", .number(time))] + fields).text + "\n")
+        }
+    }
+
+    private static func identify(_ item: DownloadItem) -> [(String, JSONValue)] {
+        [("id", .integer(Int64(item.id))), ("url", .string(item.url))]
+    }
+
+    private static func describe(_ error: BraidError) -> [(String, JSONValue)] {
+        [
+            ("code", .string(error.code.description)),
+            ("exit", .integer(Int64(ExitStatus(error.code).rawValue))),
+            ("http", .integer(error.httpStatus.map(Int64.init))),
+            ("message", .string(error.message)),
+        ]
+    }
+}

@@ -1,0 +1,19 @@
+import Braid
+
+/// What a list run reports, whether to a person (`ListReporter`) or to a program (`JSONEventWriter`).
+///
+/// Calls for one download arrive in order; calls for different downloads may come from different tasks at once.
+protocol ListObserver: Sendable {
+    /// Something to say that is not about one download, such as the `--insecure` warning.
+    func notice(_ message: String)
+    /// The command cannot run at all, for example because the list is malformed.
+    func failed(_ error: BraidError)
+    /// The list is about to run.
+    func listStarted(_ items: [DownloadItem], limits: DownloadManager.Limits, directory: String)
+    /// A download reported `event`.
+    func handle(_ event: DownloadEvent, of item: DownloadItem)
+    /// A download ended; every event it reported has been handled.
+    func finished(_ outcome: DownloadOutcome)
+    /// Every download ended; `status` is the command's exit status.
+    func listFinished(_ outcomes: [DownloadOutcome], status: Int32, seconds: Double)
+}
