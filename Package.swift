@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Braid", targets: ["Braid"]),
         .executable(name: "braid", targets: ["braid"]),
         .executable(name: "braid-test-server", targets: ["braid-test-server"]),
+        .executable(name: "braid-embed-example", targets: ["braid-embed-example"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -43,6 +44,14 @@ let package = Package(
                 "Braid",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strictSettings
+        ),
+
+        // An app embedding the library through its public API only: download, pause, resume, verify.
+        .executableTarget(
+            name: "braid-embed-example",
+            dependencies: ["Braid"],
+            path: "Examples/braid-embed-example",
             swiftSettings: strictSettings
         ),
 
