@@ -1,0 +1,114 @@
+import Braid
+import Testing
+
+/// The list format `braid -i FILE` reads: one URL per line, tab-separated mirrors, indented `key=value` options,
+/// comments and blank lines ignored, and every mistake reported with its line number.
+@Suite("download list")
+struct DownloadListTests {
+    static let sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+    @Test("comments, blank and whitespace-only lines are skipped; each URL remembers its line")
+    func commentsAndBlankLines() throws {
+        let text = """
+            # downloads for the release
+
+            https://example.org/a.iso
+               \t
+              # an indented comment
+            http://example.org/b.bin
+            """
+
+        let list = try DownloadList(parsing: text)
+
+        #expect(list.entries.map(\.urls) == [["https://example.org/a.iso"], ["http://example.org/b.bin"]])
+        #expect(list.entries.map(\.line) == [3, 6])
+        #expect(list.entries.allSatisfy { $0.output == nil && $0.checksum == nil && $0.connections == nil })
+        #expect(list.entries.allSatisfy { $0.headers.isEmpty })
+    }
+
+    @Test("CR LF line endings parse like LF, options included")
+    func crlf() throws {
+        let text = "https://example.org/a.iso\r\n  out=alpha.iso\r\n\r\nhttps://example.org/b.bin\r\n"
+
+        let list = try DownloadList(parsing: text)
+
+        #expect(list.entries.map(\.urls) == [["https://example.org/a.iso"], ["https://example.org/b.bin"]])
+        #expect(list.entries[0].output == "alpha.iso")
+        #expect(list.entries.map(\.line) == [1, 4])
+    }
+
+    @Test("indented key=value lines set the options of the URL above them")
+    func options() throws {
+        let text = """
+            https://example.org/a.iso
+              out=alpha.iso
+              checksum=sha-256=\(Self.sha256)
+            \tconnections=4
+              header=Authorization: Bearer t=1
+              HEADER = X-Trace: yes
+            https://example.org/b.bin
+              connections=1
+            """
+
+        let list = try DownloadList(parsing: text)
+
+        let first = list.entries[0]
+        #expect(first.output == "alpha.iso")
+        #expect(first.checksum?.algorithm == .sha256)
+        #expect(first.checksum?.hex == Self.sha256)
+        #expect(first.checksum?.source == .user)
+        #expect(first.connections == 4)
+        #expect(first.headers == ["Authorization: Bearer t=1", "X-Trace: yes"], "only the first = splits")
+        #expect(list.entries[1].connections == 1)
+        #expect(list.entries[1].output == nil, "options do not leak into the next entry")
+    }
+
+    @Test("tab-separated URLs on one line are one file with mirrors, the first being the URL")
+    func mirrors() throws {
+        let text = "https://one.example/f.bin\thttps://two.example/f.bin\t\thttps://three.example/f.bin \n"
+
+        let list = try DownloadList(parsing: text)
+
+        #expect(list.entries.count == 1)
+        #expect(
+            list.entries[0].urls == [
+                "https://one.example/f.bin", "https://two.example/f.bin", "https://three.example/f.bin",
+            ])
+    }
+
+    @Test("an empty list, or one of comments only, has no entries")
+    func empty() throws {
+        #expect(try DownloadList(parsing: "").entries.isEmpty)
+        #expect(try DownloadList(parsing: "# nothing yet\n\n").entries.isEmpty)
+    }
+
+    @Test(
+        "every malformed line is a usage error that names its line",
+        arguments: [
+            ("  out=a.bin\nhttps://example.org/a", 1, "must follow a URL"),
+            ("https://example.org/a\n\n  out", 3, "key=value"),
+            ("https://example.org/a\n  speed=9", 2, "unknown option 'speed'"),
+            ("https://example.org/a\n  checksum=sha-256=abc", 2, "64 hexadecimal digits"),
+            ("https://example.org/a\n  checksum=crc32=00000000", 2, "unknown checksum algorithm"),
+            ("https://example.org/a\n  checksum=0123456789abcdef0123456789abcdef", 2, "ALG=HEX"),
+            ("https://example.org/a\n  connections=0", 2, "1 to 1024"),
+            ("https://example.org/a\n  connections=1025", 2, "1 to 1024"),
+            ("https://example.org/a\n  connections=four", 2, "1 to 1024"),
+            ("https://example.org/a\n  header=NoColon", 2, "Name: value"),
+            ("# one\n# two\nhttps://example.org/a\n  out=../x", 4, "plain file name"),
+            ("https://example.org/a\n  out=/etc/passwd", 2, "plain file name"),
+            ("https://example.org/a\n  out=dir/x.bin", 2, "plain file name"),
+            ("https://example.org/a\n  out=.hidden", 2, "plain file name"),
+            ("https://example.org/a\n  out=", 2, "plain file name"),
+        ] as [(String, Int, String)]
+    )
+    func errors(text: String, line: Int, explanation: String) {
+        #expect {
+            try DownloadList(parsing: text)
+        } throws: { error in
+            guard let error = error as? BraidError else { return false }
+            return error.code == .usage && error.message.hasPrefix("line \(line): ")
+                && error.message.contains(explanation)
+        }
+    }
+}
