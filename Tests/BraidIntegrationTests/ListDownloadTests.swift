@@ -1,0 +1,296 @@
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `braid -i FILE`: many downloads at once under shared connection caps, each failing on its own, with a summary,
+/// an exit status that says whether all succeeded, and a second run that skips what is complete.
+@Suite("braid -i: download lists")
+struct ListDownloadTests {
+    static let good = TestContent(seed: 1, size: 3 << 20)
+    static let slow = TestContent(seed: 2, size: 2 << 20)
+    static let checked = TestContent(seed: 3, size: 1 << 20)
+    static let tampered = TestContent(seed: 4, size: 1 << 20)
+
+    /// A server, a scratch directory with an `out` folder, and the list file written into it.
+    struct Fixture {
+        let server: TestServer
+        let directory: TemporaryDirectory
+
+        init(routes: [String: TestServer.Route]) throws {
+            server = TestServer(routes: routes)
+            try server.start()
+            directory = try TemporaryDirectory(prefix: "braid-list")
+            try FileManager.default.createDirectory(at: output(""), withIntermediateDirectories: true)
+        }
+
+        func output(_ name: String) -> URL { directory.appending("out").appendingPathComponent(name) }
+
+        /// Writes `text` as the list file and returns its path.
+        func list(_ text: String) throws -> String {
+            let url = directory.appending("list.txt")
+            try Data(text.utf8).write(to: url)
+            return url.path
+        }
+
+        /// Finished responses for `path` in the log (after waiting for the server to be idle).
+        func requests(to path: String, method: String? = nil) -> [TestServer.RequestRecord] {
+            server.waitUntilIdle()
+            return server.requestLog.filter { $0.target == path && (method == nil || $0.method == method) }
+        }
+
+        func shutdown() {
+            server.shutdown()
+            directory.remove()
+        }
+    }
+
+    @Test("good, throttled, checksummed, wrongly checksummed and missing files: right files, exit and summary")
+    func mixedList() async throws {
+        let fixture = try Fixture(routes: [
+            "/good.bin": .init(content: Self.good),
+            "/slow.bin": .init(content: Self.slow, faults: [.throttle(bytesPerSecond: 1 << 20)]),
+            "/checked.bin": .init(content: Self.checked),
+            "/tampered.bin": .init(content: Self.tampered),
+            "/missing.bin": .init(size: 1000, faults: [.status(404, retryAfter: nil)]),
+        ])
+        defer { fixture.shutdown() }
+        let server = fixture.server
+        let list = try fixture.list(
+            """
+            # a mix of outcomes
+            \(server.url("/good.bin"))
+            \(server.url("/slow.bin"))
+              connections=2
+
+            \(server.url("/checked.bin"))
+              out=checked-renamed.bin
+              checksum=sha-256=\(Self.checked.hexDigest(.sha256))
+            \(server.url("/tampered.bin"))
+              checksum=sha-256=\(Self.good.hexDigest(.sha256))
+            \(server.url("/missing.bin"))
+            """)
+        let arguments = ["-i", list, "-d", fixture.output("").path, "-n", "4", "--no-fsync"]
+
+        let first = try await BraidCLI.run(arguments)
+
+        #expect(
+            first.status == .exited(6), "the first failure in list order is the wrong digest: \(first.standardError)")
+        #expect(try Self.good.firstDifference(fromFileAt: fixture.output("good.bin").path) == nil)
+        #expect(try Self.slow.firstDifference(fromFileAt: fixture.output("slow.bin").path) == nil)
+        #expect(try Self.checked.firstDifference(fromFileAt: fixture.output("checked-renamed.bin").path) == nil)
+        for absent in ["tampered.bin", "tampered.bin.part", "missing.bin", "checked.bin"] {
+            #expect(!FileManager.default.fileExists(atPath: fixture.output(absent).path), "\(absent) is absent")
+        }
+        let summary = Self.summaryRows(first.standardError)
+        #expect(summary["good.bin"]?.hasPrefix("completed (length verified)") == true, "\(summary)")
+        #expect(summary["slow.bin"]?.hasPrefix("completed") == true, "\(summary)")
+        #expect(summary["checked-renamed.bin"]?.hasPrefix("completed (sha-256 verified)") == true, "\(summary)")
+        #expect(summary["tampered.bin"]?.hasPrefix("failed (exit 6)") == true, "\(summary)")
+        #expect(summary["missing.bin"]?.hasPrefix("failed (exit 5)") == true, "\(summary)")
+        #expect(first.standardError.contains("3 of 5 succeeded, 2 failed"))
+        #expect(first.standardError.contains("sha-256 mismatch"))
+        #expect(first.standardError.contains("404"))
+        #expect(first.standardOutput.isEmpty, "without --json nothing goes to stdout")
+
+        // The same command again: complete files are verified in place, the failures fail again.
+        let paths = ["/good.bin", "/slow.bin", "/checked.bin", "/tampered.bin"]
+        let gets = Dictionary(uniqueKeysWithValues: paths.map { ($0, fixture.requests(to: $0, method: "GET").count) })
+        let second = try await BraidCLI.run(arguments)
+
+        #expect(second.status == .exited(6), "\(second.standardError)")
+        for path in ["/good.bin", "/slow.bin", "/checked.bin"] {
+            #expect(fixture.requests(to: path, method: "GET").count == gets[path], "no GET for the complete \(path)")
+        }
+        #expect(fixture.requests(to: "/tampered.bin", method: "GET").count > gets["/tampered.bin"]!, "fetched again")
+        let again = Self.summaryRows(second.standardError)
+        #expect(again["good.bin"]?.hasPrefix("skipped") == true, "\(again)")
+        #expect(again["slow.bin"]?.hasPrefix("skipped") == true, "\(again)")
+        #expect(again["checked-renamed.bin"]?.hasPrefix("skipped") == true, "\(again)")
+        #expect(again["tampered.bin"]?.hasPrefix("failed (exit 6)") == true, "\(again)")
+        #expect(again["missing.bin"]?.hasPrefix("failed (exit 5)") == true, "\(again)")
+        #expect(try Self.checked.firstDifference(fromFileAt: fixture.output("checked-renamed.bin").path) == nil)
+    }
+
+    @Test("with -j 1 the second download opens no connection before the first has finished")
+    func oneAtATime() async throws {
+        let content = TestContent(seed: 5, size: 1 << 20)
+        let throttle: [TestServer.Fault] = [.throttle(bytesPerSecond: 2 << 20)]
+        let fixture = try Fixture(routes: [
+            "/a.bin": .init(content: content, faults: throttle), "/b.bin": .init(content: content, faults: throttle),
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list("\(fixture.server.url("/a.bin"))\n\(fixture.server.url("/b.bin"))\n")
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "1", "-n", "4", "-q"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let first = Set(fixture.requests(to: "/a.bin").map(\.connection))
+        let second = Set(fixture.requests(to: "/b.bin").map(\.connection))
+        #expect(!first.isEmpty && !second.isEmpty)
+        #expect(first.max()! < second.min()!, "connections \(first) then \(second)")
+        #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
+    }
+
+    @Test(
+        "two downloads of 8 connections from one host stay within the per-host or global cap",
+        arguments: [
+            (["--max-connections-per-host", "2"], 2),
+            (["--max-connections", "2"], 2),
+            ([], 16),
+        ] as [([String], Int)]
+    )
+    func connectionCaps(caps: [String], cap: Int) async throws {
+        let content = TestContent(seed: 6, size: 16 << 20)
+        let throttle: [TestServer.Fault] = [.throttle(bytesPerSecond: 8 << 20)]
+        let fixture = try Fixture(routes: [
+            "/a.bin": .init(content: content, faults: throttle), "/b.bin": .init(content: content, faults: throttle),
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list("\(fixture.server.url("/a.bin"))\n\(fixture.server.url("/b.bin"))\n")
+
+        let run = try await BraidCLI.run(
+            ["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "8", "-q", "--no-fsync"] + caps)
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        // Connections are kept alive between pieces, so a download's distinct connections are at most as many as
+        // it ever had open at once.
+        for path in ["/a.bin", "/b.bin"] {
+            let connections = Set(fixture.requests(to: path, method: "GET").map(\.connection))
+            #expect(connections.count <= min(cap, 8), "\(path) used \(connections.count) connections, cap \(cap)")
+            if cap >= 8 { #expect(connections.count == 8, "uncapped, each download uses its 8 connections") }
+        }
+        #expect(try content.firstDifference(fromFileAt: fixture.output("a.bin").path) == nil)
+        #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
+    }
+
+    @Test("tab-separated mirrors share the segments, and a failing mirror is dropped")
+    func mirrors() async throws {
+        let content = TestContent(seed: 7, size: 4 << 20)
+        let fixture = try Fixture(routes: [
+            "/one/f.bin": .init(content: content, faults: [.throttle(bytesPerSecond: 4 << 20)]),
+            "/two/f.bin": .init(content: content, faults: [.throttle(bytesPerSecond: 4 << 20)]),
+            "/gone/f.bin": .init(content: content, faults: [.status(404, retryAfter: nil)]),
+        ])
+        defer { fixture.shutdown() }
+        let server = fixture.server
+        let list = try fixture.list(
+            """
+            \(server.url("/one/f.bin"))\t\(server.url("/two/f.bin"))
+              out=shared.bin
+            \(server.url("/one/f.bin"))\t\(server.url("/gone/f.bin"))
+              out=survivor.bin
+            """)
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-n", "4", "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try content.firstDifference(fromFileAt: fixture.output("shared.bin").path) == nil)
+        #expect(try content.firstDifference(fromFileAt: fixture.output("survivor.bin").path) == nil)
+        #expect(!fixture.requests(to: "/two/f.bin", method: "GET").isEmpty, "the mirror served segments")
+    }
+
+    @Test("SIGINT interrupts every running download, never starts the queued ones, exits 130; the rerun resumes")
+    func interruptAndResume() async throws {
+        let content = TestContent(seed: 8, size: 2 << 20)
+        let slow = TestServer.Route(content: content, faults: [.throttle(bytesPerSecond: 128 << 10)])
+        let fixture = try Fixture(routes: ["/a.bin": slow, "/b.bin": slow, "/c.bin": slow])
+        defer { fixture.shutdown() }
+        let server = fixture.server
+        let list = try fixture.list(["/a.bin", "/b.bin", "/c.bin"].map { server.url($0) }.joined(separator: "\n"))
+        let arguments = ["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "2", "--no-fsync"]
+
+        let first = try BraidCLI.start(arguments)
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("both running downloads to checkpoint progress", timeout: .seconds(30)) {
+            ["a.bin", "b.bin"].allSatisfy {
+                (ManifestFile(at: URL(fileURLWithPath: fixture.output($0).path + ".braid"))?.done ?? 0) > 0
+            }
+        }
+        first.send(SIGINT)
+
+        #expect(try await first.waitForExit(timeout: .seconds(20)) == .exited(130), "\(first.standardError)")
+        let summary = Self.summaryRows(first.standardError)
+        #expect(summary["a.bin"]?.hasPrefix("interrupted") == true, "\(summary)")
+        #expect(summary["c.bin"]?.hasPrefix("interrupted") == true, "\(summary)")
+        #expect(fixture.requests(to: "/c.bin").isEmpty, "the queued download never started")
+
+        for path in ["/a.bin", "/b.bin", "/c.bin"] { server.setRoute(path, .init(content: content)) }
+        let second = try await BraidCLI.run(arguments)
+
+        #expect(second.status == .exited(0), "\(second.standardError)")
+        #expect(second.standardError.contains("resuming at"))
+        for name in ["a.bin", "b.bin", "c.bin"] {
+            #expect(try content.firstDifference(fromFileAt: fixture.output(name).path) == nil, "\(name)")
+        }
+    }
+
+    @Test("a list on standard input works like a list file")
+    func standardInput() async throws {
+        let content = TestContent(seed: 9, size: 512 << 10)
+        let fixture = try Fixture(routes: ["/in.bin": .init(content: content)])
+        defer { fixture.shutdown() }
+        let list = try fixture.list("\(fixture.server.url("/in.bin"))\n  out=from-stdin.bin\n")
+
+        let run = try await ChildProcess.run(
+            "/bin/sh", ["-c", "exec \"$0\" -i - -d \"$1\" -q < \"$2\"", BraidCLI.path, fixture.output("").path, list])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try content.firstDifference(fromFileAt: fixture.output("from-stdin.bin").path) == nil)
+    }
+
+    @Test(
+        "a bad list or bad list arguments fail with one line before any network traffic",
+        arguments: [
+            ("https://example.org/a\n  speed=9\n", [], Int32(2), "line 2"),
+            ("# nothing\n", [], 2, "no URLs"),
+            ("http://h/a\n  out=x\nhttp://h/b\n  out=x\n", [], 2, "line 3"),
+            ("http://h/a\n", ["-o", "x"], 2, "-d DIR"),
+            ("http://h/a\n", ["--checksum", "md5=00112233445566778899aabbccddeeff"], 2, "checksum="),
+            ("http://h/a\n", ["-j", "0"], 2, "-j"),
+            ("http://h/a\n", ["http://h/b"], 2, "not both"),
+        ] as [(String, [String], Int32, String)]
+    )
+    func badList(text: String, extra: [String], status: Int32, message: String) async throws {
+        let directory = try TemporaryDirectory(prefix: "braid-list")
+        defer { directory.remove() }
+        let list = directory.appending("list.txt")
+        try Data(text.utf8).write(to: list)
+
+        let run = try await BraidCLI.run(["-i", list.path, "-d", directory.url.path] + extra)
+
+        #expect(run.status == .exited(status), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1, "one line: \(run.standardError)")
+        #expect(run.standardError.contains(message), "\(run.standardError)")
+    }
+
+    @Test("a missing list file is a local I/O error (3); no URL and no list is a usage error (2)")
+    func missingList() async throws {
+        let missing = try await BraidCLI.run(["-i", "/nonexistent/list.txt"])
+        #expect(missing.status == .exited(3), "\(missing.standardError)")
+        #expect(missing.standardError.contains("/nonexistent/list.txt"))
+
+        let nothing = try await BraidCLI.run([])
+        #expect(nothing.status == .exited(2), "\(nothing.standardError)")
+        #expect(nothing.standardError.contains("-i FILE"))
+    }
+
+    /// The summary table's rows: file name → the rest of the row.
+    static func summaryRows(_ standardError: String) -> [String: String] {
+        let lines = standardError.split(separator: "\n").map(String.init)
+        guard let header = lines.lastIndex(where: { $0.hasPrefix("file ") && $0.contains("outcome") }) else {
+            return [:]
+        }
+        var rows: [String: String] = [:]
+        for line in lines[(header + 1)...] {
+            let columns = line.split(separator: " ", maxSplits: 1)
+            guard columns.count == 2, !line.hasPrefix(" ") else { break }
+            rows[String(columns[0])] = columns[1].trimmingCharacters(in: .whitespaces)
+        }
+        return rows
+    }
+}
