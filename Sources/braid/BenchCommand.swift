@@ -121,6 +121,7 @@ struct BenchCommand: AsyncParsableCommand {
         let signals = SignalTrap { runner.stop() }
         defer { signals.cancel() }
 
+        var runs: [BenchRun] = []
         do throws(BraidError) {
             let resource = try await runner.probe()
             if !resource.isSegmentable {
@@ -139,7 +140,6 @@ struct BenchCommand: AsyncParsableCommand {
                 progress.warn(warning)
             }
             if csv { write(BenchReport.csvHeader + "\n") }
-            var runs: [BenchRun] = []
             for slot in schedule.slots {
                 let run = try await runner.measure(slot)
                 runs.append(run)
@@ -151,7 +151,17 @@ struct BenchCommand: AsyncParsableCommand {
                 progress: progress
             )
         } catch {
-            progress.fail(error)
+            if error.code == .interrupted {
+                // The engine's message speaks of resuming; a benchmark keeps nothing to resume from.
+                progress.fail(
+                    BraidError(.interrupted, "interrupted after \(runs.count) of \(schedule.runCount) runs"))
+                if !runs.isEmpty && !csv {
+                    presentPartial(
+                        BenchReport(url: url, byteLimit: bytes, discardsData: discard, schedule: schedule, runs: runs))
+                }
+            } else {
+                progress.fail(error)
+            }
             if error.code == .interrupted, signals.caughtSignal == SIGTERM {
                 throw ExitCode(128 + SIGTERM)
             }
@@ -181,6 +191,16 @@ struct BenchCommand: AsyncParsableCommand {
             write("\n" + line + "\n")
         }
         if let svg { progress.warn("Chart written to \(svg)") }
+    }
+
+    /// Prints what an interrupted benchmark measured, without a recommendation or chart: the counts not yet
+    /// measured in every round would skew both.
+    private func presentPartial(_ report: BenchReport) {
+        if json {
+            write(report.json() + "\n")
+        } else {
+            write(report.caption() + " (interrupted: these runs only)\n\n" + report.table(marksRecommendation: false))
+        }
     }
 
     /// Writes `text` to stdout at once, unbuffered, so each CSV row appears as its run ends.

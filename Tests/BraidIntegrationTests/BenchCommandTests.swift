@@ -4,6 +4,10 @@ import BraidTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `braid bench` run as a user would, against the project's test server on loopback: real downloads, measured.
 @Suite("braid bench", .serialized)
 struct BenchCommandTests {
@@ -106,6 +110,27 @@ struct BenchCommandTests {
         #expect(run.status == .exited(0), "\(run.standardError)")
         #expect(run.standardError.contains("splits into at most 2 ranges"))
         #expect(run.standardError.contains("8 connections cannot all be used"))
+    }
+
+    @Test("SIGINT stops the benchmark: status 130, the runs done so far on stdout, no temporary file left")
+    func interrupted() async throws {
+        // 2 MiB/s per connection: the first run (1 connection, 8 MiB) takes 4 s, the second 2 s.
+        let harness = try Harness(size: 8 << 20, faults: [.throttle(bytesPerSecond: 2 << 20)])
+        defer { harness.shutdown() }
+        let bench = try BraidCLI.start([
+            "bench", harness.url, "-n", "1,2", "--repeat", "2", "--temp-dir", harness.directory.url.path,
+        ])
+        defer { bench.stop(signal: SIGKILL) }
+
+        try await bench.waitUntilStandardError(contains: "run 1/4:", timeout: .seconds(30))
+        bench.send(SIGINT)
+
+        #expect(try await bench.waitForExit(timeout: .seconds(10)) == .exited(130))
+        #expect(bench.standardError.contains("braid: interrupted after 1 of 4 runs"), "\(bench.standardError)")
+        #expect(!bench.standardError.contains("resume"), "nothing is kept to resume from")
+        #expect(bench.standardOutput.contains("(interrupted: these runs only)"))
+        #expect(!bench.standardOutput.contains("recommended"))
+        #expect(try harness.leftovers().isEmpty, "the temporary directory is removed")
     }
 
     @Test(

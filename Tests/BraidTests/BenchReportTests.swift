@@ -121,5 +121,6 @@ struct BenchReportTests {
         #expect(report.results.map(\.connections) == [1, 2, 4])
         #expect(report.results.map(\.runs.count) == [2, 1, 1])
         #expect(report.connectionCounts == [1, 2, 4])
+        #expect(!report.table(marksRecommendation: false).contains("recommended"))
     }
 }

@@ -1,6 +1,7 @@
 extension BenchReport {
-    /// The results as an aligned plain-text table, one row per connection count, the recommended one marked.
-    public func table() -> String {
+    /// The results as an aligned plain-text table, one row per connection count, the recommended one marked
+    /// unless `marksRecommendation` is false.
+    public func table(marksRecommendation: Bool = true) -> String {
         var rows: [[String]] = [["connections", "runs", "median", "min", "max", "speed-up", "TTFB", "CPU", "retries"]]
         for result in results {
             rows.append([
@@ -21,7 +22,7 @@ extension BenchReport {
             var line = zip(row, widths).map { cell, width in
                 String(repeating: " ", count: width - cell.count) + cell
             }.joined(separator: "  ")
-            if index > 0, results[index - 1].connections == recommendedConnections {
+            if marksRecommendation, index > 0, results[index - 1].connections == recommendedConnections {
                 line += "  ← recommended"
             }
             lines.append(line)
