@@ -416,7 +416,8 @@ final class TransferEngine {
         speed.record(bytes: receivedTotal, at: now)
         return DownloadProgress(
             downloadedBytes: receivedTotal,
-            totalBytes: resource.length,
+            // What this run fetches: the whole file, or the first bytes of it under a byte limit.
+            totalBytes: resource.length.map { min($0, scheduler.totalLength) },
             bytesPerSecond: speed.bytesPerSecond,
             activeConnections: scheduler.activeCount,
             retries: retries,
