@@ -183,10 +183,8 @@ private final class ProbeCollector {
     }
 
     static let headerCallback: braid_curl_data_callback = { data, size, count, userdata in
-        let length = size * count
-        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-        ProbeCollector.from(userdata).headers.consume(line: line)
-        return length
+        ProbeCollector.from(userdata).headers.consume(bytes: UnsafeRawBufferPointer(start: data, count: size * count))
+        return size * count
     }
 
     static let writeCallback: braid_curl_data_callback = { _, size, count, userdata in

@@ -6,6 +6,11 @@ struct ResponseHeaders: Sendable, Equatable {
     private(set) var status: Int = 0
     private var fields: [String: String] = [:]
 
+    /// Feeds one header line as libcurl's header callback delivers it.
+    mutating func consume(bytes: UnsafeRawBufferPointer) {
+        consume(line: String(decoding: bytes, as: UTF8.self))
+    }
+
     /// Feeds one raw header line, including its CRLF.
     mutating func consume(line raw: String) {
         let line = raw.trimmingWhitespace()

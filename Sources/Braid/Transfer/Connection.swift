@@ -104,10 +104,8 @@ final class Connection {
     // MARK: libcurl callbacks
 
     static let headerCallback: braid_curl_data_callback = { data, size, count, userdata in
-        let length = size * count
-        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-        Connection.from(userdata).headers.consume(line: line)
-        return length
+        Connection.from(userdata).headers.consume(bytes: UnsafeRawBufferPointer(start: data, count: size * count))
+        return size * count
     }
 
     static let writeCallback: braid_curl_data_callback = { data, size, count, userdata in
