@@ -9,7 +9,7 @@ import Testing
 
 /// `braid -i FILE`: many downloads at once under shared connection caps, each failing on its own, with a summary,
 /// an exit status that says whether all succeeded, and a second run that skips what is complete.
-@Suite("braid -i: download lists")
+@Suite("braid -i: download lists", .serialized)
 struct ListDownloadTests {
     static let good = TestContent(seed: 1, size: 3 << 20)
     static let slow = TestContent(seed: 2, size: 2 << 20)
@@ -137,7 +137,7 @@ struct ListDownloadTests {
     }
 
     @Test(
-        "two downloads of 8 connections from one host stay within the per-host or global cap",
+        "two downloads of 4 connections from one host stay within the per-host or global cap",
         arguments: [
             (["--max-connections-per-host", "2"], 2),
             (["--max-connections", "2"], 2),
@@ -145,8 +145,8 @@ struct ListDownloadTests {
         ] as [([String], Int)]
     )
     func connectionCaps(caps: [String], cap: Int) async throws {
-        let content = TestContent(seed: 6, size: 16 << 20)
-        let throttle: [TestServer.Fault] = [.throttle(bytesPerSecond: 8 << 20)]
+        let content = TestContent(seed: 6, size: 4 << 20)
+        let throttle: [TestServer.Fault] = [.throttle(bytesPerSecond: 4 << 20)]
         let fixture = try Fixture(routes: [
             "/a.bin": .init(content: content, faults: throttle), "/b.bin": .init(content: content, faults: throttle),
         ])
@@ -154,15 +154,15 @@ struct ListDownloadTests {
         let list = try fixture.list("\(fixture.server.url("/a.bin"))\n\(fixture.server.url("/b.bin"))\n")
 
         let run = try await BraidCLI.run(
-            ["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "8", "-q", "--no-fsync"] + caps)
+            ["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "4", "-q", "--no-fsync"] + caps)
 
         #expect(run.status == .exited(0), "\(run.standardError)")
         // Connections are kept alive between pieces, so a download's distinct connections are at most as many as
         // it ever had open at once.
         for path in ["/a.bin", "/b.bin"] {
             let connections = Set(fixture.requests(to: path, method: "GET").map(\.connection))
-            #expect(connections.count <= min(cap, 8), "\(path) used \(connections.count) connections, cap \(cap)")
-            if cap >= 8 { #expect(connections.count == 8, "uncapped, each download uses its 8 connections") }
+            #expect(connections.count <= min(cap, 4), "\(path) used \(connections.count) connections, cap \(cap)")
+            if cap >= 4 { #expect(connections.count == 4, "uncapped, each download uses its 4 connections") }
         }
         #expect(try content.firstDifference(fromFileAt: fixture.output("a.bin").path) == nil)
         #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
