@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "Braid",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Braid
+import Logging
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -78,7 +79,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Trust the CA certificates in FILE (PEM) for HTTPS.", valueName: "FILE"))
     var cacert: String?
 
-    @Flag(name: [.short, .long], help: "Do not verify TLS certificates.")
+    @Flag(name: [.customShort("k"), .long], help: "Do not verify TLS certificates.")
     var insecure = false
 
     @Option(help: "Attempts per segment without progress before a run fails.")
@@ -108,6 +109,10 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await withLogger(CommandLogger.make(verbosity: 0)) { _ in try await measure() }
+    }
+
+    private func measure() async throws {
         let schedule = try BenchSchedule(connectionCounts: connections, repeats: repeats)
         let progress = BenchProgress(quiet: quiet, runCount: schedule.runCount)
         if let warning = BenchAdvisory.connectionWarning(

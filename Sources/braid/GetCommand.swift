@@ -1,5 +1,6 @@
 import ArgumentParser
 import Braid
+import Logging
 
 /// The default command: download one URL, or every URL of a list with `-i FILE`.
 struct GetCommand: AsyncParsableCommand {
@@ -83,8 +84,11 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Do not flush the finished file to disk before renaming it into place.")
     var noFsync = false
 
-    @Flag(name: [.short, .long], help: "Show libcurl's protocol trace.")
-    var verbose = false
+    @Flag(
+        name: [.short, .long],
+        help: "Log what Braid does to stderr: -v retries and restarts, -vv every request, -vvv libcurl's trace too."
+    )
+    var verbose: Int
 
     func validate() throws {
         switch (url, inputFile) {
@@ -113,10 +117,12 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let inputFile {
-            try await runList(inputFile)
-        } else if let url {
-            try await runSingle(url)
+        try await withLogger(CommandLogger.make(verbosity: verbose)) { _ in
+            if let inputFile {
+                try await runList(inputFile)
+            } else if let url {
+                try await runSingle(url)
+            }
         }
     }
 
@@ -133,7 +139,7 @@ struct GetCommand: AsyncParsableCommand {
         options.stallTimeoutSeconds = stallTimeout
         options.connectTimeoutSeconds = connectTimeout
         options.syncOnCompletion = !noFsync
-        options.verbose = verbose
+        options.verbose = verbose >= 3
         return options
     }
 }

@@ -12,9 +12,10 @@ import Testing
 struct CrashSafetyTests {
     @Test("SIGKILL many times at random moments, then finish: byte-identical, little refetched")
     func repeatedKills() async throws {
-        let size: UInt64 = 24 << 20
+        // 1 MiB/s per connection: 4 connections need about 4 s for 16 MiB, room for many kills even when loaded.
+        let size: UInt64 = 16 << 20
         let content = TestContent(seed: 11, size: size)
-        let server = TestServer(routes: ["/f": .init(content: content, faults: [.throttle(bytesPerSecond: 3 << 20)])])
+        let server = TestServer(routes: ["/f": .init(content: content, faults: [.throttle(bytesPerSecond: 1 << 20)])])
         try server.start()
         let directory = try TemporaryDirectory(prefix: "braid-crash")
         defer {
@@ -32,7 +33,7 @@ struct CrashSafetyTests {
             let child = try BraidCLI.start(arguments)
             defer { child.stop(signal: SIGKILL) }
             // A random moment: right after start, once the manifest exists, or after a random amount of progress.
-            let step = Int64(random.next() % UInt64(3 << 20))
+            let step = Int64(random.next() % UInt64(1 << 20))
             switch round % 3 {
             case 0:
                 try await child.waitUntil("the process to start", timeout: .seconds(30)) { true }

@@ -21,7 +21,8 @@ import Synchronization
 /// destination, in this process or another, resumes where an earlier one stopped.
 ///
 /// Braid logs through `Logger.current` as it is when `run()` is called (bind one with swift-log's `withLogger`):
-/// restarts and dropped mirrors at `info`, retries and state changes at `debug`, every request at `trace`.
+/// notices (restarts, dropped mirrors), retries and state changes at `debug`, every request at `trace`. The same
+/// facts arrive as `events`, which are the primary channel; the log adds the per-request detail.
 public final class Download: Sendable {
     /// The URL as given.
     public let url: String
@@ -106,7 +107,7 @@ public final class Download: Sendable {
         case let .retry(reason, delay):
             logger.debug("retry", metadata: ["braid.reason": "\(reason)", "braid.delay": "\(delay)"])
         case let .notice(message):
-            logger.info("\(message)")
+            logger.debug("\(message)")
         case let .completed(result):
             logger.debug(
                 "completed",
