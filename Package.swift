@@ -24,12 +24,15 @@ let package = Package(
         // C faces of the system libraries: libcurl (typed setopt wrappers) and OpenSSL's EVP digests.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        // Linux I/O calls Swift's Glibc module leaves out (sync_file_range).
+        .target(name: "CLinuxIO"),
 
         // The engine: planning, transfer, on-disk state and verification.
         .target(
             name: "Braid",
             dependencies: [
                 "CCurl",
+                "CLinuxIO",
                 "COpenSSL",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),

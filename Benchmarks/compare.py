@@ -357,6 +357,15 @@ class Runner:
             log_file.seek(offset)
             return log_file.read().count(b"\n")
 
+    def keep_failure(self, error_text):
+        """Saves a failed run's whole stderr (a crash report is longer than the table can show); returns the path."""
+        directory = os.path.join(os.path.dirname(self.output_directory), "failed-runs")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f"{len(os.listdir(directory)) + 1}.stderr.txt")
+        with open(path, "w") as kept:
+            kept.write(error_text)
+        return path
+
     def access_log_size(self):
         return os.path.getsize(self.access_log) if self.access_log and os.path.exists(self.access_log) else 0
 
@@ -397,7 +406,8 @@ class Runner:
                 return Run(ok=False, error=f"timed out after {timeout:.0f} s")
             # GNU time exits with the tool's status, or 128 + N and a "terminated by signal N" line.
             how = next((line for line in time_report if "terminated by signal" in line), f"exit {process.returncode}")
-            return Run(ok=False, error=f"{how}: {error_text[-300:]}")
+            kept = self.keep_failure(error_text)
+            return Run(ok=False, error=f"{how}: {error_text[-300:]} (full stderr: {kept})")
         if job.checks_stdout:
             with open(stdout_path, "rb") as stdout:
                 printed = stdout.read().decode(errors="replace")

@@ -305,3 +305,30 @@ extension CoreDownloadTests {
         }
     }
 }
+
+extension CoreDownloadTests {
+    @Test("a --checksum given to an interrupted run still applies when the resumed run is not given one")
+    func checksumCarriesOverResume() async throws {
+        let size = 8 << 20
+        let fixture = try await Fixture.start(size: size) { _ in [.prefix("/slow/", bytesPerSecond: 512 << 10)] }
+        defer { fixture.shutdown() }
+        let output = fixture.output()
+        let manifestURL = URL(fileURLWithPath: output.path + ".braid")
+        let url = fixture.nginx.url("/slow/file.bin")
+        let wrong = "md5=" + String(repeating: "0", count: 32)
+
+        let first = try BraidCLI.start([url, "-n", "2", "-o", output.path, "-q", "--checksum", wrong])
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("some progress checkpointed", timeout: .seconds(60)) {
+            (ManifestFile(at: manifestURL)?.done ?? 0) > 0
+        }
+        first.send(SIGKILL)
+        _ = try await first.waitForExit(timeout: .seconds(10))
+
+        let second = try await BraidCLI.run([url, "-n", "4", "-o", output.path])
+
+        #expect(second.status == .exited(6), "\(second.standardError)")
+        #expect(second.standardError.contains("from --checksum"))
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+}

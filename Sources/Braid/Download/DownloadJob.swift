@@ -134,7 +134,7 @@ struct DownloadJob: Sendable {
         }
         // Measuring (`braid bench`) fetches part of the file, or writes nothing: no manifest, digest or rename.
         let measuring = options.byteLimit != nil || options.discardData
-        let expectedDigest = measuring ? nil : options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
+        var expectedDigest = measuring ? nil : options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
         let segmented = resource.isSegmentable
         let wanted = min(resource.length ?? Int64.max, options.byteLimit ?? Int64.max)
 
@@ -151,6 +151,8 @@ struct DownloadJob: Sendable {
             if let manifest = try loadManifest(store, paths: paths, resource: resource, digest: expectedDigest) {
                 ranges = manifest.segments.map { $0.start..<$0.end }
                 progress = manifest.trustedProgress(onBoot: BootID.current)
+                // A digest given to an earlier run still applies when this run is not told one.
+                expectedDigest = expectedDigest ?? manifest.expectedDigest
             } else {
                 ranges = SegmentPlanner.plan(
                     length: length,
@@ -412,8 +414,9 @@ struct DownloadJob: Sendable {
             changes.append("ETag \(manifest.etag ?? "none") → \(resource.etag ?? "none")")
         }
         if manifest.lastModified != resource.lastModified { changes.append("Last-Modified changed") }
-        if let recorded = manifest.expectedDigest, let digest, recorded.algorithm == digest.algorithm,
-            recorded.bytes != digest.bytes
+        // Only a server's digest says something about the file; a user's may simply have been corrected.
+        if let recorded = manifest.expectedDigest, let digest, recorded.source != .user, digest.source != .user,
+            recorded.algorithm == digest.algorithm, recorded.bytes != digest.bytes
         {
             changes.append("\(digest.algorithm) digest changed")
         }

@@ -1,17 +1,28 @@
+import CLinuxIO
+import SystemPackage
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Flushes the partial file to disk on a thread of its own, so that a slow `fdatasync` never stalls the transfer.
 ///
 /// The engine hands over how far each segment was written when the sync starts; once the sync returns, those marks
 /// are durable against a power cut and may be recorded as such in the next checkpoint.
+///
+/// It also starts writeback of each piece as it completes (`sync_file_range`), so that the disk works alongside
+/// the network and the final flush before the rename has little left to do.
 final class DurabilitySyncer: @unchecked Sendable {
     // @unchecked: the mutable fields are touched only with `condition` locked; `file` is itself Sendable.
     private let condition = ConditionLock()
     private var pending: [Int64]?
+    private var writeBack: [Range<Int64>] = []
     private var completed: [Int64]?
     private var failure: BraidError?
     private var inFlight = false
@@ -34,6 +45,15 @@ final class DurabilitySyncer: @unchecked Sendable {
         pending = flushedMarks
         condition.broadcast()
         return true
+    }
+
+    /// Starts writing a completed range to disk, without waiting for it.
+    func startWriteBack(_ range: Range<Int64>) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return }
+        writeBack.append(range)
+        condition.broadcast()
     }
 
     /// The marks of the last finished sync, once; a failed sync throws.
@@ -61,7 +81,17 @@ final class DurabilitySyncer: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while pending == nil && !stopping { condition.wait() }
+            while pending == nil && writeBack.isEmpty && !stopping { condition.wait() }
+            if pending == nil && !writeBack.isEmpty {
+                let ranges = writeBack
+                writeBack = []
+                condition.unlock()
+                for range in ranges {
+                    // Best effort: a failure here only means the final flush has more to do.
+                    _ = braid_start_writeback(file.descriptor.rawValue, range.lowerBound, Int64(range.count))
+                }
+                continue
+            }
             guard let marks = pending else {
                 exited = true
                 condition.broadcast()

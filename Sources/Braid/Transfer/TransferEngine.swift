@@ -346,7 +346,7 @@ final class TransferEngine {
         let action = scheduler.ended(segment: segment, failure: failure, now: Self.now(), random: .random(in: 0...1))
         switch action {
         case .completed:
-            break
+            syncer?.startWriteBack(scheduler.segments[segment].start..<scheduler.segments[segment].end)
         case let .retry(delay):
             retries += 1
             onRetry(failure?.message ?? "the response ended early", delay)

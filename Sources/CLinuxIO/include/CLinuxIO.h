@@ -1,0 +1,10 @@
+#ifndef BRAID_CLINUXIO_H
+#define BRAID_CLINUXIO_H
+
+#include <stdint.h>
+
+/// Starts asynchronous writeback of a file range (sync_file_range with SYNC_FILE_RANGE_WRITE), a GNU extension
+/// that Swift's Glibc module does not expose. Returns 0 or -1 with errno set; a no-op where it does not exist.
+int braid_start_writeback(int descriptor, int64_t offset, int64_t length);
+
+#endif
