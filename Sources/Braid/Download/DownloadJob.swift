@@ -271,8 +271,10 @@ struct DownloadJob: Sendable {
             throw BraidError.integrity(
                 "length mismatch: expected \(expected) bytes, have \(size); the partial data was discarded")
         }
+        hasher?.finish(totalLength: length)
+        // The flush to disk overlaps the last of the hashing, which runs on the verifier's thread.
+        if options.syncOnCompletion { try file.synchronize() }
         if let expectedDigest, let hasher {
-            hasher.finish(totalLength: length)
             let actual = try hasher.waitForDigest()
             if actual != expectedDigest.bytes {
                 paths.removeDownloadState()
@@ -284,7 +286,6 @@ struct DownloadJob: Sendable {
             }
         }
         completedCleanly = true
-        if options.syncOnCompletion { try file.synchronize() }
         guard rename(paths.part.string, paths.final.string) == 0 else {
             throw BraidError.localIO(
                 "cannot rename \(paths.part) to \(paths.final): \(String(cString: strerror(errno)))")

@@ -1,7 +1,12 @@
 import CCurl
+import CLinuxIO
 import Dispatch
 import Logging
 import SystemPackage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -116,6 +121,10 @@ final class TransferEngine {
     /// Runs until every segment is complete, the download fails, or it is stopped.
     func run() -> Outcome {
         interrupter.register(multi)
+        // With a digest to verify, hashing is the critical path whenever the network outruns one core's worth of
+        // MD5: let the verifier thread have the CPU first. Only this thread is affected, and only while it runs.
+        let previousNice = hasher == nil ? nil : braid_set_thread_nice(5)
+        defer { if let previousNice { _ = braid_set_thread_nice(previousNice) } }
         if let budget {
             for index in sources.indices { budgetTickets[index] = budget.register(host: sources[index].host) }
         }

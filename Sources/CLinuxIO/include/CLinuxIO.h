@@ -7,4 +7,7 @@
 /// that Swift's Glibc module does not expose. Returns 0 or -1 with errno set; a no-op where it does not exist.
 int braid_start_writeback(int descriptor, int64_t offset, int64_t length);
 
+/// Sets the calling thread's nice value (Linux schedules threads individually); returns the previous one.
+int braid_set_thread_nice(int nice);
+
 #endif
