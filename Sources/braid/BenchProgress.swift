@@ -2,21 +2,17 @@ import Braid
 import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Shows a benchmark's progress on stderr: a live line on a terminal, one plain line per finished run otherwise.
 final class BenchProgress: Sendable {
     private struct State {
         var slot: BenchSchedule.Slot?
         var expectedBytes: Int64?
         var lastLine: Double = 0
-        var lineShown = false
     }
 
     private let quiet: Bool
-    private let isTerminal: Bool
+    private let statusLine = StatusLine()
+    private var isTerminal: Bool { statusLine.isTerminal }
     private let runCount: Int
     private let state = Mutex(State())
 
@@ -24,7 +20,6 @@ final class BenchProgress: Sendable {
     init(quiet: Bool, runCount: Int) {
         self.quiet = quiet
         self.runCount = runCount
-        isTerminal = isatty(STDERR_FILENO) == 1
     }
 
     /// Sets the bytes each run fetches, once the probe knows them, so the live line can show a percentage.
@@ -82,7 +77,7 @@ final class BenchProgress: Sendable {
 
     /// Every run is done: clears the live line.
     func finish() {
-        endLiveLine()
+        statusLine.clear()
     }
 
     /// A warning or remark on its own line.
@@ -92,8 +87,7 @@ final class BenchProgress: Sendable {
 
     /// The error that ended the benchmark, always shown.
     func fail(_ error: BraidError) {
-        endLiveLine()
-        StandardStreams.error("braid: \(error.message)\n")
+        statusLine.print("braid: \(error.message)")
     }
 
     private func prefix(_ slot: BenchSchedule.Slot) -> String {
@@ -101,22 +95,12 @@ final class BenchProgress: Sendable {
     }
 
     private func live(_ text: String) {
-        guard !quiet, isTerminal else { return }
-        StandardStreams.error("\r" + text + "\u{1B}[K")
-        state.withLock { $0.lineShown = true }
+        guard !quiet else { return }
+        statusLine.showLive(text)
     }
 
     private func line(_ message: String) {
         guard !quiet else { return }
-        endLiveLine()
-        StandardStreams.error(message + "\n")
-    }
-
-    private func endLiveLine() {
-        let shown = state.withLock { state -> Bool in
-            defer { state.lineShown = false }
-            return state.lineShown
-        }
-        if shown { StandardStreams.error("\r\u{1B}[K") }
+        statusLine.print(message)
     }
 }

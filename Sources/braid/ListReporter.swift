@@ -1,10 +1,6 @@
 import Braid
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Shows a list run on stderr: a line each time a download changes state, a live line with the totals on a
 /// terminal, and a table of every file and its outcome at the end.
 final class ListReporter: ListObserver {
@@ -14,18 +10,17 @@ final class ListReporter: ListObserver {
         var running: [Int: DownloadProgress] = [:]
         var names: [Int: String] = [:]
         var lastLive: ContinuousClock.Instant?
-        var liveShown = false
     }
 
     private let quiet: Bool
-    private let isTerminal: Bool
+    private let statusLine = StatusLine()
+    private var isTerminal: Bool { statusLine.isTerminal }
     private let clock = ContinuousClock()
     private let liveInterval: Duration = .milliseconds(200)
     private let state = Mutex(State())
 
     init(quiet: Bool) {
         self.quiet = quiet
-        isTerminal = isatty(STDERR_FILENO) == 1
     }
 
     func notice(_ message: String) {
@@ -103,8 +98,8 @@ final class ListReporter: ListObserver {
         }
         text +=
             "\(outcomes.count - failed.count) of \(outcomes.count) succeeded, \(failed.count) failed, in "
-            + "\(Formatting.fixed(seconds, digits: 1)) s; exit status \(status)\n"
-        write(text)
+            + "\(Formatting.fixed(seconds, digits: 1)) s; exit status \(status)"
+        statusLine.print(text)
     }
 
     /// The summary table: file, outcome, size and time, one row per download in list order.
@@ -153,11 +148,9 @@ final class ListReporter: ListObserver {
     private func showLiveLine() {
         guard isTerminal, !quiet else { return }
         let now = clock.now
-        // Written under the lock, so that a line from another download never lands in the middle of it.
-        state.withLock { state in
-            if let last = state.lastLive, now - last < liveInterval { return }
+        let text = state.withLock { state -> String? in
+            if let last = state.lastLive, now - last < liveInterval { return nil }
             state.lastLive = now
-            state.liveShown = true
             let progress = Array(state.running.values)
             let done = progress.reduce(Int64(0)) { $0 + $1.downloadedBytes }
             let speed = progress.reduce(0.0) { $0 + $1.bytesPerSecond }
@@ -170,21 +163,13 @@ final class ListReporter: ListObserver {
             }
             text += "  \(Formatting.bytes(Int64(speed)))/s" + eta
             text += "  \(progress.reduce(0) { $0 + $1.activeConnections }) conn"
-            StandardStreams.error("\r" + text + "\u{1B}[K")
+            return text
         }
-    }
-
-    /// Writes `text` on stderr after clearing the live line, if one is shown.
-    private func write(_ text: String) {
-        state.withLock { state in
-            if state.liveShown { StandardStreams.error("\r\u{1B}[K") }
-            state.liveShown = false
-            StandardStreams.error(text)
-        }
+        if let text { statusLine.showLive(text) }
     }
 
     private func line(_ message: String, evenIfQuiet: Bool = false) {
         guard !quiet || evenIfQuiet else { return }
-        write(message + "\n")
+        statusLine.print(message)
     }
 }

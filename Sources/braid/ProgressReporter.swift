@@ -2,28 +2,23 @@ import Braid
 import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Shows a download's progress on stderr: a live line on a terminal, a plain line every few seconds otherwise.
 final class ProgressReporter: Sendable {
     private struct State {
         var lastLine: Double = 0
-        var lineShown = false
         var path: String?
         var total: Int64?
     }
 
     private let quiet: Bool
-    private let isTerminal: Bool
+    private let statusLine = StatusLine()
+    private var isTerminal: Bool { statusLine.isTerminal }
     private let interval: Double
     private let state = Mutex(State())
 
     init(quiet: Bool) {
         self.quiet = quiet
-        isTerminal = isatty(STDERR_FILENO) == 1
-        interval = isTerminal ? 0.2 : 5
+        interval = statusLine.isTerminal ? 0.2 : 5
     }
 
     func handle(_ event: DownloadEvent) {
@@ -67,8 +62,7 @@ final class ProgressReporter: Sendable {
     }
 
     func fail(_ error: BraidError) {
-        endLiveLine()
-        StandardStreams.error("braid: \(error.message)\n")
+        statusLine.print("braid: \(error.message)")
     }
 
     private func show(_ progress: DownloadProgress) {
@@ -84,25 +78,15 @@ final class ProgressReporter: Sendable {
         if progress.retries > 0 { text += "  \(progress.retries) retries" }
         if isTerminal {
             text += "  [" + Self.segmentMap(progress, width: 24) + "]"
-            StandardStreams.error("\r" + text + "\u{1B}[K")
-            state.withLock { $0.lineShown = true }
+            statusLine.showLive(text)
         } else {
-            StandardStreams.error(text + "\n")
+            statusLine.print(text)
         }
     }
 
     private func line(_ message: String) {
         guard !quiet else { return }
-        endLiveLine()
-        StandardStreams.error(message + "\n")
-    }
-
-    private func endLiveLine() {
-        let shown = state.withLock { state -> Bool in
-            defer { state.lineShown = false }
-            return state.lineShown
-        }
-        if shown { StandardStreams.error("\r\u{1B}[K") }
+        statusLine.print(message)
     }
 
     /// One character per slice of the file: how full that slice is, from blank to a full block.
