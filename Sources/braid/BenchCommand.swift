@@ -73,23 +73,7 @@ struct BenchCommand: AsyncParsableCommand {
             "Put the temporary file in DIR (default: $TMPDIR or /tmp; mind a tmpfs).", valueName: "DIR"))
     var temporaryDirectory: String?
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "Extra request header 'Name: value' (repeatable).")
-    var headers: [String] = []
-
-    @Option(help: ArgumentHelp("Trust the CA certificates in FILE (PEM) for HTTPS.", valueName: "FILE"))
-    var cacert: String?
-
-    @Flag(name: [.customShort("k"), .long], help: "Do not verify TLS certificates.")
-    var insecure = false
-
-    @Option(help: "Attempts per segment without progress before a run fails.")
-    var maxTries = 6
-
-    @Option(help: "Seconds a connection may stall before it is replaced.")
-    var stallTimeout = 30
-
-    @Option(help: "Seconds allowed to connect.")
-    var connectTimeout = 30
+    @OptionGroup var request: RequestArguments
 
     @Flag(name: [.short, .long], help: "Print no progress or warnings on stderr, only the results and errors.")
     var quiet = false
@@ -105,7 +89,6 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if let bytes, bytes < 1 { throw ValidationError("--bytes must be at least 1, got \(bytes)") }
         if json && csv { throw ValidationError("use either --json or --csv, not both") }
-        if maxTries < 1 { throw ValidationError("--max-tries must be at least 1, got \(maxTries)") }
     }
 
     func run() async throws {
@@ -224,12 +207,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.byteLimit = bytes ?? Int64.max
         options.discardData = discard
         options.syncOnCompletion = false
-        options.headers = headers
-        options.caCertificatePath = cacert
-        options.insecure = insecure
-        options.maximumAttempts = maxTries
-        options.stallTimeoutSeconds = stallTimeout
-        options.connectTimeoutSeconds = connectTimeout
+        request.apply(to: &options)
         return options
     }
 

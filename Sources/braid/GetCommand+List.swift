@@ -18,7 +18,7 @@ extension GetCommand {
             if json { StandardStreams.error("braid: \(error.message)\n") }
             throw ExitCode(ExitStatus(error.code).rawValue)
         }
-        if insecure { observer.notice("warning: --insecure: TLS certificates are not verified") }
+        if request.insecure { observer.notice("warning: --insecure: TLS certificates are not verified") }
 
         let limits = DownloadManager.Limits(
             concurrentDownloads: concurrentDownloads,

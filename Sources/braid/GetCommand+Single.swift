@@ -18,7 +18,7 @@ extension GetCommand {
         let failure: BraidError?
         if json {
             let writer = JSONEventWriter()
-            if insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
+            if request.insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
             let outcome = await DownloadOutcome.run(
                 download,
                 as: DownloadItem(id: 1, url: url, output: nil),
@@ -28,7 +28,7 @@ extension GetCommand {
             if let failure { StandardStreams.error("braid: \(failure.message)\n") }
         } else {
             let reporter = ProgressReporter(quiet: quiet)
-            if insecure && !quiet {
+            if request.insecure && !quiet {
                 reporter.warn("warning: --insecure: TLS certificates are not verified")
             }
             let reporting = Task { [events = download.events] in

@@ -51,8 +51,7 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Verify against ALG=HEX (md5, sha-256, sha-512).", valueName: "ALG=HEX"))
     var checksum: String?
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "Extra request header 'Name: value' (repeatable).")
-    var headers: [String] = []
+    @OptionGroup var request: RequestArguments
 
     @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
     var json = false
@@ -62,24 +61,6 @@ struct GetCommand: AsyncParsableCommand {
 
     @Flag(name: [.short, .long], help: "Replace an existing file; discard an unusable manifest.")
     var force = false
-
-    @Option(help: ArgumentHelp("Trust the CA certificates in FILE (PEM) for HTTPS.", valueName: "FILE"))
-    var cacert: String?
-
-    @Flag(
-        name: [.customShort("k"), .long],
-        help: "Do not verify TLS certificates (insecure: anyone on the path can swap the file)."
-    )
-    var insecure = false
-
-    @Option(help: "Attempts per segment without progress before giving up.")
-    var maxTries = 6
-
-    @Option(help: "Seconds a connection may stall before it is replaced.")
-    var stallTimeout = 30
-
-    @Option(help: "Seconds allowed to connect.")
-    var connectTimeout = 30
 
     @Flag(help: "Do not flush the finished file to disk before renaming it into place.")
     var noFsync = false
@@ -131,13 +112,8 @@ struct GetCommand: AsyncParsableCommand {
         var options = DownloadOptions()
         options.destination = .directory(directory ?? ".")
         options.connections = connections
-        options.headers = headers
+        request.apply(to: &options)
         options.overwrite = force
-        options.caCertificatePath = cacert
-        options.insecure = insecure
-        options.maximumAttempts = maxTries
-        options.stallTimeoutSeconds = stallTimeout
-        options.connectTimeoutSeconds = connectTimeout
         options.syncOnCompletion = !noFsync
         options.verbose = verbose >= 3
         return options
