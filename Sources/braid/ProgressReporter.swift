@@ -29,9 +29,9 @@ final class ProgressReporter: Sendable {
                 $0.path = path
                 $0.total = resource.length
             }
-            let size = resource.length.map(Self.bytes) ?? "unknown size"
+            let size = resource.length.map(Formatting.bytes) ?? "unknown size"
             let mode = resource.isSegmentable ? "" : " (single stream: the server does not serve ranges)"
-            let resuming = resumed > 0 ? ", resuming at \(Self.bytes(resumed))" : ""
+            let resuming = resumed > 0 ? ", resuming at \(Formatting.bytes(resumed))" : ""
             line("Downloading \(path) (\(size)\(resuming))\(mode)")
         case let .progress(progress):
             let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
@@ -51,8 +51,8 @@ final class ProgressReporter: Sendable {
             let speed = result.seconds > 0 ? Double(result.bytes - result.resumedBytes) / result.seconds : 0
             let check = result.verifiedDigest.map { "\($0.algorithm) verified" } ?? "length verified"
             line(
-                "Saved \(result.path) (\(Self.bytes(result.bytes)), \(check)) in "
-                    + "\(Formatting.fixed(result.seconds, digits: 1)) s, \(Self.bytes(Int64(speed)))/s"
+                "Saved \(result.path) (\(Formatting.bytes(result.bytes)), \(check)) in "
+                    + "\(Formatting.fixed(result.seconds, digits: 1)) s, \(Formatting.bytes(Int64(speed)))/s"
             )
         }
     }
@@ -70,10 +70,10 @@ final class ProgressReporter: Sendable {
         if let fraction = progress.fraction {
             text += Formatting.padded(Formatting.fixed(fraction * 100, digits: 1), width: 5) + "% "
         }
-        text += Self.bytes(progress.downloadedBytes)
-        if let total = progress.totalBytes { text += "/" + Self.bytes(total) }
-        text += "  \(Self.bytes(Int64(progress.bytesPerSecond)))/s"
-        if let eta = progress.estimatedSecondsRemaining { text += "  ETA " + Self.duration(eta) }
+        text += Formatting.bytes(progress.downloadedBytes)
+        if let total = progress.totalBytes { text += "/" + Formatting.bytes(total) }
+        text += "  \(Formatting.bytes(Int64(progress.bytesPerSecond)))/s"
+        if let eta = progress.estimatedSecondsRemaining { text += "  ETA " + Formatting.duration(eta) }
         text += "  \(progress.activeConnections) conn"
         if progress.retries > 0 { text += "  \(progress.retries) retries" }
         if isTerminal {
@@ -109,7 +109,4 @@ final class ProgressReporter: Sendable {
         return String(cells.map { levels[min(8, max(0, Int(($0 * 8).rounded(.down))))] })
     }
 
-    static func bytes(_ count: Int64) -> String { Formatting.bytes(count) }
-
-    static func duration(_ seconds: Double) -> String { Formatting.duration(seconds) }
 }

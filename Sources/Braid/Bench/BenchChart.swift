@@ -38,8 +38,8 @@ public struct BenchChart: Sendable {
     public func svg() -> String {
         let results = report.results
         let peak = results.map(\.maxBytesPerSecond).max() ?? 0
-        let unit = BenchFormat.scaled(peak).unit
-        let divisor = peak > 0 ? peak / BenchFormat.scaled(peak).value : 1
+        let unit = Formatting.scaled(peak).unit
+        let divisor = peak > 0 ? peak / Formatting.scaled(peak).value : 1
         // Headroom above the highest bar keeps its value label clear of the recommendation label at the top.
         let ticks = Axis.ticks(upTo: peak / divisor * 1.2)
         let yMaximum = ticks.last ?? 1

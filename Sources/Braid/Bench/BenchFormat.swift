@@ -7,7 +7,7 @@ public enum BenchFormat {
 
     /// A throughput with a binary unit: `25.0 MiB/s`.
     public static func rate(_ bytesPerSecond: Double) -> String {
-        let (value, unit) = scaled(bytesPerSecond)
+        let (value, unit) = Formatting.scaled(bytesPerSecond)
         return Formatting.fixed(value, digits: unit == "B" ? 0 : 1) + " " + unit + "/s"
     }
 
@@ -30,17 +30,5 @@ public enum BenchFormat {
     /// `1 connection`, `8 connections`.
     public static func connections(_ count: Int) -> String {
         count == 1 ? "1 connection" : "\(count) connections"
-    }
-
-    /// The binary unit that suits `value` bytes (`B`, `KiB`, `MiB`, `GiB`, `TiB`) and `value` in that unit.
-    public static func scaled(_ value: Double) -> (value: Double, unit: String) {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var scaled = value
-        var index = 0
-        while abs(scaled) >= 1024 && index < units.count - 1 {
-            scaled /= 1024
-            index += 1
-        }
-        return (scaled, units[index])
     }
 }

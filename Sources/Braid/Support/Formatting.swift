@@ -21,14 +21,20 @@ public enum Formatting {
 
     /// Binary units: `512 B`, `1.5 KiB`, `190.7 MiB`.
     public static func bytes(_ count: Int64) -> String {
+        let (value, unit) = scaled(Double(count))
+        return unit == "B" ? "\(count) B" : fixed(value, digits: 1) + " " + unit
+    }
+
+    /// The binary unit that suits `value` bytes (`B` up to `PiB`) and `value` in that unit.
+    public static func scaled(_ value: Double) -> (value: Double, unit: String) {
         let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
-        var value = Double(count)
-        var unit = 0
-        while abs(value) >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
+        var scaled = value
+        var index = 0
+        while abs(scaled) >= 1024 && index < units.count - 1 {
+            scaled /= 1024
+            index += 1
         }
-        return unit == 0 ? "\(count) B" : fixed(value, digits: 1) + " " + units[unit]
+        return (scaled, units[index])
     }
 
     /// `m:ss`, or `h:mm:ss` from an hour up.

@@ -15,6 +15,8 @@ struct Source {
     /// Failures in a row on this source.
     var failures = 0
     var activeConnections = 0
+    /// This source's place in a shared `ConnectionBudget`, when the download has one.
+    var budgetTicket: Int?
 
     /// Consecutive failures after which a source is dropped, while another is still alive.
     static let maximumFailures = 3

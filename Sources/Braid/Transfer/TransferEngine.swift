@@ -53,8 +53,6 @@ final class TransferEngine {
     private let budget: ConnectionBudget?
     /// The URL and its mirrors; connections spread over the ones still alive.
     private(set) var sources: [Source]
-    /// This engine's place in the shared budget, per source (each source's host is budgeted on its own).
-    private var budgetTickets: [Int: Int] = [:]
     private let hasher: PrefixHasher?
     private let checkpoints: Checkpoints?
     private let syncer: DurabilitySyncer?
@@ -126,11 +124,11 @@ final class TransferEngine {
         let previousNice = hasher == nil ? nil : braid_set_thread_nice(5)
         defer { if let previousNice { _ = braid_set_thread_nice(previousNice) } }
         if let budget {
-            for index in sources.indices { budgetTickets[index] = budget.register(host: sources[index].host) }
+            for index in sources.indices { sources[index].budgetTicket = budget.register(host: sources[index].host) }
         }
         defer {
             interrupter.unregister()
-            for ticket in budgetTickets.values { budget?.unregister(ticket) }
+            for ticket in sources.compactMap(\.budgetTicket) { budget?.unregister(ticket) }
             for connection in connections where connection.segment != nil {
                 multi.remove(connection.easy)
             }
@@ -216,7 +214,7 @@ final class TransferEngine {
         for connection in connections where connection.segment != nil {
             multi.remove(connection.easy)
             sources[connection.source].activeConnections -= 1
-            if let ticket = budgetTickets[connection.source] { budget?.release(ticket) }
+            releaseBudget(of: connection.source)
             if let segment = connection.finish() {
                 _ = scheduler.ended(segment: segment, failure: nil, now: Self.now(), random: 0)
             }
@@ -266,6 +264,10 @@ final class TransferEngine {
         easy.set(CURLOPT_WRITEFUNCTION, callback: Connection.writeCallback)
     }
 
+    private func releaseBudget(of source: Int) {
+        if let ticket = sources[source].budgetTicket { budget?.release(ticket) }
+    }
+
     /// The live source with the fewest connections: segments spread evenly over the URL and its mirrors.
     private func chooseSource() -> Int? {
         sources.indices.filter { sources[$0].alive }.min {
@@ -277,9 +279,9 @@ final class TransferEngine {
         guard scheduler.hasWork(now: now) else { return }
         for connection in connections where connection.segment == nil {
             guard let source = chooseSource() else { return }
-            if let budget, let ticket = budgetTickets[source], !budget.acquire(ticket) { return }
+            if let budget, let ticket = sources[source].budgetTicket, !budget.acquire(ticket) { return }
             guard let index = scheduler.assign(connection: connection.id, now: now) else {
-                if let ticket = budgetTickets[source] { budget?.release(ticket) }
+                releaseBudget(of: source)
                 return
             }
             if connection.source != source {
@@ -319,7 +321,7 @@ final class TransferEngine {
         multi.remove(connection.easy)
         let source = connection.source
         sources[source].activeConnections -= 1
-        if let ticket = budgetTickets[source] { budget?.release(ticket) }
+        releaseBudget(of: source)
         if result == CURLE_OK { connection.validateIfNeeded() }
         let stop = connection.stop
         let detail = connection.easy.describe(result)
