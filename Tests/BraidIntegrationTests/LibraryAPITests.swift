@@ -45,6 +45,16 @@ struct LibraryAPITests {
         }
     }
 
+    /// Starts a download of the server's file, watched by an observer, running in a task.
+    static func start(
+        _ server: TestServer,
+        into directory: TemporaryDirectory
+    ) -> (Download, Observer, Task<Void, Never>, Task<DownloadResult, any Error>) {
+        let download = Download(url: server.url("/f"), options: options(directory))
+        let observer = Observer()
+        return (download, observer, observer.watch(download), Task { try await download.run() })
+    }
+
     @Test("pause saves progress and holds; resume finishes; run() returns once, with the right file")
     func pauseAndResume() async throws {
         let server = try Self.server()
@@ -53,10 +63,7 @@ struct LibraryAPITests {
             server.shutdown()
             directory.remove()
         }
-        let download = Download(url: server.url("/f"), options: Self.options(directory))
-        let observer = Observer()
-        let watching = observer.watch(download)
-        let running = Task { try await download.run() }
+        let (download, observer, watching, running) = Self.start(server, into: directory)
 
         try await Polling.until("bytes to arrive", timeout: .seconds(30)) { observer.downloaded.withLock { $0 } > 0 }
         download.pause()
@@ -82,10 +89,7 @@ struct LibraryAPITests {
             server.shutdown()
             directory.remove()
         }
-        let download = Download(url: server.url("/f"), options: Self.options(directory))
-        let observer = Observer()
-        let watching = observer.watch(download)
-        let running = Task { try await download.run() }
+        let (download, observer, watching, running) = Self.start(server, into: directory)
         try await Polling.until("bytes to arrive", timeout: .seconds(30)) {
             (ManifestFile(at: directory.appending("out.bin.braid"))?.done ?? 0) > 0
         }
