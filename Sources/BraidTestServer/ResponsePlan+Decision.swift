@@ -208,10 +208,13 @@ extension ResponsePlan {
 
 extension TestServer.Fault {
     /// The faults this one amounts to for the route's `number`-th request: ``onlyFirst(requests:_:)`` drops
-    /// out after its count, every other fault is itself.
+    /// out after its count, ``afterFirst(requests:_:)`` comes in after it, every other fault is itself.
     fileprivate func active(forRequest number: Int) -> [TestServer.Fault] {
-        guard case .onlyFirst(let requests, let fault) = self else { return [self] }
-        return number <= requests ? fault.active(forRequest: number) : []
+        switch self {
+        case .onlyFirst(let requests, let fault): number <= requests ? fault.active(forRequest: number) : []
+        case .afterFirst(let requests, let fault): number > requests ? fault.active(forRequest: number) : []
+        default: [self]
+        }
     }
 }
 

@@ -82,5 +82,7 @@ extension TestServer {
 
         /// Applies `fault` only to the first `requests` requests of the route, so that a retry can succeed.
         case onlyFirst(requests: Int, Fault)
+        /// Applies `fault` only from request `requests + 1` on, so that a retry meets what the first did not.
+        case afterFirst(requests: Int, Fault)
     }
 }

@@ -18,6 +18,7 @@ struct ServerOptions {
           redirect=CODE:/path  redirect-other-host=CODE:/path  redirect-location=CODE:URL
           content-disposition=VALUE  content-md5=right|wrong  digest=right|wrong  repr-digest=right|wrong
           first=REQUESTS:FAULT   (apply FAULT to the first REQUESTS requests only)
+          after=REQUESTS:FAULT   (apply FAULT from request REQUESTS+1 on)
         """
 
     /// The port to bind, 0 for a free one.

@@ -55,6 +55,7 @@ extension TestServer.Fault {
         case "digest": self = .digest([.md5, .sha256], correct: try correct())
         case "repr-digest": self = .reprDigest([.sha256, .sha512], correct: try correct())
         case "first": self = .onlyFirst(requests: try number(0), try Self(argument: String(try field(1))))
+        case "after": self = .afterFirst(requests: try number(0), try Self(argument: String(try field(1))))
         default: throw UsageError("unknown fault \(name); see --help")
         }
     }

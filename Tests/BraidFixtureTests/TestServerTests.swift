@@ -225,6 +225,15 @@ final class TestServerTests {
         #expect(settledLog().map(\.bodyBytesSent) == [1000, 100_003])
     }
 
+    @Test("A fault scoped after the first requests meets only the retries")
+    func afterFirst() throws {
+        let url = serve([.afterFirst(requests: 1, .wrongBytes)])
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try content.firstDifference(fromFileAt: file()) != nil, "the second request got other bytes")
+    }
+
     @Test("Extra bytes are sent past Content-Length")
     func extraBytes() throws {
         let run = try CurlRun(["-o", file(), "-r", "0-99", serve([.extraBytes(count: 10)])])

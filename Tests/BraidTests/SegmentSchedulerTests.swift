@@ -89,35 +89,58 @@ struct SegmentSchedulerTests {
     func emptyPlan() {
         var scheduler = SegmentScheduler(ranges: [], connectionLimit: 4)
         #expect(scheduler.isComplete)
-        #expect(scheduler.contiguousPrefix == 0)
+        #expect(scheduler.confirmedPrefix == 0)
         #expect(scheduler.totalLength == 0)
         #expect(scheduler.assign(connection: 0, now: 0) == nil)
     }
 
     // MARK: - The in-order prefix
 
-    @Test("The contiguous prefix follows flushed bytes from byte 0 and ignores bytes beyond a gap")
-    func contiguousPrefix() {
+    @Test("The confirmed prefix grows as attempts end, from byte 0, and ignores bytes beyond a gap")
+    func confirmedPrefix() {
         var scheduler = Self.threeSegments(minimumSteal: 1000)
         for connection in 0..<3 { _ = scheduler.assign(connection: connection, now: 0) }
-        #expect(scheduler.contiguousPrefix == 0)
+        #expect(scheduler.confirmedPrefix == 0)
 
         scheduler.deliver(segment: 0, bytes: 40)
-        #expect(scheduler.contiguousPrefix == 40)
+        #expect(scheduler.confirmedPrefix == 0, "the bytes of a running attempt are not vouched for yet")
+        #expect(scheduler.ended(segment: 0, failure: Self.reset, now: 0, random: 0) == .retry(delay: 0.125))
+        #expect(scheduler.confirmedPrefix == 40, "an attempt that broke off keeps the bytes it wrote")
 
         scheduler.deliver(segment: 1, bytes: 100)
+        #expect(scheduler.ended(segment: 1, failure: nil, now: 0, random: 0) == .completed)
         scheduler.deliver(segment: 2, bytes: 50)
-        #expect(scheduler.contiguousPrefix == 40, "segment 0 is still a gap")
+        #expect(scheduler.confirmedPrefix == 40, "segment 0 is still a gap")
 
+        #expect(scheduler.assign(connection: 0, now: 1) == 0)
         scheduler.received(segment: 0, bytes: 60)
-        #expect(scheduler.contiguousPrefix == 40, "received but unflushed bytes cannot be read back yet")
-
         scheduler.flushed(segment: 0, bytes: 60)
-        #expect(scheduler.contiguousPrefix == 250, "segment 0 and 1 complete, 50 bytes of segment 2")
+        #expect(scheduler.confirmedPrefix == 40, "written, but the response has not ended")
+        #expect(scheduler.ended(segment: 0, failure: nil, now: 1, random: 0) == .completed)
+        #expect(scheduler.confirmedPrefix == 200, "segments 0 and 1 complete; segment 2 is still running")
 
         scheduler.deliver(segment: 2, bytes: 50)
-        #expect(scheduler.contiguousPrefix == 300)
-        #expect(scheduler.contiguousPrefix == scheduler.totalLength)
+        #expect(scheduler.ended(segment: 2, failure: nil, now: 1, random: 0) == .completed)
+        #expect(scheduler.confirmedPrefix == 300)
+        #expect(scheduler.confirmedPrefix == scheduler.totalLength)
+    }
+
+    @Test("A discarded attempt never reaches the prefix, so what rewrites its bytes is what gets verified")
+    func discardedAttemptNeverConfirmed() {
+        var scheduler = Self.threeSegments(connectionLimit: 1)
+        #expect(scheduler.assign(connection: 0, now: 0) == 0)
+        scheduler.deliver(segment: 0, bytes: 100)
+        #expect(scheduler.confirmedPrefix == 0)
+        scheduler.discardAttempt(segment: 0)
+        let action = scheduler.ended(segment: 0, failure: Self.reset, now: 0, random: 0)
+        #expect(action == .retry(delay: 0.125))
+        #expect(scheduler.confirmedPrefix == 0, "the right-looking bytes of the thrown-away response stay unread")
+
+        #expect(scheduler.assign(connection: 0, now: 1) == 0)
+        #expect(scheduler.segments[0].start + scheduler.segments[0].flushed == 0, "the retry starts over")
+        scheduler.deliver(segment: 0, bytes: 100)
+        #expect(scheduler.ended(segment: 0, failure: nil, now: 1, random: 0) == .completed)
+        #expect(scheduler.confirmedPrefix == 100)
     }
 
     // MARK: - Work stealing
@@ -161,13 +184,14 @@ struct SegmentSchedulerTests {
         scheduler.deliver(segment: 0, bytes: 10)
         scheduler.deliver(segment: 1, bytes: 45)
         #expect(scheduler.ended(segment: 1, failure: nil, now: 0, random: 0) == .completed)
-        #expect(scheduler.contiguousPrefix == 155)
+        #expect(scheduler.ended(segment: 0, failure: nil, now: 0, random: 0) == .completed)
+        #expect(scheduler.confirmedPrefix == 155)
         scheduler.deliver(segment: 3, bytes: 45)
-        #expect(scheduler.contiguousPrefix == 260)
         scheduler.deliver(segment: 2, bytes: 40)
-        for index in [0, 3, 2] {
-            #expect(scheduler.ended(segment: index, failure: nil, now: 0, random: 0) == .completed)
-        }
+        #expect(scheduler.ended(segment: 3, failure: nil, now: 0, random: 0) == .completed)
+        #expect(scheduler.confirmedPrefix == 200, "the stolen range follows its victim; segment 2 is still running")
+        #expect(scheduler.ended(segment: 2, failure: nil, now: 0, random: 0) == .completed)
+        #expect(scheduler.confirmedPrefix == 300)
         #expect(scheduler.isComplete)
         #expect(scheduler.flushedBytes == 300)
     }
@@ -389,7 +413,7 @@ struct SegmentSchedulerTests {
         var scheduler = Self.threeSegments(progress: [100, 40, 0], minimumSteal: 1000)
         #expect(scheduler.segments.map(\.state) == [.complete, .waiting(notBefore: 0), .waiting(notBefore: 0)])
         #expect(scheduler.flushedBytes == 140)
-        #expect(scheduler.contiguousPrefix == 140)
+        #expect(scheduler.confirmedPrefix == 140)
         #expect(!scheduler.isComplete)
 
         #expect(scheduler.assign(connection: 0, now: 0) == 1)
@@ -407,12 +431,13 @@ struct SegmentSchedulerTests {
     @Test("A complete segment after a gap is not handed out again, nor counted in the prefix")
     func resumeWithLaterSegmentComplete() {
         var scheduler = Self.threeSegments(progress: [0, 100, 100], minimumSteal: 1000)
-        #expect(scheduler.contiguousPrefix == 0)
+        #expect(scheduler.confirmedPrefix == 0)
         #expect(scheduler.flushedBytes == 200)
         #expect(scheduler.assign(connection: 0, now: 0) == 0)
         #expect(scheduler.assign(connection: 1, now: 0) == nil)
         scheduler.deliver(segment: 0, bytes: 100)
-        #expect(scheduler.contiguousPrefix == 300)
+        #expect(scheduler.ended(segment: 0, failure: nil, now: 0, random: 0) == .completed)
+        #expect(scheduler.confirmedPrefix == 300)
     }
 
     @Test("Progress out of range from a manifest is clamped to the segment")
@@ -427,7 +452,7 @@ struct SegmentSchedulerTests {
     func resumeComplete() {
         var scheduler = Self.threeSegments(progress: [100, 100, 100])
         #expect(scheduler.isComplete)
-        #expect(scheduler.contiguousPrefix == 300)
+        #expect(scheduler.confirmedPrefix == 300)
         #expect(scheduler.assign(connection: 0, now: 0) == nil)
     }
 
@@ -446,19 +471,19 @@ struct SegmentSchedulerTests {
         #expect(scheduler.segments.map(\.durable) == [40, 10, 0], "an older snapshot never lowers the mark")
     }
 
-    @Test("Discarding an attempt forgets its bytes, from the prefix and the durable mark too")
+    @Test("Discarding an attempt forgets its bytes, from the durable mark too; the prefix never had them")
     func discardAttempt() {
         var scheduler = Self.threeSegments(progress: [20, 0, 0], connectionLimit: 1)
         #expect(scheduler.assign(connection: 0, now: 0) == 0)
         scheduler.deliver(segment: 0, bytes: 80)
         scheduler.synced(flushedAtSyncStart: [100, 0, 0])
-        #expect(scheduler.contiguousPrefix == 100)
+        #expect(scheduler.confirmedPrefix == 20)
 
         scheduler.discardAttempt(segment: 0)
         #expect(scheduler.segments[0].flushed == 20)
         #expect(scheduler.segments[0].received == 20)
         #expect(scheduler.segments[0].durable == 20)
-        #expect(scheduler.contiguousPrefix == 20)
+        #expect(scheduler.confirmedPrefix == 20)
         #expect(scheduler.flushedBytes == 20)
     }
 
@@ -467,14 +492,14 @@ struct SegmentSchedulerTests {
         var scheduler = SegmentScheduler(ranges: [0..<Int64.max], connectionLimit: 1)
         #expect(scheduler.assign(connection: 0, now: 0) == 0)
         scheduler.deliver(segment: 0, bytes: 12_345)
-        #expect(scheduler.contiguousPrefix == 12_345)
+        #expect(scheduler.confirmedPrefix == 0)
         #expect(!scheduler.isComplete)
 
         scheduler.endUnknownLength(segment: 0)
         #expect(scheduler.totalLength == 12_345)
         #expect(scheduler.ended(segment: 0, failure: nil, now: 0, random: 0) == .completed)
         #expect(scheduler.isComplete)
-        #expect(scheduler.contiguousPrefix == 12_345)
+        #expect(scheduler.confirmedPrefix == 12_345)
     }
 
     @Test("Ending a segment that is not active is a programming error")
@@ -538,13 +563,13 @@ struct SegmentSchedulerTests {
                 }
             }
             now += 0.01
-            #expect(scheduler.contiguousPrefix >= prefix, "the prefix never moves back")
-            prefix = scheduler.contiguousPrefix
+            #expect(scheduler.confirmedPrefix >= prefix, "the prefix never moves back")
+            prefix = scheduler.confirmedPrefix
             #expect(scheduler.activeCount == busy.count)
         }
         #expect(scheduler.isComplete)
         #expect(scheduler.flushedBytes == length)
-        #expect(scheduler.contiguousPrefix == length)
+        #expect(scheduler.confirmedPrefix == length)
         let tiles = scheduler.order.map { scheduler.segments[$0].start..<scheduler.segments[$0].end }
         #expect(tiles.first?.lowerBound == 0)
         #expect(tiles.last?.upperBound == length)

@@ -184,6 +184,12 @@ final class Connection {
 
     private func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let segment else { return false }
+        guard !engine.wouldRewriteVerifiedBytes(at: fileOffset) else {
+            stop = .failure(
+                .fatal(.integrity, "internal error: bytes at \(fileOffset) were already verified and must not change")
+            )
+            return false
+        }
         do {
             try engine.file.write(bytes, at: fileOffset)
         } catch {

@@ -5,7 +5,10 @@
 /// performs them. It never touches the network or the disk, so it can be tested event by event.
 ///
 /// Segments are handed out in file order, so the in-order prefix of the file (what a streaming digest can
-/// consume) advances steadily. A segment's life:
+/// consume) advances steadily. Bytes join that prefix only once they are *confirmed*: the response that carried
+/// them ended without being thrown away (or they were recorded by an earlier run). An attempt that turns out
+/// untrustworthy is discarded before any of its bytes were confirmed, so whatever rewrites them later is what
+/// the digest reads. A segment's life:
 /// - `waiting` → `active` (a connection starts it) or stays `waiting` until its retry time;
 /// - `active` → `complete` (all bytes flushed), or `waiting` (failed, to be retried from its last flushed byte);
 /// - `complete` is final.
@@ -26,6 +29,9 @@ struct SegmentScheduler: Sendable {
         var flushed: Int64
         /// Bytes synced to disk from `start`.
         var durable: Int64
+        /// Bytes from `start` that a finished attempt vouched for: never rewritten, and all the verifier may read.
+        /// Equal to `flushed` whenever the segment is not active.
+        var confirmed: Int64
         var state: State
         /// Failures in a row that moved nothing forward.
         var failures: Int = 0
@@ -77,6 +83,7 @@ struct SegmentScheduler: Sendable {
                 received: done,
                 flushed: done,
                 durable: done,
+                confirmed: done,
                 state: done == Int64(range.count) ? .complete : .waiting(notBefore: 0),
                 flushedAtAttemptStart: done
             )
@@ -92,11 +99,12 @@ struct SegmentScheduler: Sendable {
 
     var isComplete: Bool { prefixCursor == order.count && activeCount == 0 }
 
-    /// The number of bytes complete from byte 0 without a gap: what a streaming digest may read.
-    var contiguousPrefix: Int64 {
+    /// The number of confirmed bytes from byte 0 without a gap: what a streaming digest may read. It never moves
+    /// back, and no byte below it is ever written again.
+    var confirmedPrefix: Int64 {
         guard prefixCursor < order.count else { return totalLength }
         let segment = segments[order[prefixCursor]]
-        return segment.start + segment.flushed
+        return segment.start + segment.confirmed
     }
 
     var totalLength: Int64 { order.last.map { segments[$0].end } ?? 0 }
@@ -142,6 +150,7 @@ struct SegmentScheduler: Sendable {
             received: 0,
             flushed: 0,
             durable: 0,
+            confirmed: 0,
             state: .waiting(notBefore: 0)
         )
         segments[victim].end = split
@@ -157,10 +166,9 @@ struct SegmentScheduler: Sendable {
         segments[index].received += bytes
     }
 
-    /// Bytes of a segment reached the partial file.
+    /// Bytes of a segment reached the partial file; they count towards the prefix once their attempt ends.
     mutating func flushed(segment index: Int, bytes: Int64) {
         segments[index].flushed += bytes
-        advancePrefixCursor()
     }
 
     /// Everything flushed up to now has been synced to disk (the values captured before the sync started).
@@ -178,10 +186,13 @@ struct SegmentScheduler: Sendable {
         activeCount -= 1
         var segment = segments[index]
         segment.received = segment.flushed
+        // Whatever the attempt left in place (its bytes were not discarded) is now vouched for.
+        segment.confirmed = segment.flushed
+        segments[index] = segment
+        advancePrefixCursor()
         if segment.flushed >= segment.length {
             segment.state = .complete
             segments[index] = segment
-            advancePrefixCursor()
             return .completed
         }
         let madeProgress = segment.flushed > segment.flushedAtAttemptStart
@@ -220,16 +231,14 @@ struct SegmentScheduler: Sendable {
     mutating func endUnknownLength(segment index: Int) {
         segments[index].end = segments[index].start + segments[index].flushed
         segments[index].received = segments[index].flushed
-        advancePrefixCursor()
     }
 
-    /// Forgets an attempt's bytes after the response turned out untrustworthy: they will be fetched again.
+    /// Forgets an attempt's bytes after the response turned out untrustworthy: they will be fetched again. None
+    /// of them was confirmed, so the verifier has not read them.
     mutating func discardAttempt(segment index: Int) {
         segments[index].flushed = segments[index].flushedAtAttemptStart
         segments[index].received = segments[index].flushed
         segments[index].durable = min(segments[index].durable, segments[index].flushed)
-        prefixCursor = 0
-        advancePrefixCursor()
     }
 
     // MARK: Helpers
@@ -263,8 +272,8 @@ struct SegmentScheduler: Sendable {
     }
 
     private mutating func advancePrefixCursor() {
-        while prefixCursor < order.count, segments[order[prefixCursor]].remaining <= 0,
-            segments[order[prefixCursor]].flushed >= segments[order[prefixCursor]].length
+        while prefixCursor < order.count,
+            segments[order[prefixCursor]].confirmed >= segments[order[prefixCursor]].length
         {
             prefixCursor += 1
         }

@@ -76,7 +76,8 @@ final class TransferEngine {
     }
 
     private(set) var statistics = Statistics(fetchedBytes: 0, retries: 0, timeToFirstByte: nil)
-    private var lastPrefix: Int64 = -1
+    /// How far the verifier has been told it may read.
+    private var publishedPrefix: Int64 = 0
 
     /// Where checkpoints go: the store, and the manifest they fill in with the scheduler's progress.
     struct Checkpoints {
@@ -246,7 +247,13 @@ final class TransferEngine {
 
     func flushed(segment: Int, bytes: Int) {
         scheduler.flushed(segment: segment, bytes: Int64(bytes))
-        publishPrefix()
+    }
+
+    /// Whether a write at `offset` would change bytes the verifier may already have read. By design it never
+    /// does (only confirmed bytes are published, and they are never rewritten); a connection refuses such a write
+    /// rather than let the digest and the file disagree.
+    func wouldRewriteVerifiedBytes(at offset: Int64) -> Bool {
+        offset < publishedPrefix
     }
 
     func discardAttempt(segment: Int) {
@@ -355,6 +362,7 @@ final class TransferEngine {
         }
         failure = account(failure, on: source)
         let action = scheduler.ended(segment: segment, failure: failure, now: Self.now(), random: .random(in: 0...1))
+        publishPrefix()
         switch action {
         case .completed:
             syncer?.startWriteBack(scheduler.segments[segment].start..<scheduler.segments[segment].end)
@@ -398,11 +406,12 @@ final class TransferEngine {
         onNotice("dropping \(sources[source].resource.requestedURL): \(reason)")
     }
 
+    /// Lets the verifier read the confirmed prefix: bytes whose responses are known good, never rewritten.
     private func publishPrefix() {
         guard let hasher else { return }
-        let prefix = scheduler.contiguousPrefix
-        if prefix != lastPrefix {
-            lastPrefix = prefix
+        let prefix = scheduler.confirmedPrefix
+        if prefix > publishedPrefix {
+            publishedPrefix = prefix
             hasher.advance(to: prefix)
         }
     }
