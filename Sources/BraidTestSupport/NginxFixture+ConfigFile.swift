@@ -81,10 +81,11 @@ extension NginxFixture {
             case .prefix(let prefix): (modifier, uri) = ("^~", prefix)
             case .exact(let path): (modifier, uri) = ("=", path)
             }
-            var lines = [
-                "location \(modifier) \(quoted(uri)) {",
-                "    alias \(quoted(documentRoot + location.target));",
-            ]
+            var lines = ["location \(modifier) \(quoted(uri)) {"]
+            if let redirect = location.redirect {
+                return lines + ["    return \(redirect.status) \(quoted(redirect.location));", "}"]
+            }
+            lines.append("    alias \(quoted(documentRoot + location.target));")
             if let bytesPerSecond = location.bytesPerSecond {
                 lines.append("    limit_rate \(bytesPerSecond);")
             }

@@ -20,6 +20,8 @@ extension NginxFixture {
         public let bytesPerSecond: Int?
         /// Response headers added to every response, errors included (`add_header … always`).
         public let headers: [(name: String, value: String)]
+        /// Answers every request with this redirect (`return STATUS URL`) instead of serving a file.
+        public var redirect: (status: Int, location: String)?
 
         /// Serves the directory `directory` of the document root under the URI prefix `prefix`.
         ///
@@ -49,6 +51,14 @@ extension NginxFixture {
             let file = file ?? path
             precondition(file.hasPrefix("/"), "a file path starts with '/'")
             return Location(match: .exact(path), target: file, bytesPerSecond: bytesPerSecond, headers: headers)
+        }
+
+        /// Redirects the single URI `path` to `location` with `status` (301, 302, 303, 307 or 308).
+        public static func redirect(_ path: String, status: Int = 302, to location: String) -> Location {
+            precondition(path.hasPrefix("/"), "a URI path starts with '/'")
+            var result = Location(match: .exact(path), target: path, bytesPerSecond: nil, headers: [])
+            result.redirect = (status, location)
+            return result
         }
     }
 }

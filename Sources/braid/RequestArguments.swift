@@ -15,6 +15,14 @@ struct RequestArguments: ParsableArguments {
     )
     var insecure = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Protocols a redirect may lead to, as curl's --proto-redir: '=https' refuses HTTPS to HTTP downgrades.",
+            valueName: "PROTOCOLS"
+        )
+    )
+    var protoRedir: String?
+
     @Option(help: "Attempts per segment without progress before giving up.")
     var maxTries = 6
 
@@ -26,10 +34,38 @@ struct RequestArguments: ParsableArguments {
 
     func validate() throws {
         if maxTries < 1 { throw ValidationError("--max-tries must be at least 1, got \(maxTries)") }
+        if let protoRedir { _ = try Self.redirectSchemes(protoRedir) }
+    }
+
+    /// The schemes curl's `--proto-redir` grammar allows: comma-separated protocols, each optionally prefixed
+    /// with `+` (allow), `-` (deny) or `=` (allow only the ones listed), starting from http and https; `all`
+    /// stands for both.
+    static func redirectSchemes(_ value: String) throws -> Set<String> {
+        let known: Set<String> = ["http", "https"]
+        var allowed = known
+        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+            var name = item.lowercased().filter { $0 != " " }
+            var mode: Character = "+"
+            if let first = name.first, "+-=".contains(first) {
+                mode = first
+                name.removeFirst()
+            }
+            let schemes: Set<String> = name == "all" ? known : [name]
+            guard schemes.isSubset(of: known) else {
+                throw ValidationError("--proto-redir: Braid follows redirects to http and https only, not '\(name)'")
+            }
+            switch mode {
+            case "=": allowed = schemes
+            case "-": allowed.subtract(schemes)
+            default: allowed.formUnion(schemes)
+            }
+        }
+        return allowed
     }
 
     func apply(to options: inout DownloadOptions) {
         options.headers = headers
+        if let protoRedir, let schemes = try? Self.redirectSchemes(protoRedir) { options.redirectSchemes = schemes }
         options.caCertificatePath = cacert
         options.insecure = insecure
         options.maximumAttempts = maxTries

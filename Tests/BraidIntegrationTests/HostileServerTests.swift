@@ -77,4 +77,129 @@ struct HostileServerTests {
             #expect(try Self.content.firstDifference(fromFileAt: download.path) == nil)
         }
     }
+
+    // MARK: Credentials follow the origin
+
+    static let secretHeaders = ["Authorization: Bearer secret-token", "X-Api-Key: key-123", "Cookie: session=abc"]
+    static let secretNames: Set<String> = ["authorization", "x-api-key", "cookie"]
+
+    /// A server on 127.0.0.1 whose `/start` redirects to `/f` on `target`: the same host, another port.
+    static func redirecting(to target: TestServer) throws -> TestServer {
+        let server = TestServer(routes: [
+            "/start": .init(content: content, faults: [.redirect(status: 302, to: .location(target.url("/f")))])
+        ])
+        try server.start()
+        return server
+    }
+
+    @Test("extra headers reach the origin named, not the same host on another port, in the probe or any range")
+    func headersStayWithTheirOrigin() async throws {
+        let target = TestServer(routes: ["/f": .init(content: Self.content)])
+        try target.start()
+        let origin = try Self.redirecting(to: target)
+        let directory = try TemporaryDirectory(prefix: "braid-hostile")
+        defer {
+            origin.shutdown()
+            target.shutdown()
+            directory.remove()
+        }
+        let output = directory.appending("out.bin").path
+        let run = try await BraidCLI.run(
+            ["-q", "--no-fsync", "-n", "4", "-o", output, origin.url("/start")]
+                + Self.secretHeaders.flatMap { ["-H", $0] })
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
+        #expect(origin.requestLog.allSatisfy { $0.headerNames.isSuperset(of: Self.secretNames) })
+        #expect(target.requestLog.contains { $0.method == "GET" && $0.range != nil })
+        #expect(
+            target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) },
+            "a header went to another port: \(target.requestLog.map(\.headerNames))")
+    }
+
+    @Test("a mirror that redirects elsewhere gets no extra headers there, in its probe or its ranges")
+    func mirrorRedirectKeepsHeaders() async throws {
+        let target = TestServer(routes: ["/f": .init(content: Self.content)])
+        try target.start()
+        let mirror = try Self.redirecting(to: target)
+        let primary = TestServer(routes: ["/f": .init(content: Self.content)])
+        try primary.start()
+        let directory = try TemporaryDirectory(prefix: "braid-hostile")
+        defer {
+            primary.shutdown()
+            mirror.shutdown()
+            target.shutdown()
+            directory.remove()
+        }
+        let download = await LibraryDownload.run(primary.url("/f"), into: directory) {
+            $0.mirrors = [mirror.url("/start")]
+            $0.headers = Self.secretHeaders
+        }
+        #expect(try Self.content.firstDifference(fromFileAt: try download.result.get().path) == nil)
+        #expect(primary.requestLog.allSatisfy { $0.headerNames.isSuperset(of: Self.secretNames) })
+        #expect(mirror.requestLog.allSatisfy { $0.headerNames.isSuperset(of: Self.secretNames) })
+        #expect(!target.requestLog.isEmpty)
+        #expect(target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
+    }
+
+    /// nginx over TLS whose `/start` redirects to plain HTTP on `target`.
+    static func downgrading(to target: TestServer, in directory: TemporaryDirectory) async throws -> NginxFixture {
+        let root = directory.appending("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        return try await NginxFixture.start(
+            .init(documentRoot: root, locations: [.redirect("/start", to: target.url("/f"))], enablesTLS: true))
+    }
+
+    @Test("an https to http redirect is followed with a warning and a JSON notice, and without extra headers")
+    func downgradeWarns() async throws {
+        let target = TestServer(routes: ["/f": .init(content: Self.content)])
+        try target.start()
+        let directory = try TemporaryDirectory(prefix: "braid-hostile")
+        let nginx = try await Self.downgrading(to: target, in: directory)
+        defer {
+            nginx.shutdown()
+            target.shutdown()
+            directory.remove()
+        }
+        let certificate = try #require(nginx.certificatePath)
+        let headers = Self.secretHeaders.flatMap { ["-H", $0] }
+        for json in [false, true] {
+            let output = directory.appending(json ? "json.bin" : "plain.bin").path
+            let run = try await BraidCLI.run(
+                ["--no-fsync", "--cacert", certificate, "-o", output, nginx.url("/start", tls: true)]
+                    + headers + (json ? ["--json"] : []))
+            #expect(run.status == .exited(0), "\(run.standardError)")
+            #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
+            if json {
+                let notices = try JSONEvents(run.standardOutput).named("notice")
+                #expect(notices.contains { ($0["message"] as? String)?.contains("plain HTTP") == true })
+            } else {
+                #expect(run.standardError.contains("warning:"), "\(run.standardError)")
+                #expect(run.standardError.contains("plain HTTP"), "\(run.standardError)")
+            }
+        }
+        #expect(target.requestLog.count >= 4)
+        #expect(target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
+    }
+
+    @Test("--proto-redir =https refuses the downgrade before any request reaches plain HTTP")
+    func downgradeRefused() async throws {
+        let target = TestServer(routes: ["/f": .init(content: Self.content)])
+        try target.start()
+        let directory = try TemporaryDirectory(prefix: "braid-hostile")
+        let nginx = try await Self.downgrading(to: target, in: directory)
+        defer {
+            nginx.shutdown()
+            target.shutdown()
+            directory.remove()
+        }
+        let output = directory.appending("out.bin").path
+        let run = try await BraidCLI.run([
+            "--proto-redir", "=https", "--cacert", try #require(nginx.certificatePath), "-o", output,
+            nginx.url("/start", tls: true),
+        ])
+        #expect(run.status == .exited(5), "\(run.standardError)")
+        #expect(run.standardError.contains("--proto-redir"), "\(run.standardError)")
+        #expect(target.requestLog.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
 }

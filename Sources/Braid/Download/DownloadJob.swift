@@ -26,6 +26,13 @@ struct DownloadJob: Sendable {
 
     private static let maximumRestarts = 3
 
+    /// How this download's requests are made; the user's headers go to the origins of the URLs named here only.
+    private var requestOptions: RequestOptions {
+        var requestOptions = options.requestOptions
+        requestOptions.headerOrigins = Set(([url] + options.mirrors).compactMap(Origin.init(url:)))
+        return requestOptions
+    }
+
     func run() throws(BraidError) -> DownloadResult {
         let started = TransferEngine.now()
         try Self.validate(url: url)
@@ -39,9 +46,10 @@ struct DownloadJob: Sendable {
         while true {
             emit(.state(.probing))
             var prober = Prober(
-                options: options.requestOptions,
+                options: requestOptions,
                 retryPolicy: options.retryPolicy,
                 onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
+                onNotice: { [emit] message in emit(.notice(message)) },
                 isCancelled: { [interrupter] in interrupter.isEnding }
             )
             prober.trustsHead = !distrustHead
@@ -218,7 +226,7 @@ struct DownloadJob: Sendable {
             configuration: TransferEngine.Configuration(
                 usesRanges: segmented,
                 connections: segmented ? options.connections : 1,
-                requestOptions: options.requestOptions,
+                requestOptions: requestOptions,
                 retryPolicy: options.retryPolicy,
                 durableInterval: options.durableCheckpointInterval,
                 logger: logger

@@ -18,8 +18,12 @@ public struct DownloadOptions: Sendable {
     public var piecesPerConnection = 4
     /// A digest the user vouches for; it takes precedence over any the server sends.
     public var expectedDigest: ExpectedDigest?
-    /// Extra request header lines, `Name: value`.
+    /// Extra request header lines, `Name: value`. They are sent only to the origins (scheme, host and port) of
+    /// the URL and the mirrors given, never to an origin a redirect leads to.
     public var headers: [String] = []
+    /// The schemes a redirect may lead to (curl's `--proto-redir`): `["https"]` refuses a redirect from HTTPS to
+    /// plain HTTP, which is otherwise followed with a warning and without the extra headers.
+    public var redirectSchemes: Set<String> = ["http", "https"]
     /// Replace an existing complete file, and discard a manifest that cannot be used.
     public var overwrite = false
     /// When the destination already holds a file (and no manifest says it is partial), check it instead of
@@ -64,11 +68,15 @@ public struct DownloadOptions: Sendable {
                 !header.utf8.contains(13), !header.utf8.contains(10)
             else { throw .usage("a header must look like 'Name: value', got '\(header)'") }
         }
+        for scheme in redirectSchemes where scheme != "http" && scheme != "https" {
+            throw .usage("redirects can only be allowed to http and https, not '\(scheme)'")
+        }
     }
 
     var requestOptions: RequestOptions {
         var options = RequestOptions()
         options.headers = headers
+        options.redirectSchemes = redirectSchemes
         options.caCertificatePath = caCertificatePath
         options.insecure = insecure
         options.connectTimeoutSeconds = connectTimeoutSeconds

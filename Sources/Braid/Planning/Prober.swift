@@ -14,10 +14,16 @@ import CCurl
 ///
 /// HEAD first, following redirects; when HEAD is refused or does not promise ranges, a ranged GET of one byte
 /// (`Range: bytes=0-0`) settles it from `Content-Range`.
+///
+/// Redirects are followed here, one hop at a time, not by libcurl: each hop is sent the user's headers only if
+/// its origin is one the user named, a redirect to a scheme outside `redirectSchemes` is refused, and one from
+/// HTTPS down to plain HTTP is reported before it is followed.
 struct Prober {
     let options: RequestOptions
     var retryPolicy: RetryPolicy
     var onRetry: @Sendable (String, Double) -> Void = { _, _ in }
+    /// Told of what the user should know: a redirect that leaves HTTPS.
+    var onNotice: @Sendable (String) -> Void = { _ in }
     var isCancelled: @Sendable () -> Bool = { false }
     /// Whether a HEAD that promises ranges is enough; when it has lied about the length, a ranged GET decides.
     var trustsHead = true
@@ -90,35 +96,70 @@ struct Prober {
         var effectiveURL: String?
     }
 
-    /// Runs one probe request; a transport failure or a retryable status is thrown as `ProbeFailure`.
+    /// Runs one probe request, following redirects; a transport failure or a retryable status is thrown as
+    /// `ProbeFailure`.
     private func request(_ url: String, method: Method) throws(ProbeFailure) -> Response {
         let handle = EasyHandle()
-        let collector = ProbeCollector()
-        let originalHost = URLComponents(string: url)?.host
-        handle.configure(url: url, options: options, headers: options.headers(forHost: nil, originalHost: originalHost))
-        // libcurl itself drops custom Authorization headers when a redirect changes host (since 7.58).
-        handle.set(CURLOPT_UNRESTRICTED_AUTH, false)
-        let context = Unmanaged.passUnretained(collector).toOpaque()
-        handle.set(CURLOPT_HEADERDATA, pointer: context)
-        handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
-        handle.set(CURLOPT_WRITEDATA, pointer: context)
-        handle.set(CURLOPT_WRITEFUNCTION, callback: ProbeCollector.writeCallback)
-        switch method {
-        case .head: handle.set(CURLOPT_NOBODY, true)
-        case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
+        var current = url
+        var hops = 0
+        while true {
+            let collector = ProbeCollector()
+            handle.configure(url: current, options: options, headers: options.headers(for: current))
+            let context = Unmanaged.passUnretained(collector).toOpaque()
+            handle.set(CURLOPT_HEADERDATA, pointer: context)
+            handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
+            handle.set(CURLOPT_WRITEDATA, pointer: context)
+            handle.set(CURLOPT_WRITEFUNCTION, callback: ProbeCollector.writeCallback)
+            switch method {
+            case .head: handle.set(CURLOPT_NOBODY, true)
+            case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
+            }
+            let code = withExtendedLifetime(collector) { handle.perform() }
+            if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
+                throw ProbeFailure(kind: FailureKind.classify(code, detail: handle.describe(code)), headers: nil)
+            }
+            let headers = collector.headers
+            if Self.redirectStatuses.contains(headers.status), let target = handle.redirectURL {
+                hops += 1
+                current = try follow(from: current, to: target, hops: hops, status: headers.status)
+                continue
+            }
+            if headers.status >= 400,
+                case .transient = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
+            {
+                let kind = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
+                throw ProbeFailure(kind: kind, headers: headers)
+            }
+            return Response(headers: headers, effectiveURL: current)
         }
-        let code = withExtendedLifetime(collector) { handle.perform() }
-        if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
-            throw ProbeFailure(kind: FailureKind.classify(code, detail: handle.describe(code)), headers: nil)
+    }
+
+    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// Decides whether a redirect from `source` to `target` may be followed; returns the URL to request next.
+    private func follow(from source: String, to target: String, hops: Int, status: Int) throws(ProbeFailure)
+        -> String
+    {
+        func refuse(_ message: String) -> ProbeFailure {
+            ProbeFailure(kind: .fatal(.protocolViolation, message), headers: nil)
         }
-        let headers = collector.headers
-        if headers.status >= 400,
-            case .transient = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
-        {
-            let kind = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
-            throw ProbeFailure(kind: kind, headers: headers)
+        guard hops <= options.maximumRedirects else {
+            throw refuse("too many redirects (more than \(options.maximumRedirects)), ending at \(source)")
         }
-        return Response(headers: collector.headers, effectiveURL: handle.effectiveURL)
+        guard let next = Origin(url: target), next.scheme == "http" || next.scheme == "https" else {
+            throw refuse("the server redirected (HTTP \(status)) to '\(target)', which is not an http or https URL")
+        }
+        guard options.redirectSchemes.contains(next.scheme) else {
+            throw refuse(
+                "refusing the redirect from \(source) to \(target): --proto-redir does not allow \(next.scheme)")
+        }
+        if Origin(url: source)?.scheme == "https" && next.scheme == "http" {
+            onNotice(
+                "warning: \(source) redirects to plain HTTP (\(target)): the download is no longer protected by TLS "
+                    + "and your extra headers are not sent there; --proto-redir =https refuses such redirects"
+            )
+        }
+        return target
     }
 
     private func withRetries(_ body: () throws(ProbeFailure) -> Response) throws(BraidError) -> Response {

@@ -251,6 +251,9 @@ final class Connection {
         case 416:
             stop = .remoteChanged("the server can no longer serve the range (HTTP 416): the file changed")
             return false
+        case 300..<400:
+            // Redirects are followed only by the probe, which decides where the user's headers may go.
+            return fail(protocol: "the server redirected a range request (HTTP \(status)) instead of answering it")
         default:
             if status >= 200 && status < 300 {
                 return fail(protocol: "the server answered with unexpected status \(status)")

@@ -1,14 +1,15 @@
 import CCurl
 
 extension EasyHandle {
-    /// Applies the options every Braid request shares: HTTP(S) only, bounded redirects, HTTP/1.1 (so each
-    /// segment is its own TCP connection), TLS trust, timeouts and stall detection.
+    /// Applies the options every Braid request shares: HTTP(S) only, HTTP/1.1 (so each segment is its own TCP
+    /// connection), TLS trust, timeouts and stall detection.
+    ///
+    /// libcurl follows no redirect itself: the probe follows them hop by hop (see `Prober`), deciding at each hop
+    /// which of the user's headers that origin may see, and range requests go straight to where the probe ended.
     func configure(url: String, options: RequestOptions, headers: [String]) {
         set(CURLOPT_URL, url)
         set(CURLOPT_PROTOCOLS_STR, "http,https")
-        set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        set(CURLOPT_FOLLOWLOCATION, true)
-        set(CURLOPT_MAXREDIRS, options.maximumRedirects)
+        set(CURLOPT_FOLLOWLOCATION, false)
         set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
         set(CURLOPT_NOSIGNAL, true)
         set(CURLOPT_USERAGENT, options.userAgent)

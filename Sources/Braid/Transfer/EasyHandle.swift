@@ -72,6 +72,15 @@ final class EasyHandle {
         return String(cString: pointer)
     }
 
+    /// Where the last response redirects to, resolved against the request's URL; nil when it is no redirect.
+    var redirectURL: String? {
+        var pointer: UnsafePointer<CChar>?
+        guard braid_easy_getinfo_string(raw, CURLINFO_REDIRECT_URL, &pointer) == CURLE_OK, let pointer else {
+            return nil
+        }
+        return String(cString: pointer)
+    }
+
     /// Runs the configured request to completion on the calling thread.
     func perform() -> CURLcode {
         errorBuffer[0] = 0

@@ -1,6 +1,13 @@
-/// How every request of a download is made: the user's headers, TLS trust, timeouts.
+/// How every request of a download is made: the user's headers and where they may go, redirects, TLS trust,
+/// timeouts.
 struct RequestOptions: Sendable {
+    /// The user's extra header lines. They may carry credentials (`Authorization`, `Cookie`, API keys), so they
+    /// go only to `headerOrigins`.
     var headers: [String] = []
+    /// The origins of the URLs the user named (the URL and its mirrors): the only ones sent `headers`.
+    var headerOrigins: Set<Origin> = []
+    /// The schemes a redirect may lead to (`--proto-redir`).
+    var redirectSchemes: Set<String> = ["http", "https"]
     var userAgent: String = "braid/\(BraidVersion.current)"
     var caCertificatePath: String?
     var insecure = false
@@ -14,14 +21,11 @@ struct RequestOptions: Sendable {
     var receiveBufferSize = 128 << 10
     var verbose = false
 
-    /// The user's headers minus credentials, for requests that go to a host other than the one the user named:
-    /// a redirect must not carry `Authorization` or `Cookie` to a third party.
-    func headers(forHost host: String?, originalHost: String?) -> [String] {
-        guard let host, let originalHost, host.lowercased() != originalHost.lowercased() else { return headers }
-        return headers.filter { line in
-            let name = line.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
-            return name != "authorization" && name != "cookie" && name != "proxy-authorization"
-        }
+    /// The user's headers for a request to `url`: all of them on an origin the user named, none anywhere else
+    /// (another host, another port, or plain HTTP after HTTPS). A URL with no parsable origin gets none.
+    func headers(for url: String) -> [String] {
+        guard let origin = Origin(url: url), headerOrigins.contains(origin) else { return [] }
+        return headers
     }
 }
 

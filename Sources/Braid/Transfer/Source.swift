@@ -9,7 +9,7 @@
 struct Source {
     let resource: RemoteResource
     let host: String
-    /// The user's headers (minus credentials when the host is not the one named), plus `If-Range`.
+    /// The user's headers (when this source is on an origin the user named), plus `If-Range`.
     let headers: [String]
     var alive = true
     /// Failures in a row on this source.
@@ -23,10 +23,8 @@ struct Source {
 
     init(resource: RemoteResource, options: RequestOptions, usesRanges: Bool) {
         self.resource = resource
-        let originalHost = URLComponents(string: resource.requestedURL)?.host
-        let resolvedHost = URLComponents(string: resource.resolvedURL)?.host
-        host = resolvedHost?.lowercased() ?? ""
-        var headers = options.headers(forHost: resolvedHost, originalHost: originalHost)
+        host = Origin(url: resource.resolvedURL)?.host ?? ""
+        var headers = options.headers(for: resource.resolvedURL)
         if usesRanges, let validator = resource.ifRangeValidator {
             headers.append("If-Range: \(validator)")
         }
