@@ -73,10 +73,15 @@ extension ResponsePlan {
         _ content: TestContent, for request: HTTPRequestHead, faults: [TestServer.Fault], context: RequestContext
     ) {
         let isHead = request.method == "HEAD"
+        var entityTag = content.entityTag
+        for case .entityTag(let value) in faults {
+            entityTag = value
+        }
         var selected = 0..<content.size
         var partial = false
         if !isHead, !faults.contains(.ignoreRange), let header = request.header("Range"),
-            let spec = ByteRangeSpec(header: header), Self.ifRangeHolds(request.header("If-Range"), for: content)
+            let spec = ByteRangeSpec(header: header),
+            Self.ifRangeHolds(request.header("If-Range"), entityTag: entityTag, lastModified: content.lastModified)
         {
             guard let range = spec.resolve(size: content.size) else {
                 status = 416
@@ -92,7 +97,7 @@ extension ResponsePlan {
         status = partial ? 206 : 200
         add("Accept-Ranges", "bytes")
         add("Content-Type", "application/octet-stream")
-        add("ETag", content.entityTag)
+        add("ETag", entityTag)
         add("Last-Modified", content.lastModified)
         if partial {
             add("Content-Range", "bytes \(selected.lowerBound)-\(selected.upperBound - 1)/\(content.size)")
@@ -108,12 +113,12 @@ extension ResponsePlan {
     }
 
     /// Whether `If-Range` (absent, an entity tag or a date) lets the `Range` header apply (RFC 9110 §13.1.5).
-    private static func ifRangeHolds(_ ifRange: String?, for content: TestContent) -> Bool {
+    private static func ifRangeHolds(_ ifRange: String?, entityTag: String, lastModified: String) -> Bool {
         guard let ifRange else { return true }
         if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
-            return ifRange == content.entityTag
+            return ifRange == entityTag
         }
-        return ifRange == content.lastModified
+        return ifRange == lastModified
     }
 
     /// `range` moved by any ``TestServer/Fault/shiftRange(offsetBy:)``, clamped to the content.

@@ -68,6 +68,8 @@ extension TestServer {
 
         /// Sends `Content-Disposition` with exactly this value, e.g. `attachment; filename="../x"`.
         case contentDisposition(String)
+        /// Sends this `ETag` instead of the content's own (and honours `If-Range` against it).
+        case entityTag(String)
         /// Sends a header with raw bytes for its value, for filenames that are not valid UTF-8.
         case rawHeader(name: String, value: [UInt8])
         /// Sends `Content-MD5` (base64 of the MD5 of the whole representation) on `200` and `HEAD`; a wrong

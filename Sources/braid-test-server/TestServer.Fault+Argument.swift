@@ -51,6 +51,7 @@ extension TestServer.Fault {
         case "redirect-other-host": self = .redirect(status: try number(0), to: .otherHost(path: String(try field(1))))
         case "redirect-location": self = .redirect(status: try number(0), to: .location(String(try field(1))))
         case "content-disposition": self = .contentDisposition(String(value))
+        case "etag": self = .entityTag(String(value))
         case "content-md5": self = .contentMD5(correct: try correct())
         case "digest": self = .digest([.md5, .sha256], correct: try correct())
         case "repr-digest": self = .reprDigest([.sha256, .sha512], correct: try correct())

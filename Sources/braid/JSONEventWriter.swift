@@ -165,7 +165,7 @@ final class JSONEventWriter: ListObserver {
     }
 
     private static func identify(_ item: DownloadItem) -> [(String, JSONValue)] {
-        [("id", .integer(Int64(item.id))), ("url", .string(item.url))]
+        [("id", .integer(Int64(item.id))), ("url", .string(PrintableText.sanitised(item.url)))]
     }
 
     private static func describe(_ error: BraidError) -> [(String, JSONValue)] {

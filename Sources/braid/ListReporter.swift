@@ -44,7 +44,7 @@ final class ListReporter: ListObserver {
         switch event {
         case let .state(state):
             switch state {
-            case .probing: line("\(tag(item)) probing \(item.url)")
+            case .probing: line("\(tag(item)) probing \(PrintableText.sanitised(item.url))")
             case .paused: line("\(tag(item)) paused \(name(item))")
             case .verifying: line("\(tag(item)) verifying \(name(item))")
             // `downloading` is announced with the size by `.started`; the final states by `finished(_:)`.

@@ -202,4 +202,36 @@ struct HostileServerTests {
         #expect(target.requestLog.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: output))
     }
+
+    // MARK: What reaches the terminal is text
+
+    @Test("an ETag and a manifest field with escape sequences reach stderr escaped, not raw")
+    func escapeSequencesAreEscaped() async throws {
+        let hostile = "\"v2\u{1B}]0;pwned\u{07}\u{1B}[2J\""
+        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: [.entityTag(hostile)])])
+        try server.start()
+        let directory = try TemporaryDirectory(prefix: "braid-hostile")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        // A manifest from an earlier run of the same URL, whose recorded ETag is itself hostile.
+        let output = directory.appending("out.bin")
+        let length = Self.content.size
+        let manifest: [String: Any] = [
+            "format": "braid-manifest", "version": 1, "url": server.url("/f"), "resolvedURL": server.url("/f"),
+            "length": length, "etag": "\"v1\u{1B}[31m\"", "bootID": "earlier",
+            "segments": [["start": 0, "end": length, "done": 0, "durable": 0]],
+        ]
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: output.path + ".braid"))
+        FileManager.default.createFile(atPath: output.path + ".part", contents: Data(count: Int(length)))
+
+        let run = try await BraidCLI.run(["--no-fsync", "-o", output.path, server.url("/f")])
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try Self.content.firstDifference(fromFileAt: output.path) == nil)
+        #expect(run.standardError.contains("changed"), "\(run.standardError)")
+        #expect(run.standardError.contains("\\x1B]0;pwned\\x07"), "\(run.standardError)")
+        #expect(run.standardError.contains("v1\\x1B[31m"), "\(run.standardError)")
+        #expect(!run.standardError.utf8.contains(0x1B) && !run.standardError.utf8.contains(0x07))
+    }
 }

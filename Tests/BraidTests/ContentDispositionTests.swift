@@ -105,6 +105,13 @@ struct ContentDispositionTests {
             Example(header: "con:stream", filename: "con_stream"),
             Example(header: "\t", filename: "_"),
             Example(header: "x/\u{1B}[31mred", filename: "_[31mred"),
+            Example(header: "a\u{85}b\u{9B}c", filename: "a_b_c"),
+            Example(header: "invoice\u{202E}fdp.exe", filename: "invoicefdp.exe"),
+            Example(header: "a\u{2066}b\u{2069}c\u{200B}d\u{200D}e\u{FEFF}f\u{2060}g", filename: "abcdefg"),
+            Example(header: "one\u{2028}two\u{2029}three", filename: "onetwothree"),
+            Example(header: "-rf", filename: "_-rf"),
+            Example(header: "../--help", filename: "_--help"),
+            Example(header: "\u{200B}-x", filename: "_-x"),
         ]
     )
     func sanitisesHostileNames(_ example: Example) {

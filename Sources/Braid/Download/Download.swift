@@ -62,7 +62,7 @@ public final class Download: Sendable {
         }
         guard first else { throw BraidError(.usage, "this download has already been run; create a new Download") }
         var logger = Logger.current
-        logger[metadataKey: "braid.url"] = "\(url)"
+        logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
         let job = DownloadJob(
             url: url,
             options: options,
@@ -70,6 +70,7 @@ public final class Download: Sendable {
             budget: budget,
             logger: logger
         ) { [self, logger] event in
+            let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }
             Self.log(event, to: logger)
             continuation.yield(event)

@@ -5,12 +5,24 @@ public enum DownloadEvent: Sendable {
     /// The server was probed and the destination chosen.
     case started(resource: RemoteResource, path: String, resumedBytes: Int64)
     case progress(DownloadProgress)
-    /// A request failed and will be retried after `delay` seconds.
+    /// A request failed and will be retried after `delay` seconds. `reason` is safe to print (`PrintableText`).
     case retry(reason: String, delay: Double)
     /// Something the user should know that is not an error, such as a restart because the remote file changed.
+    /// Safe to print: what it quotes from a server or a file is escaped, and URL passwords are hidden.
     case notice(String)
     /// The file passed its checks and is in place.
     case completed(DownloadResult)
+}
+
+extension DownloadEvent {
+    /// The event with its messages made safe to print (see `PrintableText`).
+    var sanitised: DownloadEvent {
+        switch self {
+        case let .retry(reason, delay): .retry(reason: PrintableText.sanitised(reason), delay: delay)
+        case let .notice(message): .notice(PrintableText.sanitised(message))
+        default: self
+        }
+    }
 }
 
 /// A finished, verified download.

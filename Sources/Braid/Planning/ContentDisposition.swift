@@ -31,7 +31,12 @@ enum ContentDisposition {
     static func sanitise(_ proposed: String) -> String? {
         // Unicode scalars, not Characters: a combining mark after "/" would hide the slash inside one Character.
         let components = proposed.unicodeScalars.split { $0 == "/" || $0 == "\\" }
-        var kept = (components.last.map(Array.init) ?? []).map { scalar -> Unicode.Scalar in
+        // Invisible characters go: bidirectional overrides and isolates, zero-width characters and marks (all
+        // "format" characters), line and paragraph separators. A name must read as what it is.
+        let invisible: Set<Unicode.GeneralCategory> = [.format, .lineSeparator, .paragraphSeparator]
+        var kept = (components.last.map(Array.init) ?? []).filter {
+            !invisible.contains($0.properties.generalCategory)
+        }.map { scalar -> Unicode.Scalar in
             scalar.properties.generalCategory == .control || scalar == ":" ? "_" : scalar
         }
         while let first = kept.first, first.properties.isWhitespace || first == "." { kept.removeFirst() }
@@ -39,7 +44,8 @@ enum ContentDisposition {
         var cleaned = String(String.UnicodeScalarView(kept))
         while cleaned.utf8.count > 200 { cleaned.removeLast() }
         guard !cleaned.isEmpty, !cleaned.hasPrefix(".") else { return nil }
-        return cleaned
+        // A name starting with '-' would read as an option to the next command given it (`rm *`).
+        return cleaned.hasPrefix("-") ? "_" + cleaned : cleaned
     }
 
     private static func splitParameters(_ header: String) -> [Substring] {

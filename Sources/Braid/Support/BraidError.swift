@@ -37,9 +37,11 @@ public struct BraidError: Error, CustomStringConvertible, Sendable {
     /// The HTTP status of the response that caused the failure, when there was one.
     public let httpStatus: Int?
 
+    /// - Parameter message: may quote what a server or a file said; control characters in it are escaped and
+    ///   URL passwords hidden (see `PrintableText`), so the message is always safe to print.
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil) {
         self.code = code
-        self.message = message
+        self.message = PrintableText.sanitised(message)
         self.httpStatus = httpStatus
     }
 

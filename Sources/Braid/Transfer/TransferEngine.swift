@@ -314,7 +314,7 @@ final class TransferEngine {
             configuration.logger.trace(
                 "request",
                 metadata: [
-                    "braid.source": "\(sources[source].resource.resolvedURL)",
+                    "braid.source": "\(PrintableText.sanitised(sources[source].resource.resolvedURL))",
                     "braid.range": "\(connection.requestStart)-\(connection.requestEnd - 1)",
                     "braid.connection": "\(connection.id)",
                 ]

@@ -1,0 +1,61 @@
+/// Text that came from the network or a file, made safe to print or log.
+///
+/// A server chooses its headers, its redirect targets and its file names, and a list file can hold anything: any of
+/// them reaching a terminal raw could move the cursor, rewrite earlier lines or retitle the window. Control
+/// characters (C0, DEL, C1) and the bidirectional overrides that reorder what a line appears to say are shown as
+/// escapes instead (`\x1B`, `\u{202E}`), and the password of any `scheme://user:password@host` in the text is
+/// replaced with `***`, so neither a message nor a log line repeats a secret.
+public enum PrintableText {
+    /// `text` with control characters escaped and URL passwords hidden.
+    public static func sanitised(_ text: String) -> String {
+        escapingControlCharacters(hidingPasswords(text))
+    }
+
+    /// `text` with C0, DEL, C1 and bidirectional control characters written as visible escapes.
+    public static func escapingControlCharacters(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnprintable) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isUnprintable(scalar) {
+                result += scalar.value <= 0xFF ? "\\x" + hex(scalar.value, digits: 2) : "\\u{" + hex(scalar.value) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// `text` with the password of every `scheme://user:password@` in it replaced by `***`.
+    public static func hidingPasswords(_ text: String) -> String {
+        guard text.contains("@") else { return text }
+        var result = Substring()
+        var rest = Substring(text)
+        while let marker = rest.firstRange(of: "://") {
+            result += rest[..<marker.upperBound]
+            rest = rest[marker.upperBound...]
+            let authorityEnd =
+                rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" || $0 == " " || $0 == "'" || $0 == "\"" }
+                ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                result += authority[...colon] + "***"
+                rest = rest[at...]
+            }
+        }
+        return String(result + rest)
+    }
+
+    /// Characters that change how a terminal shows what follows them rather than showing themselves.
+    static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F: true
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
+        default: false
+        }
+    }
+
+    private static func hex(_ value: UInt32, digits: Int = 0) -> String {
+        let text = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+}
