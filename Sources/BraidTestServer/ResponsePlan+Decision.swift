@@ -23,7 +23,7 @@ extension ResponsePlan {
         if let refusal = Self.refusal(for: request, faults: faults, context: context) {
             status = refusal.status
             if let retryAfter = refusal.retryAfter {
-                add("Retry-After", String(retryAfter))
+                add("Retry-After", retryAfter)
             }
             if let location = refusal.location {
                 add("Location", location)
@@ -42,13 +42,17 @@ extension ResponsePlan {
     /// An answer that is not the content: a limit, a forced status, a redirect or an unsupported method.
     private static func refusal(
         for request: HTTPRequestHead, faults: [TestServer.Fault], context: RequestContext
-    ) -> (status: Int, retryAfter: Int?, location: String?, closesConnection: Bool)? {
+    ) -> (status: Int, retryAfter: String?, location: String?, closesConnection: Bool)? {
         for case .limitConnections(let perClient, let retryAfter) in faults
         where context.requestsInFlightFromClient > perClient {
-            return (503, retryAfter, nil, true)
+            return (503, retryAfter.map(String.init), nil, true)
         }
-        for case .status(let status, let retryAfter) in faults {
-            return (status, retryAfter, nil, false)
+        for fault in faults {
+            switch fault {
+            case .status(let status, let retryAfter): return (status, retryAfter.map(String.init), nil, false)
+            case .statusRawRetryAfter(let status, let retryAfter): return (status, retryAfter, nil, false)
+            default: continue
+            }
         }
         for case .redirect(let status, let target) in faults {
             let location =
@@ -85,7 +89,7 @@ extension ResponsePlan {
         {
             guard let range = spec.resolve(size: content.size) else {
                 status = 416
-                add("Content-Range", "bytes */\(content.size)")
+                add("Content-Range", "bytes */\(Self.claimedLength(of: content, faults: faults))")
                 add("Content-Length", "0")
                 return
             }
@@ -100,10 +104,14 @@ extension ResponsePlan {
         add("ETag", entityTag)
         add("Last-Modified", content.lastModified)
         if partial {
-            add("Content-Range", "bytes \(selected.lowerBound)-\(selected.upperBound - 1)/\(content.size)")
+            let total = Self.claimedLength(of: content, faults: faults)
+            add("Content-Range", "bytes \(selected.lowerBound)-\(selected.upperBound - 1)/\(total)")
         }
         addMetadata(of: content, faults: faults, partial: partial, context: context)
-        addFraming(length: selected.upperBound - selected.lowerBound, isHead: isHead, faults: faults)
+        let length =
+            partial
+            ? String(selected.upperBound - selected.lowerBound) : Self.claimedLength(of: content, faults: faults)
+        addFraming(length: length, isHead: isHead, faults: faults)
         if !isHead {
             body = Self.body(of: content, range: selected, faults: faults, context: context)
             if body?.ending != .complete || faults.contains(.closeDelimited) {
@@ -119,6 +127,16 @@ extension ResponsePlan {
             return ifRange == entityTag
         }
         return ifRange == lastModified
+    }
+
+    /// The complete length the headers claim: the content's, unless ``TestServer/Fault/claimLength(_:)`` says
+    /// otherwise.
+    private static func claimedLength(of content: TestContent, faults: [TestServer.Fault]) -> String {
+        var claimed = String(content.size)
+        for case .claimLength(let value) in faults {
+            claimed = value
+        }
+        return claimed
     }
 
     /// `range` moved by any ``TestServer/Fault/shiftRange(offsetBy:)``, clamped to the content.
@@ -161,15 +179,15 @@ extension ResponsePlan {
     }
 
     /// Adds `Content-Length` or `Transfer-Encoding` as the framing faults say.
-    private mutating func addFraming(length: UInt64, isHead: Bool, faults: [TestServer.Fault]) {
+    private mutating func addFraming(length: String, isHead: Bool, faults: [TestServer.Fault]) {
         if faults.contains(.chunked) {
             add("Transfer-Encoding", "chunked")
         } else if !faults.contains(.closeDelimited) {
             var reported = length
             for case .headContentLength(let value) in faults where isHead {
-                reported = value
+                reported = String(value)
             }
-            add("Content-Length", String(reported))
+            add("Content-Length", reported)
         }
     }
 

@@ -41,6 +41,9 @@ extension TestServer {
 
         /// Answers every request with `status` (say 503 or 429), with `Retry-After: retryAfter` when given.
         case status(Int, retryAfter: Int?)
+        /// Answers every request with `status`, with exactly this `Retry-After` value: a number past any integer
+        /// type, a negative one, an HTTP-date far in the future.
+        case statusRawRetryAfter(Int, retryAfter: String)
         /// Answers `HEAD` with `405 Method Not Allowed`.
         case refuseHead
         /// Allows at most `perClient` requests in flight from one client address; the others get `503` (with
@@ -55,6 +58,10 @@ extension TestServer {
         case chunked
         /// Answers `HEAD` with this `Content-Length`, disagreeing with what `GET` reports.
         case headContentLength(UInt64)
+        /// Claims the content has this length, sent exactly as given (`2^62`, `99999999999999999999999`): as
+        /// `Content-Length` of `HEAD` and `200`, and as the complete length in the `Content-Range` of `206` and
+        /// `416`. The body and the ranges served are those of the real content.
+        case claimLength(String)
         /// Serves a different content (new bytes, `ETag` and `Last-Modified`) of the same size from request
         /// `afterRequests + 1` on.
         case changeContent(afterRequests: Int, seed: UInt64)

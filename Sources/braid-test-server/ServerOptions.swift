@@ -13,8 +13,9 @@ struct ServerOptions {
           throttle=BPS  latency=SECONDS  slow-connection=N:BPS  slow-connections=EVERY:BPS
           stall=BYTES  close-after=BYTES  short-body=MISSING  extra-bytes=COUNT
           ignore-range  shift-range=OFFSET  wrong-bytes
-          status=CODE[:RETRY_AFTER]  refuse-head  limit-connections=N[:RETRY_AFTER]
-          close-delimited  chunked  head-length=BYTES  change-content=AFTER_REQUESTS:SEED
+          status=CODE[:RETRY_AFTER]  status-retry-after=CODE:RAW_VALUE  refuse-head
+          limit-connections=N[:RETRY_AFTER]  close-delimited  chunked  head-length=BYTES
+          claim-length=RAW_VALUE  change-content=AFTER_REQUESTS:SEED
           redirect=CODE:/path  redirect-other-host=CODE:/path  redirect-location=CODE:URL
           etag=VALUE  content-disposition=VALUE  content-md5=right|wrong  digest=right|wrong  repr-digest=right|wrong
           first=REQUESTS:FAULT   (apply FAULT to the first REQUESTS requests only)

@@ -41,11 +41,14 @@ extension TestServer.Fault {
         case "shift-range": self = .shiftRange(offsetBy: try number(0))
         case "wrong-bytes": self = .wrongBytes
         case "status": self = .status(try number(0), retryAfter: try optionalNumber(1))
+        case "status-retry-after":
+            self = .statusRawRetryAfter(try number(0), retryAfter: String(try field(1)))
         case "refuse-head": self = .refuseHead
         case "limit-connections": self = .limitConnections(perClient: try number(0), retryAfter: try optionalNumber(1))
         case "close-delimited": self = .closeDelimited
         case "chunked": self = .chunked
         case "head-length": self = .headContentLength(try number(0))
+        case "claim-length": self = .claimLength(String(try field(0)))
         case "change-content": self = .changeContent(afterRequests: try number(0), seed: try number(1))
         case "redirect": self = .redirect(status: try number(0), to: .path(String(try field(1))))
         case "redirect-other-host": self = .redirect(status: try number(0), to: .otherHost(path: String(try field(1))))

@@ -145,7 +145,7 @@ final class JSONEventWriter: ListObserver {
             id + [
                 ("downloaded", .integer(progress.downloadedBytes)),
                 ("total", .integer(progress.totalBytes)),
-                ("speed", .integer(Int64(progress.bytesPerSecond.rounded()))),
+                ("speed", .integer(Formatting.integer(progress.bytesPerSecond))),
                 ("eta", .number(progress.estimatedSecondsRemaining)),
                 ("connections", .integer(Int64(progress.activeConnections))),
                 ("retries", .integer(Int64(progress.retries))),

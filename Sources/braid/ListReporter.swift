@@ -161,7 +161,7 @@ final class ListReporter: ListObserver {
                 text += "/" + Formatting.bytes(total)
                 if speed > 0 { eta = "  ETA " + Formatting.duration(Double(max(0, total - done)) / speed) }
             }
-            text += "  \(Formatting.bytes(Int64(speed)))/s" + eta
+            text += "  \(Formatting.bytes(Formatting.integer(speed)))/s" + eta
             text += "  \(progress.reduce(0) { $0 + $1.activeConnections }) conn"
             return text
         }

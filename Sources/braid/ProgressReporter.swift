@@ -52,7 +52,7 @@ final class ProgressReporter: Sendable {
             let check = result.verifiedDigest.map { "\($0.algorithm) verified" } ?? "length verified"
             line(
                 "Saved \(result.path) (\(Formatting.bytes(result.bytes)), \(check)) in "
-                    + "\(Formatting.fixed(result.seconds, digits: 1)) s, \(Formatting.bytes(Int64(speed)))/s"
+                    + "\(Formatting.fixed(result.seconds, digits: 1)) s, \(Formatting.bytes(Formatting.integer(speed)))/s"
             )
         }
     }
@@ -72,7 +72,7 @@ final class ProgressReporter: Sendable {
         }
         text += Formatting.bytes(progress.downloadedBytes)
         if let total = progress.totalBytes { text += "/" + Formatting.bytes(total) }
-        text += "  \(Formatting.bytes(Int64(progress.bytesPerSecond)))/s"
+        text += "  \(Formatting.bytes(Formatting.integer(progress.bytesPerSecond)))/s"
         if let eta = progress.estimatedSecondsRemaining { text += "  ETA " + Formatting.duration(eta) }
         text += "  \(progress.activeConnections) conn"
         if progress.retries > 0 { text += "  \(progress.retries) retries" }

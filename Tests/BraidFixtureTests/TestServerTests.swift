@@ -282,6 +282,13 @@ final class TestServerTests {
         #expect(try CurlRun(["-D", "-", "-o", file(), url]).status == 200)
     }
 
+    @Test("A forced status can carry any raw Retry-After value", arguments: ["99999999999999999999999", "-1"])
+    func rawRetryAfter(value: String) throws {
+        let refused = try CurlRun(["-D", "-", "-o", file(), serve([.statusRawRetryAfter(503, retryAfter: value)])])
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == value)
+    }
+
     @Test("HEAD can be refused while GET works")
     func refuseHead() throws {
         let url = serve([.refuseHead])
@@ -316,6 +323,16 @@ final class TestServerTests {
         let url = serve([.headContentLength(42)])
         #expect(try CurlRun(["-I", url]).header("Content-Length") == "42")
         #expect(try CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url]).header("Content-Range") == "bytes 0-9/100003")
+    }
+
+    @Test("A claimed length replaces Content-Length on HEAD and the total of Content-Range, not the bytes")
+    func claimLength() throws {
+        let url = serve([.claimLength("9223372036854775807")])
+        #expect(try CurlRun(["-I", url]).header("Content-Length") == "9223372036854775807")
+        let ranged = try CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url])
+        #expect(ranged.header("Content-Range") == "bytes 0-9/9223372036854775807")
+        #expect(ranged.header("Content-Length") == "10")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file())) == Data(content.bytes(in: 0..<10)))
     }
 
     @Test("Content changes after N requests, with new validators")

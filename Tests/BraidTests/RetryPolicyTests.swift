@@ -130,9 +130,18 @@ struct RetryPolicyTests {
 
     @Test(
         "Anything else is not a Retry-After",
-        arguments: ["", "soon", "-5", "1.5", "0x10", "99999999999999999999999", "Wed, 32 Oct 2015 07:28:00 GMT"]
+        arguments: ["", "soon", "-5", "1.5", "0x10", "+5", "Wed, 32 Oct 2015 07:28:00 GMT"]
     )
     func garbage(value: String) {
         #expect(RetryAfter.seconds(value, now: Self.now) == nil)
+    }
+
+    @Test(
+        "Delta-seconds past every integer type are a very long wait, not a missing one",
+        arguments: ["9223372036854775807", "9223372036854775808", "99999999999999999999999"]
+    )
+    func hugeDeltaSeconds(value: String) throws {
+        let seconds = try #require(RetryAfter.seconds(value, now: Self.now))
+        #expect(seconds >= 9.2e18)
     }
 }

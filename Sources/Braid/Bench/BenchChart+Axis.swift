@@ -15,7 +15,9 @@ extension BenchChart {
             let multiple: Double =
                 residual <= 1 ? 1 : residual <= 2 ? 2 : residual <= 2.5 ? 2.5 : residual <= 5 ? 5 : 10
             let step = multiple * magnitude
-            let steps = Int((maximum / step - 1e-9).rounded(.up))
+            // A subnormal maximum has no representable step; a target past a million ticks is not drawable.
+            guard step > 0, step.isFinite else { return [0, maximum] }
+            let steps = Int(min(1e6, (maximum / step - 1e-9).rounded(.up)))
             return (0...max(1, steps)).map { Double($0) * step }
         }
 

@@ -445,6 +445,9 @@ struct DownloadJob: Sendable {
     }
 
     private static func validate(url: String) throws(BraidError) {
+        guard url.utf8.count <= DownloadOptions.maximumTextLength else {
+            throw .usage("a URL of \(url.utf8.count) bytes is too long")
+        }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
             throw .usage("'\(url)' is not a valid URL")
         }

@@ -58,10 +58,25 @@ public struct DownloadOptions: Sendable {
     public func validate() throws(BraidError) {
         guard connections >= 1 else { throw .usage("the number of connections must be at least 1, got \(connections)") }
         guard connections <= 1024 else { throw .usage("at most 1024 connections, got \(connections)") }
-        guard piecesPerConnection >= 1 else { throw .usage("pieces per connection must be at least 1") }
+        guard (1...1024).contains(piecesPerConnection) else {
+            throw .usage("pieces per connection must be between 1 and 1024, got \(piecesPerConnection)")
+        }
         guard maximumAttempts >= 1 else { throw .usage("--max-tries must be at least 1") }
+        // A byte limit past the file's length (Int64.max for "all of it") is allowed: it is capped by the length.
         if let byteLimit, byteLimit < 1 { throw .usage("the byte limit must be at least 1, got \(byteLimit)") }
-        guard stallTimeoutSeconds >= 1 else { throw .usage("--stall-timeout must be at least 1 second") }
+        // libcurl takes timeouts in milliseconds in a C long that may be 32 bits: at most 2,147,483 seconds.
+        guard Self.timeouts.contains(stallTimeoutSeconds) else {
+            throw .usage("--stall-timeout must be between 1 and 2147483 seconds, got \(stallTimeoutSeconds)")
+        }
+        guard Self.timeouts.contains(connectTimeoutSeconds) else {
+            throw .usage("--connect-timeout must be between 1 and 2147483 seconds, got \(connectTimeoutSeconds)")
+        }
+        guard durableCheckpointInterval.isFinite, durableCheckpointInterval > 0 else {
+            throw .usage("the durable checkpoint interval must be a positive number of seconds")
+        }
+        if let caCertificatePath, caCertificatePath.utf8.count > Self.maximumTextLength {
+            throw .usage("the --cacert path is too long")
+        }
         for header in headers {
             // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
@@ -72,6 +87,11 @@ public struct DownloadOptions: Sendable {
             throw .usage("redirects can only be allowed to http and https, not '\(scheme)'")
         }
     }
+
+    /// Timeouts libcurl accepts, in seconds.
+    static let timeouts = 1...2_147_483
+    /// The longest string libcurl accepts as an option (`CURL_MAX_INPUT_LENGTH`).
+    static let maximumTextLength = 8_000_000
 
     var requestOptions: RequestOptions {
         var options = RequestOptions()

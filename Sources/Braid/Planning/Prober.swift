@@ -29,6 +29,12 @@ struct Prober {
     var trustsHead = true
 
     func probe(_ url: String) throws(BraidError) -> RemoteResource {
+        let resource = try probeHeaders(url)
+        try RemoteResource.checkLength(resource.length)
+        return resource
+    }
+
+    private func probeHeaders(_ url: String) throws(BraidError) -> RemoteResource {
         let head = try withRetries { () throws(ProbeFailure) in try request(url, method: .head) }
         let headUsable = head.headers.status >= 200 && head.headers.status < 300
         var resource = RemoteResource(
@@ -181,7 +187,7 @@ struct Prober {
                         )
                     }
                     if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
-                        throw .protocolViolation("\(message) and asked to retry after \(Int(retryAfter)) s")
+                        throw .protocolViolation(RetryPolicy.refusal(message, retryAfter: retryAfter))
                     }
                     let delay = retryPolicy.delay(
                         afterAttempt: attempt,

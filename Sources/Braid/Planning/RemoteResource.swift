@@ -15,6 +15,18 @@ public struct RemoteResource: Sendable, Equatable {
     /// Every well-formed digest of the whole file the server sent.
     public var digests: [ExpectedDigest]
 
+    /// The longest file Braid downloads: 2^53 bytes (8 PiB). Every byte count below it is exact as a `Double` (for
+    /// progress and rates), and its plan and manifest stay small. A server claiming more is refused.
+    public static let maximumLength: Int64 = 1 << 53
+
+    /// Refuses a length the server claims that Braid cannot store.
+    static func checkLength(_ length: Int64?) throws(BraidError) {
+        guard let length, length > maximumLength else { return }
+        throw .protocolViolation(
+            "the server reports a length of \(length) bytes, more than Braid can download (at most 2^53 bytes, 8 PiB)"
+        )
+    }
+
     /// Whether the download can be split into ranges and resumed.
     public var isSegmentable: Bool { acceptsRanges && length != nil }
 

@@ -8,9 +8,14 @@
 /// 2 MiB, …) and taper down at the end in mirror image. The first small pieces complete almost at once, so
 /// verification starts with the download. The last ones complete close together and are small, so little is
 /// left to hash once the last byte lands.
+///
+/// A plan has at most `maximumSegments` pieces, a tenth of what a manifest holds, so that the splits of idle
+/// connections across any number of resumes have room: past 640 GiB the largest piece grows with the length.
+/// Any `Int64` length plans without overflow; a download never plans more than `RemoteResource.maximumLength`.
 enum SegmentPlanner {
     static let minimumSegment: Int64 = 1 << 20
     static let maximumSegment: Int64 = 64 << 20
+    static let maximumSegments = Manifest.maximumSegments / 10
     private static let alignment: Int64 = 4096
 
     static func plan(
@@ -21,11 +26,16 @@ enum SegmentPlanner {
         maximumSegment: Int64 = maximumSegment
     ) -> [Range<Int64>] {
         guard length > 0 else { return [] }
-        let connections = max(1, connections)
-        let pieces = max(1, piecesPerConnection)
+        let limit = Int64(maximumSegments)
+        let connections = min(max(1, connections), maximumSegments)
+        let pieces = min(max(1, piecesPerConnection), maximumSegments)
+        let minimumSegment = max(alignment, minimumSegment)
+        // The piece size that keeps the whole plan within the limit, rounded up to the alignment.
+        let fitting = length / limit + alignment
+        let maximumSegment = max(minimumSegment, maximumSegment, fitting / alignment * alignment)
         let even = evenPlan(
             of: 0..<length,
-            pieces: Int64(connections) * Int64(pieces),
+            pieces: min(limit, Int64(connections) * Int64(pieces)),
             minimumSegment: minimumSegment,
             maximumSegment: maximumSegment
         )
@@ -33,13 +43,15 @@ enum SegmentPlanner {
 
         var ramp: [Int64] = []
         var size = minimumSegment
-        while size * 2 <= typical {
+        while size <= typical / 2 {
             ramp += Array(repeating: size, count: connections)
             size *= 2
         }
         let rampLength = ramp.reduce(0, +)
-        // Only worth it when the ramps leave most of the file to full-size pieces.
-        guard !ramp.isEmpty, rampLength * 4 <= length else { return even }
+        // Only worth it when the ramps leave most of the file to full-size pieces, and the plan within the limit.
+        guard !ramp.isEmpty, rampLength <= length / 4, Int64(ramp.count) * 2 + Int64(even.count) <= limit else {
+            return even
+        }
 
         var ranges: [Range<Int64>] = []
         var start: Int64 = 0
@@ -74,7 +86,7 @@ enum SegmentPlanner {
         let length = Int64(range.count)
         guard length > 0 else { return [] }
         let bySize = max(1, length / max(1, minimumSegment))
-        let byMaximum = (length + maximumSegment - 1) / maximumSegment
+        let byMaximum = length / maximumSegment + (length % maximumSegment == 0 ? 0 : 1)
         var count = max(1, max(min(wanted, bySize), byMaximum))
         while true {
             let ranges = split(range, into: count)

@@ -58,6 +58,9 @@ struct Manifest: Codable, Equatable, Sendable {
             throw .manifest("it has format version \(version); this Braid reads version \(Self.currentVersion)")
         }
         guard length >= 0 else { throw .manifest("it records a negative length") }
+        guard length <= RemoteResource.maximumLength else {
+            throw .manifest("it records a length of \(length) bytes, more than Braid can download (at most 8 PiB)")
+        }
         guard segments.count <= Self.maximumSegments else { throw .manifest("it records too many segments") }
         if length == 0 {
             guard segments.isEmpty else { throw .manifest("it records segments for an empty file") }

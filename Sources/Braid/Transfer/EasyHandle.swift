@@ -97,6 +97,8 @@ final class EasyHandle {
         errorBuffer[0] = 0
     }
 
+    /// Every value a caller or a server can influence is validated before it gets here (`DownloadOptions.validate`,
+    /// the URL checks, `RemoteResource.checkLength`), so a rejected option is a bug in Braid, not bad input.
     private func check(_ code: CURLcode, _ option: CURLoption) {
         precondition(code == CURLE_OK, "libcurl rejected option \(option.rawValue): \(Curl.describe(code))")
     }

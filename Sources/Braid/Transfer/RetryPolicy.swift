@@ -23,6 +23,11 @@ struct RetryPolicy: Sendable {
     /// A `Retry-After` longer than this is not waited for: the download fails instead.
     var maximumRetryAfter: Double = 300
 
+    /// Why a request that asked to be retried too late was not: `retryAfter` may be any size, even infinite.
+    static func refusal(_ message: String, retryAfter: Double) -> String {
+        "\(message) and asked to retry after \(Formatting.fixed(retryAfter, digits: 0)) s"
+    }
+
     /// The delay before attempt `attempt + 1` (attempt counts from 1), jittered to half to full of the backoff.
     func delay(afterAttempt attempt: Int, retryAfter: Double?, random: Double) -> Double {
         if let retryAfter { return min(retryAfter, maximumRetryAfter) }
@@ -101,7 +106,8 @@ enum FailureKind: Equatable, Sendable {
 enum RetryAfter {
     static func seconds(_ value: String, now: Date = Date()) -> Double? {
         let text = value.trimmingWhitespace()
-        if let seconds = Int(text), seconds >= 0 { return Double(seconds) }
+        // Delta-seconds of any size: a number past every integer type is a very long wait, not a missing one.
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return Double(text) }
         guard let date = HTTPDate.parse(text) else { return nil }
         return max(0, date - now.timeIntervalSince1970)
     }

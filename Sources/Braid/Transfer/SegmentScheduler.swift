@@ -60,6 +60,9 @@ struct SegmentScheduler: Sendable {
     private(set) var activeCount = 0
     /// The smallest piece an idle connection takes from another: below it, a new request is not worth it.
     let minimumSteal: Int64
+    /// The most segments there may be: a steal that would make more is refused, so that however many steals
+    /// happen across resumes, the manifest a checkpoint writes stays one that Braid will read back.
+    let segmentLimit: Int
     let retryPolicy: RetryPolicy
     /// Where in `order` the first incomplete segment is, so the prefix is found without a full scan.
     private var prefixCursor = 0
@@ -72,6 +75,7 @@ struct SegmentScheduler: Sendable {
         progress: [Int64] = [],
         connectionLimit: Int,
         minimumSteal: Int64 = 1 << 20,
+        segmentLimit: Int = Manifest.maximumSegments,
         retryPolicy: RetryPolicy = RetryPolicy()
     ) {
         precondition(progress.isEmpty || progress.count == ranges.count, "progress must match the plan")
@@ -91,6 +95,7 @@ struct SegmentScheduler: Sendable {
         order = Array(segments.indices)
         self.connectionLimit = max(1, connectionLimit)
         self.minimumSteal = max(1, minimumSteal)
+        self.segmentLimit = segmentLimit
         self.retryPolicy = retryPolicy
         advancePrefixCursor()
     }
@@ -110,6 +115,15 @@ struct SegmentScheduler: Sendable {
     var totalLength: Int64 { order.last.map { segments[$0].end } ?? 0 }
 
     var flushedBytes: Int64 { segments.reduce(0) { $0 + $1.flushed } }
+
+    /// The segments in file order as a checkpoint records them in the manifest.
+    var manifestSegments: [Manifest.Segment] {
+        order.map { index in
+            let segment = segments[index]
+            return Manifest.Segment(
+                start: segment.start, end: segment.end, done: segment.flushed, durable: segment.durable)
+        }
+    }
 
     /// Whether a connection could start something now.
     func hasWork(now: Double) -> Bool {
@@ -142,7 +156,7 @@ struct SegmentScheduler: Sendable {
         let position = segment.start + segment.received
         var split = position + segment.remaining / 2
         let alignment: Int64 = 64 << 10
-        let aligned = (split + alignment - 1) / alignment * alignment
+        let aligned = split / alignment * alignment + (split % alignment == 0 ? 0 : alignment)
         if aligned < segment.end && aligned - position >= minimumSteal { split = aligned }
         let stolen = Segment(
             start: split,
@@ -218,7 +232,7 @@ struct SegmentScheduler: Sendable {
             if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
                 segment.state = .waiting(notBefore: .infinity)
                 segments[index] = segment
-                return .fail(code, "\(message) and asked to retry after \(Int(retryAfter)) s")
+                return .fail(code, RetryPolicy.refusal(message, retryAfter: retryAfter))
             }
             let delay = retryPolicy.delay(afterAttempt: segment.failures, retryAfter: retryAfter, random: random)
             segment.state = .waiting(notBefore: now + delay)
@@ -258,6 +272,7 @@ struct SegmentScheduler: Sendable {
     }
 
     private func stealCandidate() -> Int? {
+        guard segments.count < segmentLimit else { return nil }
         var best: Int?
         var bestRemaining = 2 * minimumSteal - 1
         for index in order[prefixCursor...] {

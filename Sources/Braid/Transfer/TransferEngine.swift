@@ -420,15 +420,7 @@ final class TransferEngine {
         guard let checkpoints else { return }
         var manifest = checkpoints.template
         manifest.bootID = BootID.current
-        manifest.segments = scheduler.order.map { index in
-            let segment = scheduler.segments[index]
-            return Manifest.Segment(
-                start: segment.start,
-                end: segment.end,
-                done: segment.flushed,
-                durable: segment.durable
-            )
-        }
+        manifest.segments = scheduler.manifestSegments
         try checkpoints.store.save(manifest, durable: durable)
     }
 
