@@ -188,8 +188,8 @@ struct DownloadJob: Sendable {
         var checkpoints: TransferEngine.Checkpoints?
         if segmented && !measuring, let length = resource.length {
             let template = Manifest(
-                url: resource.requestedURL,
-                resolvedURL: resource.resolvedURL,
+                url: Manifest.withoutUserinfo(resource.requestedURL),
+                resolvedURL: Manifest.withoutUserinfo(resource.resolvedURL),
                 length: length,
                 etag: resource.etag,
                 lastModified: resource.lastModified,
@@ -398,7 +398,7 @@ struct DownloadJob: Sendable {
             paths.removeDownloadState()
             return nil
         }
-        guard manifest.url == resource.requestedURL else {
+        guard manifest.belongs(to: resource.requestedURL) else {
             guard options.overwrite else {
                 throw BraidError.manifest(
                     "\(store.path) belongs to another download (\(manifest.url)); use --force to discard it "
