@@ -21,6 +21,10 @@ struct DownloadJob: Sendable {
     let interrupter: Interrupter
     /// Connections shared with other downloads of a `DownloadManager`, if any.
     let budget: ConnectionBudget?
+    /// Final paths claimed by the downloads of the same `DownloadManager`, if any.
+    let claims: DestinationClaims?
+    /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
+    let label: String
     let logger: Logger
     let emit: @Sendable (DownloadEvent) -> Void
 
@@ -122,6 +126,14 @@ struct DownloadJob: Sendable {
             suggestedFilename: resource.suggestedFilename,
             url: resource.requestedURL
         )
+        if let holder = claims?.claim(paths.final, by: label) {
+            throw BraidError(
+                .fileExists,
+                "\(label): \(paths.final) is already the destination of \(holder); give this one another name "
+                    + "with out=NAME"
+            )
+        }
+        defer { claims?.release(paths.final) }
         try paths.refuseLinks()
         let store = ManifestStore(path: paths.manifest)
         if paths.exists(paths.final) && !options.overwrite && !store.exists {
