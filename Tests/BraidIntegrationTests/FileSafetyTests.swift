@@ -1,3 +1,4 @@
+import Braid
 import BraidTestServer
 import BraidTestSupport
 import Foundation
@@ -124,6 +125,38 @@ struct FileSafetyTests {
         #expect(second.standardError.split(separator: "\n").count == 1, "one line: \(second.standardError)")
         fixture.server.setRoute("/f.bin", .init(content: Self.large))
         #expect(try await first.waitForExit(timeout: .seconds(60)) == .exited(0), "\(first.standardError)")
+        #expect(try Self.large.firstDifference(fromFileAt: fixture.output()) == nil)
+    }
+
+    @Test("two downloads of one file in one process: the second is refused with exit 3, the first finishes intact")
+    func secondDownloadInProcessIsLockedOut() async throws {
+        let fixture = try Fixture(routes: [
+            "/f.bin": .init(content: Self.large, faults: [.throttle(bytesPerSecond: 256 << 10)])
+        ])
+        defer { fixture.shutdown() }
+        var options = DownloadOptions()
+        options.destination = .file(fixture.output())
+        options.connections = 2
+        options.syncOnCompletion = false
+        let first = Download(url: fixture.server.url("/f.bin"), options: options)
+        let running = Task { try await first.run() }
+        defer { first.cancel() }
+        try await Polling.until("the first download to write its manifest", timeout: .seconds(30)) {
+            ManifestFile(at: URL(fileURLWithPath: fixture.output() + ".braid")) != nil
+        }
+
+        let refusal: BraidError?
+        do {
+            _ = try await Download(url: fixture.server.url("/f.bin"), options: options).run()
+            refusal = nil
+        } catch {
+            refusal = error
+        }
+
+        #expect(refusal?.code == .localIO, "\(String(describing: refusal))")
+        #expect(refusal?.message.contains("another download of the same file in this process") == true)
+        fixture.server.setRoute("/f.bin", .init(content: Self.large))
+        _ = try await running.value
         #expect(try Self.large.firstDifference(fromFileAt: fixture.output()) == nil)
     }
 
