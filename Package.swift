@@ -24,7 +24,7 @@ let package = Package(
         // C faces of the system libraries: libcurl (typed setopt wrappers) and OpenSSL's EVP digests.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
-        // Linux I/O calls Swift's Glibc module leaves out (sync_file_range).
+        // Linux I/O calls Swift's Glibc module leaves out (sync_file_range, renameat2).
         .target(name: "CLinuxIO"),
 
         // The engine: planning, transfer, on-disk state and verification.

@@ -1,9 +1,15 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "CLinuxIO.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
 
 int braid_set_thread_nice(int nice) {
     pid_t thread = (pid_t)syscall(SYS_gettid);
@@ -18,5 +24,15 @@ int braid_start_writeback(int descriptor, int64_t offset, int64_t length) {
 #else
     (void)descriptor; (void)offset; (void)length;
     return 0;
+#endif
+}
+
+int braid_rename_noreplace(const char *from, const char *to) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+#else
+    (void)from; (void)to;
+    errno = EINVAL;
+    return -1;
 #endif
 }

@@ -23,7 +23,11 @@ final class ListRunner: Sendable {
             DownloadItem(id: index + 1, url: entry.urls[0], output: entry.output)
         }
         downloads = list.entries.map { entry in
-            manager.makeDownload(url: entry.urls[0], options: Self.options(for: entry, sharing: options))
+            manager.makeDownload(
+                url: entry.urls[0],
+                options: Self.options(for: entry, sharing: options),
+                label: "line \(entry.line)"
+            )
         }
         self.limits = limits
         self.observer = observer

@@ -229,6 +229,33 @@ struct ListDownloadTests {
         }
     }
 
+    @Test("two entries whose server-chosen names collide do not race for one file: the later one is refused")
+    func collidingNames() async throws {
+        let one = TestContent(seed: 10, size: 2 << 20)
+        let two = TestContent(seed: 11, size: 3 << 20)
+        let fixture = try Fixture(routes: [
+            "/one/f.bin": .init(content: one, faults: [.throttle(bytesPerSecond: 1 << 20)]),
+            "/two/get": .init(
+                content: two,
+                faults: [.throttle(bytesPerSecond: 1 << 20), .contentDisposition(#"attachment; filename="f.bin""#)]
+            ),
+        ])
+        defer { fixture.shutdown() }
+        let server = fixture.server
+        let list = try fixture.list("\(server.url("/one/f.bin"))\n\n\(server.url("/two/get"))\n")
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "2"])
+
+        #expect(run.status == .exited(8), "\(run.standardError)")
+        #expect(run.standardError.contains("out=NAME"), "\(run.standardError)")
+        let refused = run.standardError.contains("line 3:") ? 3 : 1
+        #expect(run.standardError.contains("line \(refused): "), "\(run.standardError)")
+        #expect(run.standardError.contains("1 of 2 succeeded"), "\(run.standardError)")
+        let kept = refused == 3 ? one : two
+        #expect(try kept.firstDifference(fromFileAt: fixture.output("f.bin").path) == nil, "one intact file")
+        #expect(!FileManager.default.fileExists(atPath: fixture.output("f.bin.part").path))
+    }
+
     @Test("a list on standard input works like a list file")
     func standardInput() async throws {
         let content = TestContent(seed: 9, size: 512 << 10)

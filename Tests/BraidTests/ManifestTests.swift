@@ -35,7 +35,7 @@ struct ManifestTests {
 
     @Test("An empty file with no segments is valid")
     func emptyFile() {
-        var manifest = Self.valid
+        var manifest = ManifestTests.valid
         manifest.length = 0
         manifest.segments = []
         #expect(throws: Never.self) { try manifest.validate() }
@@ -122,7 +122,7 @@ struct ManifestTests {
         ]
     )
     func rejects(_ corruption: Corruption) {
-        var manifest = Self.valid
+        var manifest = ManifestTests.valid
         corruption.apply(&manifest)
         let error = #expect(throws: BraidError.self) { try manifest.validate() }
         #expect(error?.code == .manifest)
@@ -130,7 +130,7 @@ struct ManifestTests {
 
     @Test("A manifest with no digest at all is valid and expects none")
     func noDigest() {
-        var manifest = Self.valid
+        var manifest = ManifestTests.valid
         manifest.digestAlgorithm = nil
         manifest.digestHex = nil
         manifest.digestSource = nil
@@ -238,5 +238,26 @@ final class ManifestStoreTests {
         try handle.closeAfter { try handle.resize(to: 64 << 20) }
         let error = #expect(throws: BraidError.self) { try self.store.load() }
         #expect(error?.code == .manifest)
+    }
+
+    @Test(
+        "URLs are stored without user:password@, and a manifest matches its URL whatever credentials either carries",
+        arguments: [
+            ("http://user:secret@host:8080/a/f.bin?x=1", "http://host:8080/a/f.bin?x=1"),
+            ("https://token@host/f", "https://host/f"),
+            ("https://u:p%40ss@host/f", "https://host/f"),
+            ("https://host/f?mail=a@b", "https://host/f?mail=a@b"),
+            ("https://host/a@b/f", "https://host/a@b/f"),
+            ("https://host", "https://host"),
+        ]
+    )
+    func withoutUserinfo(url: String, stored: String) {
+        #expect(Manifest.withoutUserinfo(url) == stored)
+        var manifest = ManifestTests.valid
+        manifest.url = url
+        #expect(manifest.belongs(to: stored))
+        manifest.url = stored
+        #expect(manifest.belongs(to: url))
+        #expect(!manifest.belongs(to: "https://other/f"))
     }
 }

@@ -35,16 +35,21 @@ public final class Download: Sendable {
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
     let budget: ConnectionBudget?
+    /// The final paths claimed by the downloads of the same `DownloadManager`, and how this one is named there.
+    let claims: DestinationClaims?
+    let label: String?
 
     /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
     public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
-        self.init(url: url, options: options, budget: nil)
+        self.init(url: url, options: options, budget: nil, claims: nil, label: nil)
     }
 
-    init(url: String, options: DownloadOptions, budget: ConnectionBudget?) {
+    init(url: String, options: DownloadOptions, budget: ConnectionBudget?, claims: DestinationClaims?, label: String?) {
         self.url = url
         self.options = options
         self.budget = budget
+        self.claims = claims
+        self.label = label
         (events, continuation) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(4096))
     }
 
@@ -68,6 +73,8 @@ public final class Download: Sendable {
             options: options,
             interrupter: interrupter,
             budget: budget,
+            claims: claims,
+            label: label ?? Manifest.withoutUserinfo(url),
             logger: logger
         ) { [self, logger] event in
             let event = event.sanitised

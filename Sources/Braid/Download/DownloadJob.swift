@@ -21,6 +21,10 @@ struct DownloadJob: Sendable {
     let interrupter: Interrupter
     /// Connections shared with other downloads of a `DownloadManager`, if any.
     let budget: ConnectionBudget?
+    /// Final paths claimed by the downloads of the same `DownloadManager`, if any.
+    let claims: DestinationClaims?
+    /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
+    let label: String
     let logger: Logger
     let emit: @Sendable (DownloadEvent) -> Void
 
@@ -130,15 +134,29 @@ struct DownloadJob: Sendable {
             suggestedFilename: resource.suggestedFilename,
             url: resource.requestedURL
         )
+        if let holder = claims?.claim(paths.final, by: label) {
+            throw BraidError(
+                .fileExists,
+                "\(label): \(paths.final) is already the destination of \(holder); give this one another name "
+                    + "with out=NAME"
+            )
+        }
+        defer { claims?.release(paths.final) }
+        try paths.refuseLinks()
         let store = ManifestStore(path: paths.manifest)
         if paths.exists(paths.final) && !options.overwrite && !store.exists {
-            guard options.skipExistingIfVerified else {
-                throw BraidError(
-                    .fileExists,
-                    "\(paths.final) already exists; use --force to download it again and replace it"
-                )
-            }
-            return .done(try verifyExisting(paths: paths, resource: resource, started: started))
+            return .done(try existingFinal(paths: paths, resource: resource, started: started))
+        }
+        // Locked before the manifest is believed, and kept open through the rename, so no other download of this
+        // file acts on the same state meanwhile.
+        let file = try PartFile(lockingAt: paths.part, discards: options.discardData)
+        defer { file.close() }
+        let lockedSize = try file.currentSize()
+        if paths.exists(paths.final) && !options.overwrite && lockedSize == 0 {
+            // Another run finished this download between the check above and the lock, renaming its partial file:
+            // the one just locked is a new, empty one.
+            unlink(paths.part.string)
+            return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
         // Measuring (`braid bench`) fetches part of the file, or writes nothing: no manifest, digest or rename.
         let measuring = options.byteLimit != nil || options.discardData
@@ -156,7 +174,7 @@ struct DownloadJob: Sendable {
                 piecesPerConnection: options.piecesPerConnection
             )
         } else if segmented, let length = resource.length {
-            if let manifest = try loadManifest(store, paths: paths, resource: resource, digest: expectedDigest) {
+            if let manifest = try loadManifest(store, file: file, resource: resource, digest: expectedDigest) {
                 ranges = manifest.segments.map { $0.start..<$0.end }
                 progress = manifest.trustedProgress(onBoot: BootID.current)
                 // A digest given to an earlier run still applies when this run is not told one.
@@ -169,23 +187,18 @@ struct DownloadJob: Sendable {
                 )
             }
         } else {
-            if store.exists || paths.exists(paths.part) {
+            if store.exists || lockedSize > 0 {
                 emit(.notice("the server does not support resuming; starting \(paths.part) from the beginning"))
             }
-            paths.removeDownloadState()
+            try discardPartialData(file, store: store)
             ranges = [0..<wanted]
         }
-        if progress.isEmpty && paths.exists(paths.part) && segmented && !store.exists {
+        if progress.isEmpty && segmented && !store.exists, try file.currentSize() > 0 {
             emit(.notice("discarding \(paths.part): there is no manifest to say which of its bytes are good"))
-            unlink(paths.part.string)
+            try file.resize(to: 0)
         }
+        try file.prepare(length: segmented ? resource.length : 0)
 
-        let file = try PartFile(
-            path: paths.part,
-            length: segmented ? resource.length : 0,
-            discards: options.discardData
-        )
-        defer { file.close() }
         let scheduler = SegmentScheduler(
             ranges: ranges,
             progress: progress,
@@ -196,8 +209,8 @@ struct DownloadJob: Sendable {
         var checkpoints: TransferEngine.Checkpoints?
         if segmented && !measuring, let length = resource.length {
             let template = Manifest(
-                url: resource.requestedURL,
-                resolvedURL: resource.resolvedURL,
+                url: Manifest.withoutUserinfo(resource.requestedURL),
+                resolvedURL: Manifest.withoutUserinfo(resource.resolvedURL),
                 length: length,
                 etag: resource.etag,
                 lastModified: resource.lastModified,
@@ -244,13 +257,13 @@ struct DownloadJob: Sendable {
         case let .completed(finalLength):
             length = finalLength
         case let .remoteChanged(reason):
-            paths.removeDownloadState()
+            try discardPartialData(file, store: store)
             return .restart("\(reason); discarding the partial download and starting again", singleStream: false)
         case .rangesIgnored:
-            paths.removeDownloadState()
+            try discardPartialData(file, store: store)
             return .restart("the server ignores byte ranges; downloading in a single stream", singleStream: true)
         case let .lengthDisagrees(reason):
-            paths.removeDownloadState()
+            try discardPartialData(file, store: store)
             return .restart("\(reason); probing again with a range request", singleStream: false, rangedProbe: true)
         case let .failed(error):
             throw error
@@ -294,9 +307,17 @@ struct DownloadJob: Sendable {
             }
         }
         completedCleanly = true
-        guard rename(paths.part.string, paths.final.string) == 0 else {
+        guard file.isStill(at: paths.part) else {
             throw BraidError.localIO(
-                "cannot rename \(paths.part) to \(paths.final): \(String(cString: strerror(errno)))")
+                "\(paths.part) was replaced by another file during the download; nothing was moved to \(paths.final)")
+        }
+        // The finished file gets the permissions any new file would; FILE.part was private while incomplete.
+        try file.setPermissions(DestinationPaths.permissionsForNewFiles)
+        do {
+            try paths.moveIntoPlace(replacing: options.overwrite)
+        } catch {
+            try? file.setPermissions(0o600)
+            throw error
         }
         if options.syncOnCompletion { ManifestStore.syncDirectory(of: paths.final) }
         store.remove()
@@ -330,6 +351,28 @@ struct DownloadJob: Sendable {
             retries: engine.statistics.retries,
             timeToFirstByte: engine.statistics.timeToFirstByte
         )
+    }
+
+    /// A file already at the final name: refused, or in list mode verified in place and skipped.
+    private func existingFinal(
+        paths: DestinationPaths,
+        resource: RemoteResource,
+        started: Double
+    ) throws(BraidError) -> DownloadResult {
+        guard options.skipExistingIfVerified else {
+            throw BraidError(
+                .fileExists,
+                "\(paths.final) already exists; use --force to download it again and replace it"
+            )
+        }
+        return try verifyExisting(paths: paths, resource: resource, started: started)
+    }
+
+    /// Forgets the partial download: truncates the locked partial file (so the lock stays on the file that will be
+    /// written next) and removes the manifest.
+    private func discardPartialData(_ file: PartFile, store: ManifestStore) throws(BraidError) {
+        store.remove()
+        try file.resize(to: 0)
     }
 
     /// Checks a file already at the destination against the server's length and the expected digest.
@@ -388,7 +431,7 @@ struct DownloadJob: Sendable {
     /// The manifest to resume from, nil to start afresh, or an error for one that must not be used silently.
     private func loadManifest(
         _ store: ManifestStore,
-        paths: DestinationPaths,
+        file: PartFile,
         resource: RemoteResource,
         digest: ExpectedDigest?
     ) throws(BraidError) -> Manifest? {
@@ -397,16 +440,17 @@ struct DownloadJob: Sendable {
             guard let loaded = try store.load() else { return nil }
             manifest = loaded
         } catch {
+            guard error.code == .manifest else { throw error }
             guard options.overwrite else {
                 throw BraidError.manifest(
-                    "\(error.message); use --force to discard it and start over (or remove it and \(paths.part))"
+                    "\(error.message); use --force to discard it and start over (or remove it and \(file.path))"
                 )
             }
             emit(.notice("\(error.message); discarding it (--force)"))
-            paths.removeDownloadState()
+            try discardPartialData(file, store: store)
             return nil
         }
-        guard manifest.url == resource.requestedURL else {
+        guard manifest.belongs(to: resource.requestedURL) else {
             guard options.overwrite else {
                 throw BraidError.manifest(
                     "\(store.path) belongs to another download (\(manifest.url)); use --force to discard it "
@@ -414,7 +458,7 @@ struct DownloadJob: Sendable {
                 )
             }
             emit(.notice("\(store.path) belongs to \(manifest.url); discarding it (--force)"))
-            paths.removeDownloadState()
+            try discardPartialData(file, store: store)
             return nil
         }
         var changes: [String] = []
@@ -433,12 +477,13 @@ struct DownloadJob: Sendable {
             emit(
                 .notice("the remote file changed (\(changes.joined(separator: ", "))); discarding the partial download")
             )
-            paths.removeDownloadState()
+            try discardPartialData(file, store: store)
             return nil
         }
-        guard DestinationPaths.size(of: paths.part) == manifest.length else {
-            emit(.notice("\(paths.part) is missing or has the wrong size; starting over"))
-            paths.removeDownloadState()
+        let size = try file.currentSize()
+        guard size == manifest.length else {
+            emit(.notice("\(file.path) is missing or has the wrong size; starting over"))
+            try discardPartialData(file, store: store)
             return nil
         }
         return manifest

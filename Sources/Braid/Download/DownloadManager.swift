@@ -25,6 +25,7 @@ public final class DownloadManager: Sendable {
 
     public let limits: Limits
     private let budget: ConnectionBudget
+    private let claims = DestinationClaims()
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -34,9 +35,13 @@ public final class DownloadManager: Sendable {
         )
     }
 
-    /// A download whose connections count against this manager's limits.
-    public func makeDownload(url: String, options: DownloadOptions) -> Download {
-        Download(url: url, options: options, budget: budget)
+    /// A download whose connections count against this manager's limits, and whose final path no other download
+    /// of the manager may take while it runs.
+    ///
+    /// - Parameter label: how the error of another download that wants the same final path names this one
+    ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
+    public func makeDownload(url: String, options: DownloadOptions, label: String? = nil) -> Download {
+        Download(url: url, options: options, budget: budget, claims: claims, label: label)
     }
 
     /// Runs `downloads`, at most `limits.concurrentDownloads` at a time, in order, and returns each one's outcome

@@ -1,3 +1,4 @@
+import CLinuxIO
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -58,7 +59,67 @@ struct DestinationPaths: Sendable, Equatable {
         }
     }
 
-    func exists(_ path: FilePath) -> Bool { access(path.string, F_OK) == 0 }
+    /// Whether anything is at `path`, without following a link: a dangling link exists.
+    func exists(_ path: FilePath) -> Bool { Self.exists(path) }
+
+    static func exists(_ path: FilePath) -> Bool {
+        var status = stat()
+        return lstat(path.string, &status) == 0
+    }
+
+    static func isSymbolicLink(_ path: FilePath) -> Bool {
+        var status = stat()
+        return lstat(path.string, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+    }
+
+    /// Refuses a link planted at any of Braid's own names, before any of them is opened or created.
+    func refuseLinks() throws(BraidError) {
+        let store = ManifestStore(path: manifest)
+        for path in [part, manifest, store.temporaryPath, store.reservePath] where Self.isSymbolicLink(path) {
+            throw .symbolicLink(path)
+        }
+    }
+
+    /// Renames the finished partial file to the final name. Without `replacing`, a file that appeared at the final
+    /// name meanwhile is kept and the rename fails with exit 8: atomically with renameat2's RENAME_NOREPLACE; where
+    /// the file system lacks it, with link(2), which never replaces; where it has no hard links either, with a
+    /// check just before a plain rename (a race of microseconds instead of a whole download).
+    func moveIntoPlace(replacing: Bool) throws(BraidError) {
+        var result = replacing ? rename(part.string, final.string) : braid_rename_noreplace(part.string, final.string)
+        if result != 0 && !replacing && (errno == EINVAL || errno == ENOSYS) {
+            result = link(part.string, final.string)
+            if result == 0 {
+                unlink(part.string)
+            } else if errno == EPERM || errno == EOPNOTSUPP {
+                if Self.exists(final) {
+                    errno = EEXIST
+                } else {
+                    result = rename(part.string, final.string)
+                }
+            }
+        }
+        guard result == 0 else {
+            guard errno == EEXIST else {
+                throw .localIO("cannot rename \(part) to \(final): \(String(cString: strerror(errno)))")
+            }
+            throw BraidError(
+                .fileExists,
+                "\(final) appeared while downloading and was left alone; the downloaded data is kept in \(part): "
+                    + "move the other file away and run the same command again, or use --force to replace it"
+            )
+        }
+    }
+
+    /// The permissions a new file gets, as curl and wget give them: 0666 without the process's umask. The umask is
+    /// read from /proc/self/status, since umask(2) can only be read by setting it, which races with other threads.
+    static var permissionsForNewFiles: mode_t {
+        let fallback: mode_t = 0o022
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+            let mask = mode_t(String(line.dropFirst("Umask:".count).filter { !$0.isWhitespace }), radix: 8)
+        else { return 0o666 & ~fallback }
+        return 0o666 & ~mask
+    }
 
     /// The size of a file, or nil if it does not exist.
     static func size(of path: FilePath) -> Int64? {

@@ -25,9 +25,10 @@ struct Manifest: Codable, Equatable, Sendable {
 
     var format: String = Self.formatName
     var version: Int = Self.currentVersion
-    /// The URL as the user gave it; a manifest for another URL is never applied.
+    /// The URL as the user gave it, without `user:password@` (see `withoutUserinfo`); a manifest for another URL
+    /// is never applied.
     var url: String
-    /// The URL after redirects, where segments are fetched from.
+    /// The URL after redirects, where segments are fetched from, without `user:password@` either.
     var resolvedURL: String
     var length: Int64
     var etag: String?
@@ -37,6 +38,21 @@ struct Manifest: Codable, Equatable, Sendable {
     var digestSource: ExpectedDigest.Source?
     var bootID: String
     var segments: [Segment]
+
+    /// Whether this manifest was written for `url`, compared without credentials on either side: manifests no
+    /// longer store them, and older ones did.
+    func belongs(to url: String) -> Bool {
+        Self.withoutUserinfo(self.url) == Self.withoutUserinfo(url)
+    }
+
+    /// `url` without the `user:password@` of its authority, so that no password is stored at rest. Done on the
+    /// text rather than through URLComponents, so the rest of the URL keeps its exact spelling.
+    static func withoutUserinfo(_ url: String) -> String {
+        guard let scheme = url.firstRange(of: "://") else { return url }
+        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound] + url[url.index(after: at)...])
+    }
 
     var expectedDigest: ExpectedDigest? {
         guard let algorithm = digestAlgorithm, let hex = digestHex, let source = digestSource,

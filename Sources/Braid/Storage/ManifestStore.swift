@@ -16,9 +16,9 @@ import SystemPackage
 /// new one, never a torn one. A durable checkpoint also syncs the temporary file and the directory.
 struct ManifestStore: Sendable {
     let path: FilePath
-    private var temporaryPath: FilePath { FilePath(path.string + ".tmp") }
+    var temporaryPath: FilePath { FilePath(path.string + ".tmp") }
     /// Space set aside so that the last checkpoint can still be written when the disk fills up.
-    private var reservePath: FilePath { FilePath(path.string + ".reserve") }
+    var reservePath: FilePath { FilePath(path.string + ".reserve") }
     private static let reserveSize = 64 << 10
     private static let maximumSize = 32 << 20
 
@@ -26,20 +26,23 @@ struct ManifestStore: Sendable {
         self.path = path
     }
 
-    var exists: Bool { access(path.string, F_OK) == 0 }
+    /// Whether anything is at the manifest's name, a link included.
+    var exists: Bool { DestinationPaths.exists(path) }
 
-    /// The manifest on disk, or nil if there is none; a manifest that cannot be read or fails validation throws.
+    /// The manifest on disk, or nil if there is none; a manifest that cannot be read or fails validation throws,
+    /// and a link at its name is refused, not followed.
     func load() throws(BraidError) -> Manifest? {
-        guard exists else { return nil }
-        let data: Data
-        if let size = DestinationPaths.size(of: path), size > Self.maximumSize {
-            throw .manifest("\(path) is \(size) bytes, far larger than any Braid manifest")
+        let raw = open(path.string, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard raw >= 0 else {
+            let error = Errno(rawValue: errno)
+            if error == .noSuchFileOrDirectory { return nil }
+            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path) }
+            throw .manifest("cannot read \(path): \(PartFile.explain(error))")
         }
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path.string))
-        } catch {
-            throw .manifest("cannot read \(path): \(error)")
-        }
+        let file = FileDescriptor(rawValue: raw)
+        defer { try? file.close() }
+        try PartFile.restrictToOwner(file, path: path)
+        let data = try Self.readAll(file, path: path)
         let manifest: Manifest
         do {
             manifest = try JSONDecoder().decode(Manifest.self, from: data)
@@ -54,7 +57,28 @@ struct ManifestStore: Sendable {
         return manifest
     }
 
+    private static func readAll(_ file: FileDescriptor, path: FilePath) throws(BraidError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try file.read(into: $0) }
+            } catch {
+                throw .manifest("cannot read \(path): \(PartFile.explain(error))")
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[..<count])
+            guard data.count <= maximumSize else {
+                throw .manifest("\(path) is over \(maximumSize) bytes, far larger than any Braid manifest")
+            }
+        }
+    }
+
     /// Replaces the manifest atomically; with `durable`, also survives a power cut once this returns.
+    ///
+    /// The temporary file is created afresh, readable by the owner only: a stale one is unlinked first and the new
+    /// one opened with `O_EXCL`, so that nothing planted at its name is written through.
     func save(_ manifest: Manifest, durable: Bool) throws(BraidError) {
         let data: Data
         do {
@@ -64,12 +88,14 @@ struct ManifestStore: Sendable {
         } catch {
             throw .localIO("cannot encode the manifest: \(error)")
         }
+        if DestinationPaths.isSymbolicLink(temporaryPath) { throw .symbolicLink(temporaryPath) }
+        unlink(temporaryPath.string)
         do {
             let file = try FileDescriptor.open(
                 temporaryPath,
                 .writeOnly,
-                options: [.create, .truncate],
-                permissions: [.ownerReadWrite, .groupRead, .otherRead]
+                options: [.create, .exclusiveCreate, .noFollow, .closeOnExec],
+                permissions: [.ownerReadWrite]
             )
             try file.closeAfter {
                 _ = try data.withUnsafeBytes { try file.writeAll($0) }
@@ -86,20 +112,26 @@ struct ManifestStore: Sendable {
         }
     }
 
+    /// Removes the manifest and its companions (links themselves, never what they point to).
     func remove() {
         unlink(path.string)
         unlink(temporaryPath.string)
         releaseReserve()
     }
 
-    /// Allocates the reserve (best effort: without it a full disk may cost the last checkpoint's progress).
-    func createReserve() {
-        let descriptor = open(reservePath.string, O_WRONLY | O_CREAT, 0o644)
-        guard descriptor >= 0 else { return }
+    /// Allocates the reserve (best effort: without it a full disk may cost the last checkpoint's progress); a link
+    /// at its name is refused.
+    func createReserve() throws(BraidError) {
+        let descriptor = open(reservePath.string, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw .symbolicLink(reservePath) }
+            return
+        }
+        defer { close(descriptor) }
+        try PartFile.restrictToOwner(FileDescriptor(rawValue: descriptor), path: reservePath)
         if posix_fallocate(descriptor, 0, off_t(Self.reserveSize)) != 0 {
             unlink(reservePath.string)
         }
-        close(descriptor)
     }
 
     /// Frees the reserve, making room for a checkpoint on a full disk.

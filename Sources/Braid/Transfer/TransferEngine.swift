@@ -153,8 +153,8 @@ final class TransferEngine {
         }
         publishPrefix()
 
-        checkpoints?.store.createReserve()
         do {
+            try checkpoints?.store.createReserve()
             // A manifest exists from the start, so even a failure before the first interval leaves one behind.
             try saveCheckpoint(durable: false)
         } catch {

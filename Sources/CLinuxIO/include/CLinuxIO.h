@@ -10,4 +10,8 @@ int braid_start_writeback(int descriptor, int64_t offset, int64_t length);
 /// Sets the calling thread's nice value (Linux schedules threads individually); returns the previous one.
 int braid_set_thread_nice(int nice);
 
+/// Renames `from` to `to` unless `to` exists (renameat2 with RENAME_NOREPLACE), atomically. Returns 0, or -1 with
+/// errno set: EEXIST when `to` exists, EINVAL where the kernel or file system cannot do it.
+int braid_rename_noreplace(const char *_Nonnull from, const char *_Nonnull to);
+
 #endif
