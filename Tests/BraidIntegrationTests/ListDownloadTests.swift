@@ -229,10 +229,14 @@ struct ListDownloadTests {
         }
     }
 
-    @Test("two entries whose server-chosen names collide do not race for one file: the later one is refused")
-    func collidingNames() async throws {
+    @Test(
+        "two entries whose server-chosen names collide do not share one file, at once or one after the other",
+        arguments: ["2", "1"]
+    )
+    func collidingNames(concurrent: String) async throws {
+        // The same length: one after the other, the second must not take the first's file for its own.
         let one = TestContent(seed: 10, size: 2 << 20)
-        let two = TestContent(seed: 11, size: 3 << 20)
+        let two = TestContent(seed: 11, size: 2 << 20)
         let fixture = try Fixture(routes: [
             "/one/f.bin": .init(content: one, faults: [.throttle(bytesPerSecond: 1 << 20)]),
             "/two/get": .init(
@@ -244,7 +248,7 @@ struct ListDownloadTests {
         let server = fixture.server
         let list = try fixture.list("\(server.url("/one/f.bin"))\n\n\(server.url("/two/get"))\n")
 
-        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "2"])
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", concurrent, "-n", "2"])
 
         #expect(run.status == .exited(8), "\(run.standardError)")
         #expect(run.standardError.contains("out=NAME"), "\(run.standardError)")

@@ -134,14 +134,13 @@ struct DownloadJob: Sendable {
             suggestedFilename: resource.suggestedFilename,
             url: resource.requestedURL
         )
-        if let holder = claims?.claim(paths.final, by: label) {
+        if let holder = claims?.claim(paths.final, for: url, by: label) {
             throw BraidError(
                 .fileExists,
                 "\(label): \(paths.final) is already the destination of \(holder); give this one another name "
                     + "with out=NAME"
             )
         }
-        defer { claims?.release(paths.final) }
         try paths.refuseLinks()
         let store = ManifestStore(path: paths.manifest)
         if paths.exists(paths.final) && !options.overwrite && !store.exists {
