@@ -234,4 +234,34 @@ struct HostileServerTests {
         #expect(run.standardError.contains("v1\\x1B[31m"), "\(run.standardError)")
         #expect(!run.standardError.utf8.contains(0x1B) && !run.standardError.utf8.contains(0x07))
     }
+
+    @Test("a password in the URL appears in no --json event, log line or message")
+    func passwordsStayOutOfOutput() async throws {
+        let server = TestServer(routes: ["/f": .init(content: Self.content)])
+        try server.start()
+        let directory = try TemporaryDirectory(prefix: "braid-hostile")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let url = server.url("/f").replacingOccurrences(of: "http://", with: "http://user:hunter2@")
+        let output = directory.appending("out.bin").path
+        let json = try await BraidCLI.run(["--json", "-vv", "--no-fsync", "-o", output, url])
+        #expect(json.status == .exited(0), "\(json.standardError)")
+        #expect(server.requestLog.contains { $0.authorization != nil }, "the credentials were used")
+        #expect(!json.standardOutput.contains("hunter2") && !json.standardError.contains("hunter2"))
+        #expect(json.standardOutput.contains("user:***@"), "\(json.standardOutput)")
+
+        // A failure that names the URL: the manifest of another download sits at the output name.
+        let other = directory.appending("other.bin").path
+        let manifest: [String: Any] = [
+            "format": "braid-manifest", "version": 1, "url": "http://someone:swordfish@example.org/x",
+            "resolvedURL": "http://example.org/x", "length": 10, "bootID": "earlier",
+            "segments": [["start": 0, "end": 10, "done": 0, "durable": 0]],
+        ]
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: other + ".braid"))
+        let refused = try await BraidCLI.run(["-v", "-o", other, url])
+        #expect(refused.status == .exited(7), "\(refused.standardError)")
+        #expect(!refused.standardError.contains("hunter2") && !refused.standardError.contains("swordfish"))
+    }
 }
