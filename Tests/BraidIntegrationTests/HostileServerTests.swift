@@ -141,32 +141,44 @@ struct HostileServerTests {
         #expect(target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
     }
 
-    /// nginx over TLS whose `/start` redirects to plain HTTP on `target`.
-    static func downgrading(to target: TestServer, in directory: TemporaryDirectory) async throws -> NginxFixture {
-        let root = directory.appending("www")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        return try await NginxFixture.start(
-            .init(documentRoot: root, locations: [.redirect("/start", to: target.url("/f"))], enablesTLS: true))
-    }
+    /// nginx over TLS whose `/start` redirects to `/f` on a plain-HTTP test server, and a scratch directory.
+    struct Downgrade {
+        let target: TestServer
+        let nginx: NginxFixture
+        let directory: TemporaryDirectory
 
-    @Test("an https to http redirect is followed with a warning and a JSON notice, and without extra headers")
-    func downgradeWarns() async throws {
-        let target = TestServer(routes: ["/f": .init(content: Self.content)])
-        try target.start()
-        let directory = try TemporaryDirectory(prefix: "braid-hostile")
-        let nginx = try await Self.downgrading(to: target, in: directory)
-        defer {
+        static func start() async throws -> Downgrade {
+            let target = TestServer(routes: ["/f": .init(content: HostileServerTests.content)])
+            try target.start()
+            let directory = try TemporaryDirectory(prefix: "braid-hostile")
+            let root = directory.appending("www")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            let nginx = try await NginxFixture.start(
+                .init(documentRoot: root, locations: [.redirect("/start", to: target.url("/f"))], enablesTLS: true))
+            return Downgrade(target: target, nginx: nginx, directory: directory)
+        }
+
+        /// Runs `braid` on the redirecting HTTPS URL, trusting nginx's certificate.
+        func run(_ arguments: [String], output: String) async throws -> ChildProcess.Completed {
+            try await BraidCLI.run(
+                ["--cacert", nginx.certificatePath ?? "", "-o", output, nginx.url("/start", tls: true)] + arguments)
+        }
+
+        func shutdown() {
             nginx.shutdown()
             target.shutdown()
             directory.remove()
         }
-        let certificate = try #require(nginx.certificatePath)
+    }
+
+    @Test("an https to http redirect is followed with a warning and a JSON notice, and without extra headers")
+    func downgradeWarns() async throws {
+        let downgrade = try await Downgrade.start()
+        defer { downgrade.shutdown() }
         let headers = Self.secretHeaders.flatMap { ["-H", $0] }
         for json in [false, true] {
-            let output = directory.appending(json ? "json.bin" : "plain.bin").path
-            let run = try await BraidCLI.run(
-                ["--no-fsync", "--cacert", certificate, "-o", output, nginx.url("/start", tls: true)]
-                    + headers + (json ? ["--json"] : []))
+            let output = downgrade.directory.appending(json ? "json.bin" : "plain.bin").path
+            let run = try await downgrade.run(["--no-fsync"] + headers + (json ? ["--json"] : []), output: output)
             #expect(run.status == .exited(0), "\(run.standardError)")
             #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
             if json {
@@ -177,29 +189,19 @@ struct HostileServerTests {
                 #expect(run.standardError.contains("plain HTTP"), "\(run.standardError)")
             }
         }
-        #expect(target.requestLog.count >= 4)
-        #expect(target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
+        #expect(downgrade.target.requestLog.count >= 4)
+        #expect(downgrade.target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
     }
 
     @Test("--proto-redir =https refuses the downgrade before any request reaches plain HTTP")
     func downgradeRefused() async throws {
-        let target = TestServer(routes: ["/f": .init(content: Self.content)])
-        try target.start()
-        let directory = try TemporaryDirectory(prefix: "braid-hostile")
-        let nginx = try await Self.downgrading(to: target, in: directory)
-        defer {
-            nginx.shutdown()
-            target.shutdown()
-            directory.remove()
-        }
-        let output = directory.appending("out.bin").path
-        let run = try await BraidCLI.run([
-            "--proto-redir", "=https", "--cacert", try #require(nginx.certificatePath), "-o", output,
-            nginx.url("/start", tls: true),
-        ])
+        let downgrade = try await Downgrade.start()
+        defer { downgrade.shutdown() }
+        let output = downgrade.directory.appending("out.bin").path
+        let run = try await downgrade.run(["--proto-redir", "=https"], output: output)
         #expect(run.status == .exited(5), "\(run.standardError)")
         #expect(run.standardError.contains("--proto-redir"), "\(run.standardError)")
-        #expect(target.requestLog.isEmpty)
+        #expect(downgrade.target.requestLog.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
