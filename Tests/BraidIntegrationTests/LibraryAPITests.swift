@@ -144,4 +144,64 @@ struct LibraryAPITests {
         #expect(peak.withLock { $0 } <= 5, "never more than 5 connections to the one host")
         #expect(peak.withLock { $0 } >= 3, "all three downloads ran at once")
     }
+
+    @Test("cancelling the task cancels the download, keeping its progress for a new one to resume")
+    func taskCancellation() async throws {
+        let server = try Self.server()
+        let directory = try TemporaryDirectory(prefix: "braid-api")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let (download, _, watching, running) = Self.start(server, into: directory)
+        try await Polling.until("bytes to arrive", timeout: .seconds(30)) {
+            (ManifestFile(at: directory.appending("out.bin.braid"))?.done ?? 0) > 0
+        }
+
+        running.cancel()
+
+        let outcome = await running.result
+        await watching.value
+        if case let .failure(error) = outcome {
+            #expect((error as? BraidError)?.code == .cancelled, "\(error)")
+        } else {
+            Issue.record("the download finished although its task was cancelled")
+        }
+        #expect(download.state == .cancelled)
+        #expect(FileManager.default.fileExists(atPath: directory.appending("out.bin.part").path))
+        let again = try await Download(url: server.url("/f"), options: Self.options(directory)).run()
+        #expect(again.resumedBytes > 0)
+        #expect(try Self.content.firstDifference(fromFileAt: again.path) == nil)
+    }
+
+    @Test("cancelling a manager's task cancels its running and queued downloads")
+    func managerTaskCancellation() async throws {
+        let server = try Self.server()
+        let directory = try TemporaryDirectory(prefix: "braid-api")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let manager = DownloadManager(limits: .init(concurrentDownloads: 1))
+        let downloads = (0..<3).map {
+            manager.makeDownload(url: server.url("/f"), options: Self.options(directory, name: "m\($0).bin"))
+        }
+        let running = Task { await manager.run(downloads) }
+        try await Polling.until("the first download to write", timeout: .seconds(30)) {
+            (ManifestFile(at: directory.appending("m0.bin.braid"))?.done ?? 0) > 0
+        }
+
+        running.cancel()
+
+        let outcomes = await running.value
+        #expect(outcomes.count == 3)
+        for outcome in outcomes {
+            if case let .failure(error) = outcome {
+                #expect(error.code == .cancelled, "\(error)")
+            } else {
+                Issue.record("a download finished although the manager's task was cancelled")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("m1.bin.part").path), "queued: untouched")
+    }
 }

@@ -58,8 +58,10 @@ public final class Download: Sendable {
 
     /// Downloads, verifies and moves the file into place, and returns once it is there (across any pauses).
     ///
-    /// - Throws: `BraidError`; its `code` says what kind of failure it was (`.cancelled` after `cancel`,
-    ///   `.interrupted` after `interrupt`). A download can be run once; run a new `Download` to retry.
+    /// Cancelling the task that awaits it cancels the download, keeping the partial file (as `cancel()` does).
+    ///
+    /// - Throws: `BraidError`; its `code` says what kind of failure it was (`.cancelled` after `cancel` or task
+    ///   cancellation, `.interrupted` after `interrupt`). A download can be run once; run a new `Download` to retry.
     public func run() async throws(BraidError) -> DownloadResult {
         let first = started.withLock { started in
             defer { started = true }
@@ -82,10 +84,15 @@ public final class Download: Sendable {
             Self.log(event, to: logger)
             continuation.yield(event)
         }
-        let result: Result<DownloadResult, BraidError> = await withCheckedContinuation { waiter in
-            DetachedThread.start {
-                waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
+        // Cancelling the calling task cancels the download as `cancel()` does: progress is kept for a later run.
+        let result: Result<DownloadResult, BraidError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { waiter in
+                DetachedThread.start {
+                    waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
+                }
             }
+        } onCancel: {
+            cancel()
         }
         let final: DownloadState
         switch result {

@@ -44,6 +44,8 @@ struct DownloadJob: Sendable {
         try options.validate()
         try DestinationPaths.checkWritableDirectory(for: options.destination)
 
+        // Cancelled before it began (a cancelled task, say): nothing is probed or created.
+        if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
         var forceSingleStream = false
         var distrustHead = false
         var restarts = 0

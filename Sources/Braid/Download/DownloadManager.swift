@@ -45,7 +45,8 @@ public final class DownloadManager: Sendable {
     }
 
     /// Runs `downloads`, at most `limits.concurrentDownloads` at a time, in order, and returns each one's outcome
-    /// in the same order.
+    /// in the same order. Cancelling the calling task cancels every download, running or queued (each then has a
+    /// `.cancelled` outcome, its progress kept).
     public func run(_ downloads: [Download]) async -> [Result<DownloadResult, BraidError>] {
         var outcomes = [Result<DownloadResult, BraidError>?](repeating: nil, count: downloads.count)
         await withTaskGroup(of: (Int, Result<DownloadResult, BraidError>).self) { group in
