@@ -24,27 +24,11 @@ CURLcode braid_easy_setopt_data_callback(CURL *handle, CURLoption option, braid_
     return curl_easy_setopt(handle, option, cb);
 }
 
-CURLcode braid_easy_setopt_xferinfo_callback(CURL *handle, braid_curl_xferinfo_callback cb) {
-    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, cb);
-}
-
 CURLcode braid_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
 
-CURLcode braid_easy_getinfo_int64(CURL *handle, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
-CURLcode braid_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
 CURLcode braid_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
-CURLcode braid_easy_getinfo_ptr(CURL *handle, CURLINFO info, void **value) {
     return curl_easy_getinfo(handle, info, value);
 }
 

@@ -1,5 +1,9 @@
-/// Where a download is in its life. Every download goes through the same states:
-/// `queued` → `probing` → `downloading` ⇄ `paused` → `verifying` → `completed`, or ends `failed` or `cancelled`.
+/// Where a download is in its life:
+/// - `queued` → `probing` → `downloading` → `verifying` → `completed`;
+/// - `downloading` → `paused` → `probing` again when resumed (the server is probed anew before going on);
+/// - `downloading` → `probing` when the download restarts (the remote file changed, ranges turned out ignored);
+/// - a file already complete at the destination goes `probing` → `verifying` → `completed`;
+/// - from any state but `completed`, it may end `failed` or `cancelled`.
 public enum DownloadState: String, Sendable, Codable, CaseIterable {
     case queued, probing, downloading, paused, verifying, completed, failed, cancelled
 

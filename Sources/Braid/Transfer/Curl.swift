@@ -13,7 +13,4 @@ enum Curl {
     static func describe(_ code: CURLcode) -> String {
         String(cString: curl_easy_strerror(code))
     }
-
-    /// The library version, for `--version` and bug reports.
-    static var version: String { String(cString: curl_version()) }
 }

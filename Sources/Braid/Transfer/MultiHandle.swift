@@ -27,7 +27,8 @@ final class MultiHandle {
         _ = curl_multi_remove_handle(raw, easy.raw)
     }
 
-    /// Waits until a socket is ready, `wakeUp()` is called, or the timeout passes.
+    /// Waits until a socket is ready, another thread wakes the handle (`Interrupter` does, with
+    /// `curl_multi_wakeup`), or the timeout passes.
     func poll(timeoutMilliseconds: Int) {
         _ = curl_multi_poll(raw, nil, 0, Int32(clamping: timeoutMilliseconds), nil)
     }
@@ -39,11 +40,6 @@ final class MultiHandle {
         return Int(running)
     }
 
-    /// Interrupts a `poll` from another thread.
-    func wakeUp() {
-        _ = curl_multi_wakeup(raw)
-    }
-
     /// The next finished transfer, if any.
     func nextFinished() -> (handle: UnsafeMutableRawPointer, result: CURLcode)? {
         var easy: UnsafeMutableRawPointer?
@@ -53,7 +49,7 @@ final class MultiHandle {
     }
 }
 
-/// The multi handle is driven by one thread; only `wakeUp` (curl_multi_wakeup, documented thread-safe) is called
-/// from others, through `MultiWaker`.
+/// The multi handle is driven by one thread; the only call made on it from others is `curl_multi_wakeup`
+/// (documented thread-safe), by `Interrupter`, on the raw address it was registered with.
 @available(*, unavailable)
 extension MultiHandle: Sendable {}

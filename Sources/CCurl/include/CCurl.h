@@ -9,8 +9,6 @@
 /// One wrapper per argument kind, as swift-corelibs-foundation's _CFURLSessionInterface does.
 
 typedef size_t (*braid_curl_data_callback)(char *_Nonnull data, size_t size, size_t count, void *_Nullable userdata);
-typedef int (*braid_curl_xferinfo_callback)(void *_Nullable userdata, curl_off_t dltotal, curl_off_t dlnow,
-                                            curl_off_t ultotal, curl_off_t ulnow);
 
 CURLcode braid_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode braid_easy_setopt_int64(CURL *handle, CURLoption option, curl_off_t value);
@@ -18,14 +16,10 @@ CURLcode braid_easy_setopt_string(CURL *handle, CURLoption option, const char *_
 CURLcode braid_easy_setopt_ptr(CURL *handle, CURLoption option, void *_Nullable value);
 CURLcode braid_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *_Nullable value);
 CURLcode braid_easy_setopt_data_callback(CURL *handle, CURLoption option, braid_curl_data_callback _Nullable cb);
-CURLcode braid_easy_setopt_xferinfo_callback(CURL *handle, braid_curl_xferinfo_callback _Nullable cb);
 
 CURLcode braid_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
-CURLcode braid_easy_getinfo_int64(CURL *handle, CURLINFO info, curl_off_t *value);
-CURLcode braid_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
 /// The returned string is owned by the handle and valid until the next call on it.
 CURLcode braid_easy_getinfo_string(CURL *handle, CURLINFO info, const char *_Nullable *_Nonnull value);
-CURLcode braid_easy_getinfo_ptr(CURL *handle, CURLINFO info, void *_Nullable *_Nonnull value);
 
 CURLMcode braid_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
