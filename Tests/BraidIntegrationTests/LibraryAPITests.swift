@@ -89,7 +89,7 @@ struct LibraryAPITests {
             server.shutdown()
             directory.remove()
         }
-        let (download, observer, watching, running) = Self.start(server, into: directory)
+        let (download, _, watching, running) = Self.start(server, into: directory)
         try await Polling.until("bytes to arrive", timeout: .seconds(30)) {
             (ManifestFile(at: directory.appending("out.bin.braid"))?.done ?? 0) > 0
         }
