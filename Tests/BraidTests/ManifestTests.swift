@@ -252,7 +252,7 @@ final class ManifestStoreTests {
         ]
     )
     func withoutUserinfo(url: String, stored: String) {
-        #expect(Manifest.withoutUserinfo(url) == stored)
+        #expect(URLUserinfo.removed(from: url) == stored)
         var manifest = ManifestTests.valid
         manifest.url = url
         #expect(manifest.belongs(to: stored))

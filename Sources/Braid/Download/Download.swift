@@ -76,7 +76,7 @@ public final class Download: Sendable {
             interrupter: interrupter,
             budget: budget,
             claims: claims,
-            label: label ?? Manifest.withoutUserinfo(url),
+            label: label ?? URLUserinfo.removed(from: url),
             logger: logger
         ) { [self, logger] event in
             let event = event.sanitised

@@ -210,8 +210,8 @@ struct DownloadJob: Sendable {
         var checkpoints: TransferEngine.Checkpoints?
         if segmented && !measuring, let length = resource.length {
             let template = Manifest(
-                url: Manifest.withoutUserinfo(resource.requestedURL),
-                resolvedURL: Manifest.withoutUserinfo(resource.resolvedURL),
+                url: URLUserinfo.removed(from: resource.requestedURL),
+                resolvedURL: URLUserinfo.removed(from: resource.resolvedURL),
                 length: length,
                 etag: resource.etag,
                 lastModified: resource.lastModified,

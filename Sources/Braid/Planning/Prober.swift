@@ -130,11 +130,9 @@ struct Prober {
                 current = try follow(from: current, to: target, hops: hops, status: headers.status)
                 continue
             }
-            if headers.status >= 400,
-                case .transient = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
-            {
+            if headers.status >= 400 {
                 let kind = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
-                throw ProbeFailure(kind: kind, headers: headers)
+                if case .transient = kind { throw ProbeFailure(kind: kind, headers: headers) }
             }
             return Response(headers: headers, effectiveURL: current)
         }

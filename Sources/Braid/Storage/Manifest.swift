@@ -25,7 +25,7 @@ struct Manifest: Codable, Equatable, Sendable {
 
     var format: String = Self.formatName
     var version: Int = Self.currentVersion
-    /// The URL as the user gave it, without `user:password@` (see `withoutUserinfo`); a manifest for another URL
+    /// The URL as the user gave it, without `user:password@` (see `URLUserinfo`); a manifest for another URL
     /// is never applied.
     var url: String
     /// The URL after redirects, where segments are fetched from, without `user:password@` either.
@@ -42,16 +42,7 @@ struct Manifest: Codable, Equatable, Sendable {
     /// Whether this manifest was written for `url`, compared without credentials on either side: manifests no
     /// longer store them, and older ones did.
     func belongs(to url: String) -> Bool {
-        Self.withoutUserinfo(self.url) == Self.withoutUserinfo(url)
-    }
-
-    /// `url` without the `user:password@` of its authority, so that no password is stored at rest. Done on the
-    /// text rather than through URLComponents, so the rest of the URL keeps its exact spelling.
-    static func withoutUserinfo(_ url: String) -> String {
-        guard let scheme = url.firstRange(of: "://") else { return url }
-        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@") else { return url }
-        return String(url[..<scheme.upperBound] + url[url.index(after: at)...])
+        URLUserinfo.removed(from: self.url) == URLUserinfo.removed(from: url)
     }
 
     var expectedDigest: ExpectedDigest? {

@@ -31,15 +31,15 @@ public enum PrintableText {
         var result = Substring()
         var rest = Substring(text)
         while let marker = rest.firstRange(of: "://") {
-            result += rest[..<marker.upperBound]
-            rest = rest[marker.upperBound...]
-            let authorityEnd =
-                rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" || $0 == " " || $0 == "'" || $0 == "\"" }
-                ?? rest.endIndex
-            let authority = rest[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                result += authority[...colon] + "***"
-                rest = rest[at...]
+            // In a message, a URL's text ends where the words around it go on: at a space or a quote.
+            let end = rest[marker.upperBound...].firstIndex { $0 == " " || $0 == "'" || $0 == "\"" } ?? rest.endIndex
+            let url = rest[marker.lowerBound..<end]
+            if let userinfo = URLUserinfo.range(in: url), let colon = url[userinfo].firstIndex(of: ":") {
+                result += rest[...colon] + "***"
+                rest = rest[url.index(before: userinfo.upperBound)...]
+            } else {
+                result += rest[..<marker.upperBound]
+                rest = rest[marker.upperBound...]
             }
         }
         return String(result + rest)
