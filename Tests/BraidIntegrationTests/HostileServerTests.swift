@@ -22,6 +22,21 @@ struct HostileServerTests {
         return faults
     }
 
+    /// The test server serving `content` at `/f` with `faults`, and a scratch directory.
+    static func harness(_ faults: [TestServer.Fault] = []) throws -> FaultToleranceTests.Harness {
+        try FaultToleranceTests.Harness(size: content.size, seed: content.seed, faults: faults)
+    }
+
+    /// Writes at `path` the manifest an earlier run of `url` would have left, for a file of `length` bytes.
+    static func plantManifest(at path: String, url: String, length: UInt64, etag: String? = nil) throws {
+        var manifest: [String: Any] = [
+            "format": "braid-manifest", "version": 1, "url": url, "resolvedURL": url, "length": length,
+            "bootID": "earlier", "segments": [["start": 0, "end": length, "done": 0, "durable": 0]],
+        ]
+        manifest["etag"] = etag
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: path))
+    }
+
     // MARK: The digest covers the bytes on disk
 
     @Test(
@@ -29,21 +44,14 @@ struct HostileServerTests {
         arguments: [true, false]
     )
     func rewrittenRangeAgainstUserDigest(wrongRetry: Bool) async throws {
-        let server = TestServer(routes: [
-            "/f": .init(content: Self.content, faults: Self.overrunThen(wrongRetry: wrongRetry))
-        ])
-        try server.start()
-        let directory = try TemporaryDirectory(prefix: "braid-hostile")
-        defer {
-            server.shutdown()
-            directory.remove()
-        }
-        let output = directory.appending("out.bin").path
+        let harness = try Self.harness(Self.overrunThen(wrongRetry: wrongRetry))
+        defer { harness.shutdown() }
+        let output = harness.directory.appending("out.bin").path
         let run = try await BraidCLI.run([
             "-n", "1", "-q", "--no-fsync", "-o", output,
-            "--checksum", "sha-256=\(Self.content.hexDigest(.sha256))", server.url("/f"),
+            "--checksum", "sha-256=\(Self.content.hexDigest(.sha256))", harness.url,
         ])
-        #expect(server.requestLog.filter { $0.method == "GET" }.count >= 2, "the first range was retried")
+        #expect(harness.server.requestLog.filter { $0.method == "GET" }.count >= 2, "the first range was retried")
         if wrongRetry {
             #expect(run.status == .exited(6), "\(run.standardError)")
             #expect(run.standardError.contains("sha-256 mismatch"), "\(run.standardError)")
@@ -59,15 +67,9 @@ struct HostileServerTests {
         arguments: [true, false]
     )
     func rewrittenRangeAgainstServerDigest(wrongRetry: Bool) async throws {
-        let faults = Self.overrunThen(wrongRetry: wrongRetry) + [.contentMD5(correct: true)]
-        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: faults)])
-        try server.start()
-        let directory = try TemporaryDirectory(prefix: "braid-hostile")
-        defer {
-            server.shutdown()
-            directory.remove()
-        }
-        let download = await LibraryDownload.run(server.url("/f"), into: directory) { $0.connections = 1 }
+        let harness = try Self.harness(Self.overrunThen(wrongRetry: wrongRetry) + [.contentMD5(correct: true)])
+        defer { harness.shutdown() }
+        let download = await harness.run { $0.connections = 1 }
         if wrongRetry {
             #expect(download.error?.code == .integrity, "\(String(describing: download.error))")
             #expect(download.error?.message.contains("md5 mismatch") == true)
@@ -210,25 +212,15 @@ struct HostileServerTests {
     @Test("an ETag and a manifest field with escape sequences reach stderr escaped, not raw")
     func escapeSequencesAreEscaped() async throws {
         let hostile = "\"v2\u{1B}]0;pwned\u{07}\u{1B}[2J\""
-        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: [.entityTag(hostile)])])
-        try server.start()
-        let directory = try TemporaryDirectory(prefix: "braid-hostile")
-        defer {
-            server.shutdown()
-            directory.remove()
-        }
+        let harness = try Self.harness([.entityTag(hostile)])
+        defer { harness.shutdown() }
         // A manifest from an earlier run of the same URL, whose recorded ETag is itself hostile.
-        let output = directory.appending("out.bin")
+        let output = harness.directory.appending("out.bin")
         let length = Self.content.size
-        let manifest: [String: Any] = [
-            "format": "braid-manifest", "version": 1, "url": server.url("/f"), "resolvedURL": server.url("/f"),
-            "length": length, "etag": "\"v1\u{1B}[31m\"", "bootID": "earlier",
-            "segments": [["start": 0, "end": length, "done": 0, "durable": 0]],
-        ]
-        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: output.path + ".braid"))
+        try Self.plantManifest(at: output.path + ".braid", url: harness.url, length: length, etag: "\"v1\u{1B}[31m\"")
         #expect(FileManager.default.createFile(atPath: output.path + ".part", contents: Data(count: Int(length))))
 
-        let run = try await BraidCLI.run(["--no-fsync", "-o", output.path, server.url("/f")])
+        let run = try await BraidCLI.run(["--no-fsync", "-o", output.path, harness.url])
         #expect(run.status == .exited(0), "\(run.standardError)")
         #expect(try Self.content.firstDifference(fromFileAt: output.path) == nil)
         #expect(run.standardError.contains("changed"), "\(run.standardError)")
@@ -239,29 +231,19 @@ struct HostileServerTests {
 
     @Test("a password in the URL appears in no --json event, log line or message")
     func passwordsStayOutOfOutput() async throws {
-        let server = TestServer(routes: ["/f": .init(content: Self.content)])
-        try server.start()
-        let directory = try TemporaryDirectory(prefix: "braid-hostile")
-        defer {
-            server.shutdown()
-            directory.remove()
-        }
-        let url = server.url("/f").replacingOccurrences(of: "http://", with: "http://user:hunter2@")
-        let output = directory.appending("out.bin").path
+        let harness = try Self.harness()
+        defer { harness.shutdown() }
+        let url = harness.url.replacingOccurrences(of: "http://", with: "http://user:hunter2@")
+        let output = harness.directory.appending("out.bin").path
         let json = try await BraidCLI.run(["--json", "-vv", "--no-fsync", "-o", output, url])
         #expect(json.status == .exited(0), "\(json.standardError)")
-        #expect(server.requestLog.contains { $0.authorization != nil }, "the credentials were used")
+        #expect(harness.server.requestLog.contains { $0.authorization != nil }, "the credentials were used")
         #expect(!json.standardOutput.contains("hunter2") && !json.standardError.contains("hunter2"))
         #expect(json.standardOutput.contains("user:***@"), "\(json.standardOutput)")
 
         // A failure that names the URL: the manifest of another download sits at the output name.
-        let other = directory.appending("other.bin").path
-        let manifest: [String: Any] = [
-            "format": "braid-manifest", "version": 1, "url": "http://someone:swordfish@example.org/x",
-            "resolvedURL": "http://example.org/x", "length": 10, "bootID": "earlier",
-            "segments": [["start": 0, "end": 10, "done": 0, "durable": 0]],
-        ]
-        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: other + ".braid"))
+        let other = harness.directory.appending("other.bin").path
+        try Self.plantManifest(at: other + ".braid", url: "http://someone:swordfish@example.org/x", length: 10)
         let refused = try await BraidCLI.run(["-v", "-o", other, url])
         #expect(refused.status == .exited(7), "\(refused.standardError)")
         #expect(!refused.standardError.contains("hunter2") && !refused.standardError.contains("swordfish"))
