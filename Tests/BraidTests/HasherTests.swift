@@ -69,7 +69,10 @@ final class PrefixHasherTests {
     }
 
     func hasher(_ algorithm: DigestAlgorithm, blockSize: Int = 4096) throws -> PrefixHasher {
-        PrefixHasher(algorithm: algorithm, reading: try FileDescriptor.open(path, .readOnly), blockSize: blockSize)
+        let hasher = PrefixHasher(
+            algorithm: algorithm, reading: try FileDescriptor.open(path, .readOnly), blockSize: blockSize)
+        hasher.start()
+        return hasher
     }
 
     @Test(
@@ -78,6 +81,7 @@ final class PrefixHasherTests {
     )
     func unevenSteps(algorithm: DigestAlgorithm) throws {
         let hasher = try hasher(algorithm)
+        defer { hasher.stop() }
         for watermark in [1, 2, 4095, 4096, 4097, 70_000, 69_999, 150_000, 299_999, 300_007] as [Int64] {
             hasher.advance(to: watermark)
         }
@@ -90,6 +94,7 @@ final class PrefixHasherTests {
     @Test("Finishing before the prefix is complete waits for the rest of the file")
     func finishBeforeComplete() throws {
         let hasher = try hasher(.sha256, blockSize: 1000)
+        defer { hasher.stop() }
         hasher.finish(totalLength: 300_007)
         hasher.advance(to: 100_000)
         hasher.advance(to: 300_007)
@@ -100,6 +105,7 @@ final class PrefixHasherTests {
     func emptyFile() throws {
         try Data().write(to: URL(fileURLWithPath: path.string))
         let hasher = try hasher(.md5)
+        defer { hasher.stop() }
         hasher.finish(totalLength: 0)
         #expect(ExpectedDigest.encodeHex(try hasher.waitForDigest()) == "d41d8cd98f00b204e9800998ecf8427e")
     }
@@ -107,6 +113,7 @@ final class PrefixHasherTests {
     @Test("A file shorter than its promised prefix fails with a local I/O error")
     func shortFile() throws {
         let hasher = try hasher(.md5)
+        defer { hasher.stop() }
         hasher.advance(to: 400_000)
         hasher.finish(totalLength: 400_000)
         let error = #expect(throws: BraidError.self) { try hasher.waitForDigest() }
@@ -117,6 +124,7 @@ final class PrefixHasherTests {
     @Test("Cancelling stops the hasher and fails the wait")
     func cancel() throws {
         let hasher = try hasher(.sha512)
+        defer { hasher.stop() }
         hasher.advance(to: 1000)
         hasher.cancel()
         let error = #expect(throws: BraidError.self) { try hasher.waitForDigest() }

@@ -85,15 +85,20 @@ public final class Download: Sendable {
             continuation.yield(event)
         }
         // Cancelling the calling task cancels the download as `cancel()` does: progress is kept for a later run.
+        let worker = Mutex<WorkerThread?>(nil)
         let result: Result<DownloadResult, BraidError> = await withTaskCancellationHandler {
             await withCheckedContinuation { waiter in
-                DetachedThread.start {
+                let thread = WorkerThread {
                     waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
                 }
+                worker.withLock { $0 = thread }
+                thread.start()
             }
         } onCancel: {
             cancel()
         }
+        // The thread's last act was to hand over the result: joining it waits for its return, nothing more.
+        worker.withLock { $0?.join() }
         let final: DownloadState
         switch result {
         case .success: final = .completed

@@ -229,29 +229,43 @@ struct DownloadJob: Sendable {
         let hasher = try expectedDigest.map { digest throws(BraidError) in
             PrefixHasher(algorithm: digest.algorithm, reading: try file.openForReading())
         }
-        var completedCleanly = false
-        defer { if !completedCleanly { hasher?.cancel() } }
+        hasher?.start()
+        defer { hasher?.stop() }
+        let syncer = checkpoints == nil ? nil : DurabilitySyncer(file: file)
+        syncer?.start()
+        defer { syncer?.stop() }
 
-        let engine = TransferEngine(
+        let requestOptions = self.requestOptions
+        let machine = TransferMachine(
             resource: resource,
-            mirrors: mirrors,
-            file: file,
+            sources: ([resource] + mirrors).map {
+                Source(resource: $0, options: requestOptions, usesRanges: segmented)
+            },
             scheduler: scheduler,
-            configuration: TransferEngine.Configuration(
+            configuration: TransferMachine.Configuration(
                 usesRanges: segmented,
-                connections: segmented ? options.connections : 1,
-                requestOptions: requestOptions,
-                retryPolicy: options.retryPolicy,
+                slots: segmented ? options.connections : 1,
+                sharesConnections: budget != nil,
+                keepsCheckpoints: checkpoints != nil,
                 durableInterval: options.durableCheckpointInterval,
-                logger: logger
-            ),
+                randomSeed: .random(in: 0...UInt64.max)
+            )
+        )
+        let engine = TransferEngine(
+            machine: machine,
+            sink: options.discardData ? DiscardingSink() : file,
+            configuration: TransferEngine.Configuration(
+                machine: machine.configuration, requestOptions: requestOptions, logger: logger),
             interrupter: interrupter,
             budget: budget,
             hasher: hasher,
             checkpoints: checkpoints,
-            onProgress: { [emit] progress in emit(.progress(progress)) },
-            onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
-            onNotice: { [emit] message in emit(.notice(message)) }
+            syncer: syncer,
+            reports: TransferEngine.Reports(
+                progress: { [emit] progress in emit(.progress(progress)) },
+                retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
+                notice: { [emit] message in emit(.notice(message)) }
+            )
         )
         let length: Int64
         switch engine.run() {
@@ -307,7 +321,6 @@ struct DownloadJob: Sendable {
                 )
             }
         }
-        completedCleanly = true
         guard file.isStill(at: paths.part) else {
             throw BraidError.localIO(
                 "\(paths.part) was replaced by another file during the download; nothing was moved to \(paths.final)")
@@ -348,9 +361,9 @@ struct DownloadJob: Sendable {
             verifiedDigest: digest,
             resumedBytes: resumed,
             seconds: TransferEngine.now() - started,
-            fetchedBytes: engine.statistics.fetchedBytes,
-            retries: engine.statistics.retries,
-            timeToFirstByte: engine.statistics.timeToFirstByte
+            fetchedBytes: engine.machine.statistics.fetchedBytes,
+            retries: engine.machine.statistics.retries,
+            timeToFirstByte: engine.machine.statistics.timeToFirstByte
         )
     }
 
@@ -400,6 +413,8 @@ struct DownloadJob: Sendable {
                 throw BraidError.localIO("cannot open \(paths.final) to verify it: \(PartFile.explain(error))")
             }
             let hasher = PrefixHasher(algorithm: digest.algorithm, reading: reader)
+            hasher.start()
+            defer { hasher.stop() }
             hasher.advance(to: size)
             hasher.finish(totalLength: size)
             let actual = try hasher.waitForDigest()

@@ -18,6 +18,8 @@ import SystemPackage
 ///
 /// It also starts writeback of each piece as it completes (`sync_file_range`), so that the disk works alongside
 /// the network and the final flush before the rename has little left to do.
+///
+/// Its owner calls `start()` before the transfer and `stop()` after it, which joins the thread.
 final class DurabilitySyncer: @unchecked Sendable {
     // @unchecked: the mutable fields are touched only with `condition` locked; `file` is itself Sendable.
     private let condition = ConditionLock()
@@ -27,12 +29,17 @@ final class DurabilitySyncer: @unchecked Sendable {
     private var failure: BraidError?
     private var inFlight = false
     private var stopping = false
-    private var exited = false
     private let file: PartFile
+    private var thread: WorkerThread?
 
     init(file: PartFile) {
         self.file = file
-        DetachedThread.start { [self] in self.run() }
+    }
+
+    func start() {
+        let thread = WorkerThread { [self] in self.run() }
+        self.thread = thread
+        thread.start()
     }
 
     /// Starts a sync unless one is already running; returns whether it started.
@@ -69,13 +76,14 @@ final class DurabilitySyncer: @unchecked Sendable {
         return result
     }
 
-    /// Waits for a running sync and ends the thread.
+    /// Waits for a running sync, ends the thread and joins it.
     func stop() {
         condition.lock()
         stopping = true
         condition.broadcast()
-        while !exited { condition.wait() }
         condition.unlock()
+        thread?.join()
+        thread = nil
     }
 
     private func run() {
@@ -93,8 +101,6 @@ final class DurabilitySyncer: @unchecked Sendable {
                 continue
             }
             guard let marks = pending else {
-                exited = true
-                condition.broadcast()
                 condition.unlock()
                 return
             }

@@ -11,8 +11,11 @@ import SystemPackage
 /// Digests such as MD5 cannot be combined from out-of-order pieces, so the hasher follows the *in-order prefix*:
 /// the transfer engine reports how far the file is complete from byte 0, and the hasher reads and digests up to
 /// there from the page cache. By the time the last segment lands, little is left to hash.
+///
+/// Its owner calls `start()`, and `stop()` once the digest is taken or no longer wanted, which joins the thread.
 final class PrefixHasher: @unchecked Sendable {
-    // @unchecked: every mutable field below is read and written only with `condition` locked.
+    // @unchecked: every mutable field below is read and written only with `condition` locked, except `thread`,
+    // which only the owner touches, in `start()` and `stop()`.
     private let condition = ConditionLock()
     private var available: Int64 = 0
     private var totalLength: Int64?
@@ -23,6 +26,7 @@ final class PrefixHasher: @unchecked Sendable {
     private let algorithm: DigestAlgorithm
     private let file: FileDescriptor
     private let blockSize: Int
+    private var thread: WorkerThread?
 
     /// - Parameters:
     ///   - file: a descriptor the hasher owns and closes, open for reading on the partial file.
@@ -30,7 +34,19 @@ final class PrefixHasher: @unchecked Sendable {
         self.algorithm = algorithm
         self.file = file
         self.blockSize = blockSize
-        DetachedThread.start { [self] in self.run() }
+    }
+
+    func start() {
+        let thread = WorkerThread { [self] in self.run() }
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Cancels whatever hashing is left and joins the thread.
+    func stop() {
+        cancel()
+        thread?.join()
+        thread = nil
     }
 
     /// The file is now complete from byte 0 up to `watermark`.

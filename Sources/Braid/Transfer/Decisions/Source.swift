@@ -1,12 +1,6 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
-/// One server the engine fetches from: the URL the user gave, or one of its mirrors, with its own validators,
+/// One server a transfer fetches from: the URL the user gave, or one of its mirrors, with its own validators,
 /// request headers and health.
-struct Source {
+struct Source: Equatable, Sendable {
     let resource: RemoteResource
     let host: String
     /// The user's headers (when this source is on an origin the user named), plus `If-Range`.
@@ -15,8 +9,6 @@ struct Source {
     /// Failures in a row on this source.
     var failures = 0
     var activeConnections = 0
-    /// This source's place in a shared `ConnectionBudget`, when the download has one.
-    var budgetTicket: Int?
 
     /// Consecutive failures after which a source is dropped, while another is still alive.
     static let maximumFailures = 3

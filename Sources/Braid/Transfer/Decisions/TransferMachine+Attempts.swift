@@ -1,0 +1,198 @@
+import CCurl
+
+/// How the transfer of one request ended, as the executor saw it.
+enum TransferResult: Equatable, Sendable {
+    /// libcurl finished the transfer without an error.
+    case finished
+    /// libcurl reported an error.
+    case failed(CURLcode, detail: String)
+    /// The executor took the transfer away, on the machine's `abort`.
+    case aborted
+}
+
+/// The events of one request: its response head, its bytes, its end, and what its end means for the source,
+/// the segment and the download.
+extension TransferMachine {
+    /// The response head arrived (with the first body byte, or at the end of a response without one). A head
+    /// that does not fit the request or the file stops the attempt before any of its bytes is written.
+    mutating func responseHead(slot: Int, headers: ResponseHeaders, now: Double) -> [Action] {
+        guard case var .busy(attempt) = slots[slot], !attempt.accepted, attempt.verdict == nil else { return [] }
+        attempt.status = headers.status
+        attempt.verdict = ResponseCheck.verdict(
+            status: headers.status,
+            headers: headers,
+            request: attempt.request.range,
+            resource: sources[attempt.source].resource,
+            ranged: attempt.request.ranged
+        )
+        attempt.accepted = attempt.verdict == nil
+        slots[slot] = .busy(attempt)
+        guard attempt.accepted else { return [.abort(slot: slot)] }
+        if firstByteAt == nil { firstByteAt = now }
+        return []
+    }
+
+    /// Body bytes arrived for `slot` (they may still sit in its buffer).
+    mutating func bytesReceived(slot: Int, count: Int) {
+        guard case let .busy(attempt) = slots[slot] else { return }
+        scheduler.received(segment: attempt.segment, bytes: Int64(count))
+        receivedTotal += Int64(count)
+    }
+
+    /// Bytes of `slot`'s response reached the file; they are confirmed once its transfer ends.
+    mutating func bytesWritten(slot: Int, count: Int) {
+        guard case let .busy(attempt) = slots[slot] else { return }
+        scheduler.flushed(segment: attempt.segment, bytes: Int64(count))
+    }
+
+    /// The response went on past the end of its segment. Past a segment that another connection cut short (or
+    /// past the end of a single stream's plan), the attempt is simply done; past the range the server itself
+    /// announced, it broke its word, and what it wrote is thrown away before anything confirmed it.
+    mutating func overran(slot: Int) -> [Action] {
+        guard case var .busy(attempt) = slots[slot], attempt.verdict == nil else { return [] }
+        let segment = scheduler.segments[attempt.segment]
+        if segment.end < attempt.request.range.upperBound || !attempt.request.ranged {
+            attempt.verdict = .reachedEnd
+        } else {
+            attempt.verdict = .failure(
+                .transient(
+                    .protocolViolation,
+                    "the server sent more bytes than the range it announced",
+                    retryAfter: nil,
+                    refusedConnection: false
+                )
+            )
+            scheduler.discardAttempt(segment: attempt.segment)
+        }
+        slots[slot] = .busy(attempt)
+        return [.abort(slot: slot)]
+    }
+
+    /// Writing `slot`'s bytes to the file failed: retrying cannot help.
+    mutating func writeFailed(slot: Int, error: BraidError) -> [Action] {
+        guard case var .busy(attempt) = slots[slot], attempt.verdict == nil else { return [] }
+        attempt.verdict = .failure(.fatal(error.code, error.message))
+        slots[slot] = .busy(attempt)
+        return [.abort(slot: slot)]
+    }
+
+    /// The transfer on `slot` ended: its bytes are confirmed (unless they were thrown away), and the segment is
+    /// complete, retried after a backoff, or the download ends.
+    mutating func transferEnded(slot: Int, result: TransferResult, now: Double) -> [Action] {
+        guard case let .busy(attempt) = slots[slot] else {
+            preconditionFailure("Invalid state: slot \(slot) ended while idle")
+        }
+        self.now = now
+        slots[slot] = .idle
+        sources[attempt.source].activeConnections -= 1
+        var actions: [Action] = configuration.sharesConnections ? [.releaseConnection(source: attempt.source)] : []
+        guard case .running = state else {
+            // Ending: what the attempt wrote was accepted, so it stays; nothing is retried.
+            _ = scheduler.ended(segment: attempt.segment, failure: nil, now: now, random: 0)
+            return actions + confirmPrefix() + finishIfIdle()
+        }
+        var ending: Outcome?
+        var failure = failure(of: attempt, result: result, ending: &ending, actions: &actions)
+        failure = account(failure, on: attempt.source, actions: &actions)
+        let decision = scheduler.ended(segment: attempt.segment, failure: failure, now: now, random: jitter.nextUnit())
+        actions += confirmPrefix()
+        switch decision {
+        case .completed:
+            let segment = scheduler.segments[attempt.segment]
+            if configuration.keepsCheckpoints { actions.append(.writeBack(segment.start..<segment.end)) }
+        case let .retry(delay) where ending == nil:
+            retries += 1
+            actions.append(.retry(reason: failure?.message ?? "the response ended early", delay: delay))
+        case .retry:
+            break
+        case let .fail(code, message):
+            ending = ending ?? .failed(BraidError(code, message, httpStatus: attempt.status))
+        }
+        if let ending { actions += end(with: ending) }
+        return actions + proceed()
+    }
+
+    /// What went wrong with an attempt, or nil if nothing did; a response that is not the file any more ends the
+    /// download unless another source can take over.
+    private mutating func failure(
+        of attempt: Attempt,
+        result: TransferResult,
+        ending: inout Outcome?,
+        actions: inout [Action]
+    ) -> FailureKind? {
+        switch attempt.verdict {
+        case .reachedEnd:
+            return nil
+        case let .failure(kind):
+            return kind
+        case let .remoteChanged(message):
+            return dropOrEnd(
+                attempt.source, because: message, otherwise: .remoteChanged(message), ending: &ending, actions: &actions
+            )
+        case .rangesIgnored:
+            return dropOrEnd(
+                attempt.source, because: "it ignores byte ranges", otherwise: .rangesIgnored, ending: &ending,
+                actions: &actions)
+        case let .lengthDisagrees(message):
+            return dropOrEnd(
+                attempt.source, because: message, otherwise: .lengthDisagrees(message), ending: &ending,
+                actions: &actions)
+        case nil:
+            switch result {
+            case let .failed(code, detail):
+                return FailureKind.classify(code, detail: detail)
+            case .finished where !attempt.request.ranged && resource.length == nil:
+                // A stream of unknown length ends where its bytes do.
+                scheduler.endUnknownLength(segment: attempt.segment)
+                return nil
+            case .finished, .aborted:
+                return nil
+            }
+        }
+    }
+
+    /// Tracks a source's health. While another source is alive, one that fails fatally or too often is dropped
+    /// and the segment retried elsewhere; the last source's failures count as they are.
+    private mutating func account(
+        _ failure: FailureKind?,
+        on source: Int,
+        actions: inout [Action]
+    ) -> FailureKind? {
+        guard let failure else {
+            sources[source].failures = 0
+            return nil
+        }
+        sources[source].failures += 1
+        var fatal = false
+        if case .fatal = failure { fatal = true }
+        guard fatal || sources[source].failures >= Source.maximumFailures, sources[source].alive,
+            sources.indices.contains(where: { $0 != source && sources[$0].alive })
+        else { return failure }
+        actions.append(drop(source, because: failure.message))
+        return Self.elsewhere
+    }
+
+    /// A source serves something else than the file: drop it if another is alive, else end with `outcome`.
+    private mutating func dropOrEnd(
+        _ source: Int,
+        because reason: String,
+        otherwise outcome: Outcome,
+        ending: inout Outcome?,
+        actions: inout [Action]
+    ) -> FailureKind? {
+        guard sources.indices.contains(where: { $0 != source && sources[$0].alive }) else {
+            ending = outcome
+            return nil
+        }
+        if sources[source].alive { actions.append(drop(source, because: reason)) }
+        return Self.elsewhere
+    }
+
+    private mutating func drop(_ source: Int, because reason: String) -> Action {
+        sources[source].alive = false
+        return .notice("dropping \(sources[source].resource.requestedURL): \(reason)")
+    }
+
+    private static let elsewhere = FailureKind.transient(
+        .network, "retrying on another mirror", retryAfter: 0, refusedConnection: false)
+}

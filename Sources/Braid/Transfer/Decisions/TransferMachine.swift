@@ -1,0 +1,441 @@
+import CCurl
+
+/// Every decision of one transfer, as a pure value: which connection fetches which range from which source,
+/// whether a response may be written, when received bytes are confirmed and may reach the verifier, when a
+/// failure is retried and when it ends the download, when to checkpoint and when to make a checkpoint durable,
+/// and when to report progress.
+///
+/// Events come in as mutating calls, each returning the actions to perform; `TransferEngine` turns libcurl's
+/// callbacks and its timers into events and performs the actions, deciding nothing itself. Time and randomness
+/// are passed in, so every decision is tested event by event, without a network.
+///
+/// Its life:
+/// - `idle` → `running` on `start(now:)`;
+/// - `running` → `ending(outcome)` once every segment is complete, a failure cannot be retried, the remote file
+///   turns out to be another, or a stop is requested; every active transfer is aborted;
+/// - `ending` → `finishing` when the last transfer has ended, with the final checkpoint to save (or straight to
+///   `finished` when the transfer keeps no checkpoints);
+/// - `finishing` → `finished` once the final checkpoint is saved, or failed twice (the second time after the
+///   disk reserve is given back);
+/// - `finished` is final: its outcome was emitted as `finish`.
+struct TransferMachine {
+    struct Configuration: Sendable {
+        /// Fetch `Range`s (a segmented, resumable download) or the whole body in one stream.
+        var usesRanges: Bool
+        /// Connection slots: at most this many transfers at once.
+        var slots: Int
+        /// Whether each connection is first reserved from a budget shared with other downloads.
+        var sharesConnections = false
+        /// Whether progress is saved to a manifest (and synced to disk) as the transfer goes.
+        var keepsCheckpoints = false
+        var checkpointInterval = 0.1
+        var durableInterval = 5.0
+        var progressInterval = 0.25
+        /// Seeds the jitter of retry delays.
+        var randomSeed: UInt64 = 0
+    }
+
+    enum State: Equatable {
+        case idle
+        case running
+        case ending(Outcome)
+        /// The final checkpoint is being saved; `retried` once the reserve was given back for a second try.
+        case finishing(Outcome, retried: Bool)
+        case finished(Outcome)
+    }
+
+    /// How a transfer ended.
+    enum Outcome: Equatable {
+        case completed(length: Int64)
+        case remoteChanged(String)
+        case rangesIgnored
+        case lengthDisagrees(String)
+        case failed(BraidError)
+        case stopped(StopReason)
+
+        static func == (left: Outcome, right: Outcome) -> Bool {
+            switch (left, right) {
+            case let (.completed(a), .completed(b)): a == b
+            case let (.remoteChanged(a), .remoteChanged(b)): a == b
+            case (.rangesIgnored, .rangesIgnored): true
+            case let (.lengthDisagrees(a), .lengthDisagrees(b)): a == b
+            case let (.failed(a), .failed(b)):
+                a.code == b.code && a.message == b.message && a.httpStatus == b.httpStatus
+            case let (.stopped(a), .stopped(b)): a == b
+            default: false
+            }
+        }
+    }
+
+    /// What the executor must do.
+    enum Action: Equatable {
+        /// Ask the shared budget for a connection to `source`; answer with `connectionReserved`.
+        case reserveConnection(source: Int)
+        /// Give back a connection reserved for `source`.
+        case releaseConnection(source: Int)
+        /// Start a request on `slot` to `source`, writing what arrives from `request.range.lowerBound` on.
+        case start(slot: Int, source: Int, request: TransferRequest)
+        /// Another connection took over the rest of the segment: `slot` writes nothing at or past `end`.
+        case shrink(slot: Int, end: Int64)
+        /// Stop the transfer on `slot` (at once, or by refusing its next bytes) and report it ended.
+        case abort(slot: Int)
+        /// Set aside the disk reserve the final checkpoint may need on a full disk.
+        case createReserve
+        /// Give the reserve back, so that a checkpoint can be written on a full disk.
+        case releaseReserve
+        /// Write every connection's buffered bytes to the file; answer with `buffersFlushed`.
+        case flushBuffers
+        /// Save the manifest with these segments; answer with `checkpointSaved` or `checkpointFailed`.
+        case checkpoint(segments: [Manifest.Segment], durable: Bool)
+        /// Sync the file to disk on the syncer's thread; these flushed marks become durable when it completes.
+        case sync(marks: [Int64])
+        /// Start writing a completed range to disk without waiting.
+        case writeBack(Range<Int64>)
+        /// The verifier may read the file up to `upTo`: those bytes are confirmed and never written again.
+        case confirm(upTo: Int64)
+        case progress(DownloadProgress)
+        /// A failed request will be tried again after `delay` seconds.
+        case retry(reason: String, delay: Double)
+        case notice(String)
+        /// The transfer is over; nothing follows.
+        case finish(Outcome)
+    }
+
+    /// One connection slot: free, or carrying one request.
+    enum Slot: Equatable {
+        case idle
+        case busy(Attempt)
+    }
+
+    /// A request in flight and what is known of its response.
+    struct Attempt: Equatable {
+        var segment: Int
+        var source: Int
+        var request: TransferRequest
+        /// The response head's status, once it arrived.
+        var status = 0
+        /// Whether the response head was accepted, so its body is being written.
+        var accepted = false
+        /// Why the attempt is being stopped, once that is decided.
+        var verdict: ResponseCheck.Verdict?
+    }
+
+    /// What one run cost: bytes received from the network, retries, and when the first body byte arrived.
+    struct Statistics: Equatable {
+        var fetchedBytes: Int64
+        var retries: Int
+        var timeToFirstByte: Double?
+    }
+
+    let configuration: Configuration
+    /// What the probe learnt about the URL the user gave.
+    let resource: RemoteResource
+    // Internal rather than private only for the extensions in `TransferMachine+Attempts.swift`.
+    var state = State.idle
+    var scheduler: SegmentScheduler
+    /// The URL and its mirrors; connections spread over the ones still alive.
+    var sources: [Source]
+    var slots: [Slot]
+    var jitter: SplitMix64
+    var now: Double = 0
+    var firstByteAt: Double?
+    var receivedTotal: Int64 = 0
+    var retries = 0
+
+    private var startedAt: Double = 0
+    private var resumedBytes: Int64 = 0
+    private var speed = SpeedMeter()
+    /// How far the verifier has been told it may read.
+    private(set) var confirmedUpTo: Int64 = 0
+    /// The slot and source waiting for the answer to `reserveConnection`.
+    private var pendingReservation: (slot: Int, source: Int)?
+    /// Whether the budget refused a connection since the last tick: ask again only then.
+    private var reservationRefused = false
+    private var nextCheckpoint: Double = 0
+    private var nextDurable: Double = 0
+    private var nextProgress: Double = 0
+    private var lastCheckpointed: Int64 = 0
+    private var syncInFlight = false
+
+    init(resource: RemoteResource, sources: [Source], scheduler: SegmentScheduler, configuration: Configuration) {
+        precondition(!sources.isEmpty, "a transfer needs a source")
+        self.resource = resource
+        self.sources = sources
+        self.scheduler = scheduler
+        self.configuration = configuration
+        slots = Array(repeating: .idle, count: max(1, configuration.slots))
+        jitter = SplitMix64(seed: configuration.randomSeed)
+    }
+
+    // MARK: Queries
+
+    var statistics: Statistics {
+        Statistics(
+            fetchedBytes: receivedTotal - resumedBytes,
+            retries: retries,
+            timeToFirstByte: firstByteAt.map { $0 - startedAt }
+        )
+    }
+
+    var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
+
+    /// How long the executor may wait for the network before the machine wants a `tick`.
+    func pollTimeout(now: Double) -> Double {
+        guard scheduler.activeCount == 0, let retryAt = scheduler.nextRetryTime else { return 0.1 }
+        return min(0.1, max(0.001, retryAt - now))
+    }
+
+    /// The progress as the user sees it now.
+    mutating func progress(now: Double) -> DownloadProgress {
+        speed.record(bytes: receivedTotal, at: now)
+        return DownloadProgress(
+            downloadedBytes: receivedTotal,
+            // What this run fetches: the whole file, or the first bytes of it when the plan covers only those.
+            totalBytes: resource.length.map { min($0, scheduler.totalLength) },
+            bytesPerSecond: speed.bytesPerSecond,
+            activeConnections: scheduler.activeCount,
+            retries: retries,
+            segments: scheduler.order.map { index in
+                let segment = scheduler.segments[index]
+                var active = false
+                if case .active = segment.state { active = true }
+                return DownloadProgress.Segment(
+                    start: segment.start, end: segment.end, doneBytes: segment.received, isActive: active)
+            }
+        )
+    }
+
+    // MARK: Events
+
+    /// The transfer begins: the resumed prefix is confirmed, a first checkpoint saved, connections started.
+    mutating func start(now: Double) -> [Action] {
+        guard case .idle = state else { preconditionFailure("Invalid state: started while \(state)") }
+        state = .running
+        self.now = now
+        startedAt = now
+        resumedBytes = scheduler.flushedBytes
+        receivedTotal = resumedBytes
+        lastCheckpointed = resumedBytes
+        speed.reset(bytes: receivedTotal, at: now)
+        nextCheckpoint = now + configuration.checkpointInterval
+        nextDurable = now + configuration.durableInterval
+        nextProgress = now
+        var actions = confirmPrefix()
+        if configuration.keepsCheckpoints {
+            // A manifest exists from the start, so even a failure before the first interval leaves one behind.
+            actions += [.createReserve, checkpoint(durable: false)]
+        }
+        return actions + proceed()
+    }
+
+    /// Time passes: checkpoints, syncs and progress fall due, retries become due, connections may start.
+    mutating func tick(now: Double) -> [Action] {
+        guard case .running = state else { return [] }
+        self.now = now
+        reservationRefused = false
+        var actions: [Action] = []
+        if configuration.keepsCheckpoints {
+            if now >= nextCheckpoint {
+                nextCheckpoint = now + configuration.checkpointInterval
+                // Buffered bytes go to the file first, so a kill loses at most one interval of work.
+                actions.append(.flushBuffers)
+            }
+            if now >= nextDurable {
+                nextDurable = now + configuration.durableInterval
+                if !syncInFlight {
+                    syncInFlight = true
+                    actions.append(.sync(marks: scheduler.segments.map(\.flushed)))
+                }
+            }
+        }
+        if now >= nextProgress {
+            nextProgress = now + configuration.progressInterval
+            actions.append(.progress(progress(now: now)))
+        }
+        return actions + proceed()
+    }
+
+    /// A stop was asked for (a signal, `pause()`, `cancel()`): the transfer ends with progress saved.
+    mutating func stopRequested(_ reason: StopReason) -> [Action] {
+        end(with: .stopped(reason))
+    }
+
+    /// Every buffered byte reached the file: checkpoint if anything moved since the last one.
+    mutating func buffersFlushed() -> [Action] {
+        guard case .running = state, scheduler.flushedBytes != lastCheckpointed else { return [] }
+        return [checkpoint(durable: false)]
+    }
+
+    mutating func checkpointSaved() -> [Action] {
+        guard case let .finishing(outcome, _) = state else { return [] }
+        return finish(outcome)
+    }
+
+    /// A checkpoint could not be saved. While running, the download fails; the final one is tried once more
+    /// with the reserve given back, and if that fails too, the previous checkpoint stays (still true, only older).
+    mutating func checkpointFailed(_ error: BraidError) -> [Action] {
+        switch state {
+        case .running:
+            return end(with: .failed(error))
+        case let .finishing(outcome, retried: false):
+            state = .finishing(outcome, retried: true)
+            return [.releaseReserve, checkpoint(durable: false)]
+        case let .finishing(outcome, retried: true):
+            if case .completed = outcome { return finish(.failed(error)) }
+            return finish(outcome)
+        default:
+            return []
+        }
+    }
+
+    /// The sync that started with `marks` completed: those bytes are durable, and a checkpoint says so.
+    mutating func syncCompleted(marks: [Int64]) -> [Action] {
+        syncInFlight = false
+        scheduler.synced(flushedAtSyncStart: marks)
+        guard case .running = state, configuration.keepsCheckpoints else { return [] }
+        return [checkpoint(durable: true)]
+    }
+
+    mutating func syncFailed(_ error: BraidError) -> [Action] {
+        syncInFlight = false
+        return end(with: .failed(error))
+    }
+
+    /// The shared budget answered a `reserveConnection`.
+    mutating func connectionReserved(source: Int, granted: Bool, now: Double) -> [Action] {
+        guard let pending = pendingReservation, pending.source == source else {
+            preconditionFailure("Invalid state: a connection to source \(source) was reserved unasked")
+        }
+        pendingReservation = nil
+        self.now = now
+        guard granted else {
+            reservationRefused = true
+            return []
+        }
+        guard case .running = state, let started = begin(slot: pending.slot, source: source) else {
+            return [.releaseConnection(source: source)]
+        }
+        return started + proceed()
+    }
+
+    // MARK: Helpers
+
+    /// Starts connections while there is work and a free slot, or completes the transfer.
+    mutating func proceed() -> [Action] {
+        guard case .running = state else { return [] }
+        if scheduler.isComplete { return end(with: .completed(length: scheduler.totalLength)) }
+        var actions: [Action] = []
+        while pendingReservation == nil, let slot = slots.firstIndex(of: .idle), scheduler.hasWork(now: now),
+            let source = chooseSource()
+        {
+            if configuration.sharesConnections {
+                guard !reservationRefused else { break }
+                pendingReservation = (slot, source)
+                actions.append(.reserveConnection(source: source))
+                break
+            }
+            guard let started = begin(slot: slot, source: source) else { break }
+            actions += started
+        }
+        return actions
+    }
+
+    /// The live source with the fewest connections: segments spread evenly over the URL and its mirrors.
+    private func chooseSource() -> Int? {
+        sources.indices.filter { sources[$0].alive }.min {
+            sources[$0].activeConnections < sources[$1].activeConnections
+        }
+    }
+
+    /// Gives `slot` the next piece of work from `source`: a waiting segment, or half of the largest active one.
+    private mutating func begin(slot: Int, source: Int) -> [Action]? {
+        let segmentCount = scheduler.segments.count
+        guard let index = scheduler.assign(connection: slot, now: now) else { return nil }
+        var actions: [Action] = []
+        if scheduler.segments.count > segmentCount, let position = scheduler.order.firstIndex(of: index),
+            position > 0, case let .active(victimSlot) = scheduler.segments[scheduler.order[position - 1]].state
+        {
+            // A steal: the segment before the new one in file order was cut short.
+            actions.append(.shrink(slot: victimSlot, end: scheduler.segments[index].start))
+        }
+        let segment = scheduler.segments[index]
+        let request =
+            configuration.usesRanges
+            ? TransferRequest(range: (segment.start + segment.flushed)..<segment.end, skip: 0, ranged: true)
+            // Without ranges the body always starts at byte 0: skip what is already on disk.
+            : TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
+        sources[source].activeConnections += 1
+        slots[slot] = .busy(Attempt(segment: index, source: source, request: request))
+        actions.append(.start(slot: slot, source: source, request: request))
+        return actions
+    }
+
+    /// Ends the transfer with `outcome` (the first outcome wins): every active transfer is aborted, and once all
+    /// have ended, the final checkpoint is saved.
+    mutating func end(with outcome: Outcome) -> [Action] {
+        guard case .running = state else { return [] }
+        state = .ending(outcome)
+        var actions: [Action] = []
+        for (slot, state) in slots.enumerated() where state != .idle { actions.append(.abort(slot: slot)) }
+        return actions + finishIfIdle()
+    }
+
+    mutating func finishIfIdle() -> [Action] {
+        guard case let .ending(outcome) = state, !slots.contains(where: { $0 != .idle }) else { return [] }
+        guard configuration.keepsCheckpoints else { return finish(outcome) }
+        state = .finishing(outcome, retried: false)
+        return [checkpoint(durable: false)]
+    }
+
+    private mutating func finish(_ outcome: Outcome) -> [Action] {
+        state = .finished(outcome)
+        return [.progress(progress(now: now)), .finish(outcome)]
+    }
+
+    mutating func checkpoint(durable: Bool) -> Action {
+        lastCheckpointed = scheduler.flushedBytes
+        return .checkpoint(segments: scheduler.manifestSegments, durable: durable)
+    }
+
+    /// Tells the verifier about newly confirmed bytes.
+    mutating func confirmPrefix() -> [Action] {
+        let prefix = scheduler.confirmedPrefix
+        guard prefix > confirmedUpTo else { return [] }
+        confirmedUpTo = prefix
+        return [.confirm(upTo: prefix)]
+    }
+}
+
+/// The range a request fills and how its body maps onto the file.
+struct TransferRequest: Equatable, Sendable {
+    /// The file bytes the response fills, in order, from `range.lowerBound`; for a ranged request, exactly the
+    /// bytes asked for.
+    var range: Range<Int64>
+    /// Body bytes to drop before `range.lowerBound` (a single stream restarted from byte 0 skips what is on disk).
+    var skip: Int64
+    /// Whether the request asks for `range` with a `Range` header (else it asks for the whole body).
+    var ranged: Bool
+
+    /// The `Range` header's value without `bytes=`, or nil for the whole body.
+    var rangeHeader: String? { ranged ? "\(range.lowerBound)-\(range.upperBound - 1)" : nil }
+}
+
+/// A small, seedable generator for retry jitter (SplitMix64), so that tests can replay a run exactly.
+struct SplitMix64: Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    /// A number in 0...1.
+    mutating func nextUnit() -> Double {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) / Double(1 << 53)
+    }
+}

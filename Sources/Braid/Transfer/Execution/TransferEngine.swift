@@ -1,0 +1,291 @@
+import CCurl
+import CLinuxIO
+import Dispatch
+import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Performs one transfer on the calling thread: libcurl's multi loop, positional writes, the manifest store, the
+/// syncer's thread and the verifier's feed.
+///
+/// It decides nothing. libcurl's callbacks and the passing of time become events of the `TransferMachine`, and
+/// the engine performs the actions the machine returns.
+final class TransferEngine {
+    struct Configuration {
+        var machine: TransferMachine.Configuration
+        var requestOptions: RequestOptions
+        /// Small received chunks are gathered into blocks of this size before each positional write.
+        var writeBlockSize = 128 << 10
+        var logger = Logger(label: "braid", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    /// Where checkpoints go: the store, and the manifest they fill in with the machine's segments.
+    struct Checkpoints {
+        var store: ManifestStore
+        var template: Manifest
+    }
+
+    /// What the engine reports as it goes.
+    struct Reports {
+        var progress: (DownloadProgress) -> Void
+        var retry: (String, Double) -> Void
+        var notice: (String) -> Void
+    }
+
+    private(set) var machine: TransferMachine
+    private let sink: any TransferSink
+    private let configuration: Configuration
+    private let interrupter: Interrupter
+    private let budget: ConnectionBudget?
+    private let hasher: PrefixHasher?
+    private let checkpoints: Checkpoints?
+    private let syncer: DurabilitySyncer?
+    private let reports: Reports
+    private let multi: MultiHandle
+    private var connections: [Connection] = []
+    /// Each source's place in the shared budget, when there is one.
+    private var tickets: [Int] = []
+    /// Slots the machine aborted; taken off the multi handle once no callback is running.
+    private var pendingAborts: [Int] = []
+    private var performing = 0
+    private var outcome: TransferMachine.Outcome?
+
+    /// - Parameters:
+    ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
+    init(
+        machine: TransferMachine,
+        sink: any TransferSink,
+        configuration: Configuration,
+        interrupter: Interrupter,
+        budget: ConnectionBudget?,
+        hasher: PrefixHasher?,
+        checkpoints: Checkpoints?,
+        syncer: DurabilitySyncer?,
+        reports: Reports
+    ) {
+        self.machine = machine
+        self.sink = sink
+        self.configuration = configuration
+        self.interrupter = interrupter
+        self.budget = budget
+        self.hasher = hasher
+        self.checkpoints = checkpoints
+        self.syncer = syncer
+        self.reports = reports
+        multi = MultiHandle(maximumConnections: machine.slots.count)
+    }
+
+    /// Runs until the machine finishes the transfer.
+    func run() -> TransferMachine.Outcome {
+        // With a digest to verify, hashing is the critical path whenever the network outruns one core's worth of
+        // MD5: let the verifier thread have the CPU first. Only this thread is affected, and only while it runs.
+        let previousNice = hasher == nil ? nil : braid_set_thread_nice(5)
+        interrupter.register(multi)
+        tickets = budget.map { budget in machine.sources.map { budget.register(host: $0.host) } } ?? []
+        connections = machine.slots.indices.map {
+            Connection(slot: $0, engine: self, bufferSize: configuration.writeBlockSize)
+        }
+        defer {
+            interrupter.unregister()
+            for connection in connections where connection.isBusy { multi.remove(connection.easy) }
+            for ticket in tickets { budget?.unregister(ticket) }
+            if let previousNice { _ = braid_set_thread_nice(previousNice) }
+        }
+        var stopRequested = false
+        perform(machine.start(now: Self.now()))
+        while outcome == nil {
+            if !stopRequested, let reason = interrupter.reason {
+                stopRequested = true
+                perform(machine.stopRequested(reason))
+                continue
+            }
+            perform(machine.tick(now: Self.now()))
+            guard outcome == nil else { break }
+            multi.poll(timeoutMilliseconds: Int(machine.pollTimeout(now: Self.now()) * 1000))
+            // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
+            // off the handle early could still have its end waiting to be read, and be reported twice.
+            performing += 1
+            _ = multi.perform()
+            while let finished = multi.nextFinished() { end(handle: finished.handle, code: finished.result) }
+            performing -= 1
+            takeAborts()
+            takeSync()
+        }
+        return outcome!
+    }
+
+    /// Seconds on a monotonic clock.
+    static func now() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+    }
+
+    // MARK: Events from connections, on this thread
+
+    /// Whether the response head just completed on `slot` may be written.
+    func responseHead(slot: Int, headers: ResponseHeaders) -> Bool {
+        perform(machine.responseHead(slot: slot, headers: headers, now: Self.now()))
+        return !connections[slot].isRefusing
+    }
+
+    func received(slot: Int, count: Int) {
+        machine.bytesReceived(slot: slot, count: count)
+    }
+
+    /// Writes bytes of `slot`'s response at `offset`; false stops the transfer.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, slot: Int) -> Bool {
+        // By design no write lands below the confirmed prefix (only confirmed bytes reach the verifier, and they
+        // are never rewritten); refuse one rather than let the digest and the file disagree.
+        guard offset >= machine.confirmedUpTo else {
+            let error = BraidError.integrity(
+                "internal error: bytes at \(offset) were already verified and must not change")
+            perform(machine.writeFailed(slot: slot, error: error))
+            return false
+        }
+        do {
+            try sink.write(bytes, at: offset)
+        } catch {
+            perform(machine.writeFailed(slot: slot, error: error))
+            return false
+        }
+        machine.bytesWritten(slot: slot, count: bytes.count)
+        return true
+    }
+
+    func overran(slot: Int) {
+        perform(machine.overran(slot: slot))
+    }
+
+    // MARK: Performing actions
+
+    private func perform(_ actions: [TransferMachine.Action]) {
+        performing += 1
+        for action in actions { perform(action) }
+        performing -= 1
+        if performing == 0 { takeAborts() }
+    }
+
+    private func perform(_ action: TransferMachine.Action) {
+        switch action {
+        case let .reserveConnection(source):
+            let granted = budget?.acquire(tickets[source]) ?? true
+            perform(machine.connectionReserved(source: source, granted: granted, now: Self.now()))
+        case let .releaseConnection(source):
+            budget?.release(tickets[source])
+        case let .start(slot, source, request):
+            start(connections[slot], source: source, request: request)
+        case let .shrink(slot, end):
+            connections[slot].shrink(to: end)
+        case let .abort(slot):
+            connections[slot].refuse()
+            pendingAborts.append(slot)
+        case .createReserve:
+            do { try checkpoints?.store.createReserve() } catch { perform(machine.checkpointFailed(error)) }
+        case .releaseReserve:
+            checkpoints?.store.releaseReserve()
+        case .flushBuffers:
+            for connection in connections where connection.isBusy { connection.flushBuffer() }
+            perform(machine.buffersFlushed())
+        case let .checkpoint(segments, durable):
+            save(segments, durable: durable)
+        case let .sync(marks):
+            syncer?.request(flushedMarks: marks)
+        case let .writeBack(range):
+            syncer?.startWriteBack(range)
+        case let .confirm(upTo):
+            hasher?.advance(to: upTo)
+        case let .progress(progress):
+            reports.progress(progress)
+        case let .retry(reason, delay):
+            reports.retry(reason, delay)
+        case let .notice(message):
+            reports.notice(message)
+        case let .finish(outcome):
+            self.outcome = outcome
+        }
+    }
+
+    private func start(_ connection: Connection, source: Int, request: TransferRequest) {
+        let target = machine.sources[source]
+        if connection.source != source {
+            // A different server: point the handle there (its keep-alive connection to the old one is pooled).
+            connection.easy.configure(
+                url: target.resource.resolvedURL, options: configuration.requestOptions, headers: target.headers)
+        }
+        connection.begin(request, source: source)
+        connection.easy.set(CURLOPT_RANGE, request.rangeHeader)
+        connection.easy.clearError()
+        configuration.logger.trace(
+            "request",
+            metadata: [
+                "braid.source": "\(PrintableText.sanitised(target.resource.resolvedURL))",
+                "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
+                "braid.connection": "\(connection.slot)",
+            ]
+        )
+        multi.add(connection.easy)
+    }
+
+    private func end(handle: UnsafeMutableRawPointer, code: CURLcode) {
+        guard let connection = connections.first(where: { $0.easy.raw == handle }), connection.isBusy else { return }
+        let detail = connection.easy.describe(code)
+        end(connection, result: code == CURLE_OK ? .finished : .failed(code, detail: detail))
+    }
+
+    /// Reports the end of `connection`'s transfer, after writing what it still buffers.
+    private func end(_ connection: Connection, result: TransferResult) {
+        multi.remove(connection.easy)
+        // A response without a body (an error status, an empty range) is checked at its end.
+        // Writing what is buffered can fail and abort this very transfer: that abort must not end it a second time.
+        performing += 1
+        if result == .finished { connection.deliverHeadIfNeeded() }
+        connection.finish()
+        performing -= 1
+        // An abort still pending for this slot was meant for this transfer, not for the slot's next one.
+        pendingAborts.removeAll { $0 == connection.slot }
+        configuration.logger.trace(
+            "response",
+            metadata: [
+                "braid.connection": "\(connection.slot)", "braid.status": "\(connection.headers.status)",
+                "braid.result": "\(result)",
+            ]
+        )
+        perform(machine.transferEnded(slot: connection.slot, result: result, now: Self.now()))
+    }
+
+    /// Takes the transfers the machine aborted off the multi handle, once no callback is running.
+    private func takeAborts() {
+        while performing == 0, !pendingAborts.isEmpty {
+            let connection = connections[pendingAborts.removeFirst()]
+            if connection.isBusy { end(connection, result: .aborted) }
+        }
+    }
+
+    /// Hands the machine the result of the last sync, once it is done.
+    private func takeSync() {
+        do {
+            if let marks = try syncer?.takeCompleted() { perform(machine.syncCompleted(marks: marks)) }
+        } catch {
+            perform(machine.syncFailed(error))
+        }
+    }
+
+    private func save(_ segments: [Manifest.Segment], durable: Bool) {
+        guard let checkpoints else { return perform(machine.checkpointSaved()) }
+        var manifest = checkpoints.template
+        manifest.bootID = BootID.current
+        manifest.segments = segments
+        do {
+            try checkpoints.store.save(manifest, durable: durable)
+        } catch {
+            return perform(machine.checkpointFailed(error))
+        }
+        perform(machine.checkpointSaved())
+    }
+}
+
+@available(*, unavailable)
+extension TransferEngine: Sendable {}
