@@ -90,6 +90,18 @@ struct FaultToleranceTests {
         #expect(download.notices.contains { $0.contains("single stream") })
     }
 
+    @Test("a single stream cut short and retried writes the rest where it stopped, not over the start")
+    func singleStreamRetryKeepsOffsets() async throws {
+        // One connection: HEAD, a ranged GET answered 200 (the restart to a single stream), HEAD, then single
+        // streams cut at a third of the file; the later ones skip what is on disk and write the rest after it.
+        let third = FaultToleranceTests.size / 3
+        let harness = try Harness(faults: [.ignoreRange, .onlyFirst(requests: 5, .closeAfter(bytes: third))])
+        defer { harness.shutdown() }
+        let download = await harness.run { $0.connections = 1 }
+        try harness.expectExactFile(download)
+        #expect(!download.retries.isEmpty, "the single stream was never cut, so nothing was tested")
+    }
+
     @Test("a wrong range once is retried; the bytes land only where they belong")
     func shiftedRangeOnce() async throws {
         let harness = try Harness(faults: [.onlyFirst(requests: 2, .shiftRange(offsetBy: 4096))])
