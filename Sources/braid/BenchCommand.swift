@@ -1,5 +1,6 @@
 import ArgumentParser
 import Braid
+import BraidBench
 import Logging
 
 #if canImport(FoundationEssentials)

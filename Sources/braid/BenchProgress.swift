@@ -1,4 +1,5 @@
 import Braid
+import BraidBench
 import Dispatch
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Braid
+import BraidBench
 import Synchronization
 
 /// Performs the downloads of a benchmark one after another, timing each, and stops the running one on request.

@@ -1,3 +1,5 @@
+import Braid
+
 /// The order in which `braid bench` measures: every connection count once per round, rounds one after another
 /// (1, 2, 4, …, 1, 2, 4, …), so that drift in a noisy machine or network falls on every count alike rather than
 /// on whichever count happened to run last.
