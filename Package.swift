@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "Braid", targets: ["Braid"]),
+        .library(name: "BraidBench", targets: ["BraidBench"]),
         .executable(name: "braid", targets: ["braid"]),
         .executable(name: "braid-test-server", targets: ["braid-test-server"]),
         .executable(name: "braid-embed-example", targets: ["braid-embed-example"]),
@@ -40,11 +41,19 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // The command line: argument parsing and printing over the library.
+        // `braid bench`: the run schedule, the measured runs, statistics, recommendation, table/JSON/CSV/SVG.
+        .target(
+            name: "BraidBench",
+            dependencies: ["Braid"],
+            swiftSettings: strictSettings
+        ),
+
+        // The command line: argument parsing and printing over the libraries.
         .executableTarget(
             name: "braid",
             dependencies: [
                 "Braid",
+                "BraidBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -75,13 +84,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "BraidBenchTests",
+            dependencies: ["BraidBench", "Braid"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "BraidFixtureTests",
             dependencies: ["BraidTestServer", "BraidTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "BraidIntegrationTests",
-            dependencies: ["Braid", "BraidTestServer", "BraidTestSupport"],
+            dependencies: ["Braid", "BraidBench", "BraidTestServer", "BraidTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Braid
+import BraidBench
 import Logging
 
 #if canImport(FoundationEssentials)
@@ -29,7 +30,11 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(
         name: [.customShort("n"), .customLong("connections")],
-        help: ArgumentHelp("Connection counts to compare, comma-separated (default 1,2,4,8,16).", valueName: "LIST"),
+        help: ArgumentHelp(
+            "Connection counts to compare, comma-separated (default "
+                + BenchSchedule.defaultConnectionCounts.map(String.init).joined(separator: ",") + ").",
+            valueName: "LIST"
+        ),
         transform: { text in
             do throws(BraidError) {
                 return try BenchArgument.connectionCounts(text)
@@ -41,7 +46,7 @@ struct BenchCommand: AsyncParsableCommand {
     var connectionList: [Int]?
 
     @Option(name: .customLong("repeat"), help: "Runs per connection count.")
-    var repeats = 3
+    var repeats = BenchSchedule.defaultRepeats
 
     @Option(
         help: ArgumentHelp("Fetch only the first LIMIT bytes per run (64M, 2G, …).", valueName: "LIMIT"),
@@ -78,16 +83,27 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Print no progress or warnings on stderr, only the results and errors.")
     var quiet = false
 
-    /// The connection counts asked for, or the default list.
-    private var connections: [Int] { connectionList ?? [1, 2, 4, 8, 16] }
+    /// What to measure, from the arguments; throws a usage error for counts, repeats or a byte limit refused.
+    private func benchConfiguration() throws(BraidError) -> BenchConfiguration {
+        var options = DownloadOptions()
+        request.apply(to: &options)
+        return try BenchConfiguration(
+            url: url,
+            connectionCounts: connectionList ?? BenchSchedule.defaultConnectionCounts,
+            repeats: repeats,
+            byteLimit: bytes,
+            discardsData: discard,
+            requestOptions: options,
+            temporaryParent: temporaryDirectory
+        )
+    }
 
     func validate() throws {
         do {
-            _ = try BenchSchedule(connectionCounts: connections, repeats: repeats)
+            _ = try benchConfiguration()
         } catch {
             throw ValidationError(error.message)
         }
-        if let bytes, bytes < 1 { throw ValidationError("--bytes must be at least 1, got \(bytes)") }
         if json && csv { throw ValidationError("use either --json or --csv, not both") }
     }
 
@@ -96,64 +112,27 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     private func measure() async throws {
-        let schedule = try BenchSchedule(connectionCounts: connections, repeats: repeats)
-        let progress = BenchProgress(quiet: quiet, runCount: schedule.runCount)
-        if let warning = BenchAdvisory.connectionWarning(
-            url: url, maximumConnections: schedule.connectionCounts.last ?? 1)
-        {
-            progress.warn(warning)
-        }
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let runner = BenchRunner(baseOptions: baseOptions(directory: directory), url: url, progress: progress)
+        let configuration = try benchConfiguration()
+        let progress = BenchProgress(quiet: quiet, runCount: configuration.schedule.runCount)
+        let runner = BenchRunner(configuration: configuration, observer: Observer(progress: progress, csv: csv))
         let signals = SignalTrap { runner.stop() }
         defer { signals.cancel() }
 
-        var runs: [BenchRun] = []
-        do throws(BraidError) {
-            let resource = try await runner.probe()
-            if !resource.isSegmentable {
-                progress.warn(
-                    "warning: the server does not serve byte ranges with a known length: every run uses one "
-                        + "connection, whatever the count")
-            } else if let length = resource.length,
-                let warning = BenchAdvisory.rangeWarning(
-                    bytesPerRun: min(length, bytes ?? Int64.max), connectionCounts: schedule.connectionCounts)
-            {
-                progress.warn(warning)
-            }
-            let total = BenchAdvisory.totalBytes(
-                length: resource.length, byteLimit: bytes, runs: schedule.runCount)
-            if let total, let warning = BenchAdvisory.volumeWarning(url: url, totalBytes: total) {
-                progress.warn(warning)
-            }
-            if csv { write(BenchReport.csvHeader + "\n") }
-            for slot in schedule.slots {
-                let run = try await runner.measure(slot)
-                runs.append(run)
-                if csv { write(BenchReport.csvRow(run) + "\n") }
-            }
+        do throws(BenchFailure) {
+            let report = try await runner.run()
             progress.finish()
-            try present(
-                BenchReport(url: url, byteLimit: bytes, discardsData: discard, schedule: schedule, runs: runs),
-                progress: progress
-            )
-        } catch {
-            if error.code == .interrupted {
-                // The engine's message speaks of resuming; a benchmark keeps nothing to resume from.
-                progress.fail(
-                    BraidError(.interrupted, "interrupted after \(runs.count) of \(schedule.runCount) runs"))
-                if !runs.isEmpty && !csv {
-                    presentPartial(
-                        BenchReport(url: url, byteLimit: bytes, discardsData: discard, schedule: schedule, runs: runs))
-                }
-            } else {
-                progress.fail(error)
+            do throws(BraidError) {
+                try present(report, progress: progress)
+            } catch {
+                throw BenchFailure(error: error)
             }
-            if error.code == .interrupted, signals.caughtSignal == SIGTERM {
+        } catch {
+            progress.fail(error.error)
+            if let partial = error.partialReport, !csv { presentPartial(partial) }
+            if error.error.code == .interrupted, signals.caughtSignal == SIGTERM {
                 throw ExitCode(128 + SIGTERM)
             }
-            throw ExitCode(ExitStatus(error.code).rawValue)
+            throw ExitCode(ExitStatus(error.error.code).rawValue)
         }
     }
 
@@ -196,28 +175,32 @@ struct BenchCommand: AsyncParsableCommand {
         StandardStreams.output(text)
     }
 
-    /// The options every run shares: one request per connection, fetch at most `--bytes`, never a final file.
-    private func baseOptions(directory: String) -> DownloadOptions {
-        var options = DownloadOptions()
-        options.destination = .file(directory + "/bench")
-        // One long request per connection is what a per-connection cap measures.
-        options.piecesPerConnection = 1
-        // A byte limit (the whole resource when none is given) makes every run a measurement: no manifest, no
-        // digest, no final file, and the engine deletes its temporary file.
-        options.byteLimit = bytes ?? Int64.max
-        options.discardData = discard
-        options.syncOnCompletion = false
-        request.apply(to: &options)
-        return options
-    }
+    /// Where the runner's news goes: progress and warnings to stderr, and with `--csv` the header before the
+    /// first run and each run's row as it ends to stdout.
+    private struct Observer: BenchObserver {
+        let progress: BenchProgress
+        let csv: Bool
 
-    private func makeTemporaryDirectory() throws(BraidError) -> String {
-        let parent = temporaryDirectory ?? getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        var template = Array((parent + "/braid-bench-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw BraidError(
-                .localIO, "cannot create a temporary directory in \(parent): \(String(cString: strerror(errno)))")
+        func warn(_ message: String) {
+            progress.warn(message)
         }
-        return String(cString: made)
+
+        func willMeasure(bytesPerRun: Int64?) {
+            progress.expect(bytes: bytesPerRun)
+            if csv { StandardStreams.output(BenchReport.csvHeader + "\n") }
+        }
+
+        func runStarted(_ slot: BenchSchedule.Slot) {
+            progress.runStarted(slot)
+        }
+
+        func runEvent(_ event: DownloadEvent) {
+            progress.handle(event)
+        }
+
+        func runFinished(_ run: BenchRun) {
+            progress.runFinished(run)
+            if csv { StandardStreams.output(BenchReport.csvRow(run) + "\n") }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Braid
+import BraidBench
 import Dispatch
 import Synchronization
 
@@ -23,8 +24,8 @@ final class BenchProgress: Sendable {
     }
 
     /// Sets the bytes each run fetches, once the probe knows them, so the live line can show a percentage.
-    func expect(bytes: Int64) {
-        state.withLock { $0.expectedBytes = bytes == Int64.max ? nil : bytes }
+    func expect(bytes: Int64?) {
+        state.withLock { $0.expectedBytes = bytes }
     }
 
     /// A run is about to start.

@@ -1,4 +1,4 @@
-import Braid
+import BraidBench
 import BraidTestServer
 import BraidTestSupport
 import Foundation

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Braid
+@testable import BraidBench
 
 /// When `braid bench` warns before it starts: load on someone else's server, and counts it cannot really test.
 @Suite("BenchAdvisory")

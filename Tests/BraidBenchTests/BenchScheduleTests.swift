@@ -1,6 +1,7 @@
+import Braid
 import Testing
 
-@testable import Braid
+@testable import BraidBench
 
 /// The interleaved order of a benchmark and the inputs it refuses, with the parsers of its command-line values.
 @Suite("BenchSchedule")

@@ -1,3 +1,5 @@
+import Braid
+
 /// How `braid bench` writes sizes, rates and durations for people: binary units, one decimal.
 public enum BenchFormat {
     /// `count` bytes with a binary unit: `512 B`, `64.0 MiB`, `1.5 GiB`.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Braid
+@testable import BraidBench
 
 /// The recommendation rule on synthetic results: the smallest count whose median is within 5 % of the best.
 @Suite("BenchRecommendation")

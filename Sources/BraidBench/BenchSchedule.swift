@@ -1,3 +1,5 @@
+import Braid
+
 /// The order in which `braid bench` measures: every connection count once per round, rounds one after another
 /// (1, 2, 4, …, 1, 2, 4, …), so that drift in a noisy machine or network falls on every count alike rather than
 /// on whichever count happened to run last.
@@ -9,6 +11,10 @@ public struct BenchSchedule: Sendable, Equatable {
 
     /// The most connections one download may use (the engine's own limit).
     public static let maximumConnections = 1024
+    /// The connection counts measured when none are given: powers of two up to 16.
+    public static let defaultConnectionCounts = [1, 2, 4, 8, 16]
+    /// The runs per connection count when none are given.
+    public static let defaultRepeats = 3
 
     /// A schedule measuring each of `connectionCounts` `repeats` times; the counts are sorted.
     ///

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Braid
+@testable import BraidBench
 
 /// How a report groups runs and what its JSON, CSV and table say, checked against the runs themselves.
 @Suite("BenchReport")

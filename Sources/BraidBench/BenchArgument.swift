@@ -1,3 +1,5 @@
+import Braid
+
 /// Parsers for the values `braid bench` takes on its command line, kept here so they can be tested without it.
 public enum BenchArgument {
     /// Parses a comma-separated list of connection counts, `1,2,4,8`; spaces around the commas are allowed.

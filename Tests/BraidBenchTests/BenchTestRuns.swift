@@ -1,4 +1,4 @@
-import Braid
+import BraidBench
 
 /// Synthetic benchmark runs for the tests of the pure bench types: no network, exact numbers.
 enum BenchTestRuns {

@@ -1,3 +1,5 @@
+import Braid
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,3 +1,5 @@
+@_spi(Bench) import Braid
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -32,13 +34,13 @@ public enum BenchAdvisory {
     /// own (the engine never plans a range below its minimum size), or `nil` when every count can be used.
     public static func rangeWarning(bytesPerRun: Int64, connectionCounts: [Int]) -> String? {
         func ranges(_ connections: Int) -> Int {
-            SegmentPlanner.plan(length: bytesPerRun, connections: connections, piecesPerConnection: 1).count
+            BenchPlanning.rangeCount(length: bytesPerRun, connections: connections, piecesPerConnection: 1)
         }
         let starved = connectionCounts.filter { ranges($0) < $0 }
         guard let first = starved.first else { return nil }
         let counts = starved.map(String.init).joined(separator: ", ")
         return "warning: \(BenchFormat.bytes(bytesPerRun)) per run splits into at most \(ranges(first)) ranges "
-            + "(none smaller than \(BenchFormat.bytes(SegmentPlanner.minimumSegment))), so \(counts) connections "
+            + "(none smaller than \(BenchFormat.bytes(BenchPlanning.minimumRange))), so \(counts) connections "
             + "cannot all be used; a larger --bytes measures them"
     }
 

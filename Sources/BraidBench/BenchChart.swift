@@ -1,3 +1,5 @@
+import Braid
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -36,32 +38,74 @@ public struct BenchChart: Sendable {
 
     /// The whole SVG document.
     public func svg() -> String {
-        let results = report.results
-        let peak = results.map(\.maxBytesPerSecond).max() ?? 0
-        let unit = Formatting.scaled(peak).unit
-        let divisor = peak > 0 ? peak / Formatting.scaled(peak).value : 1
-        // Headroom above the highest bar keeps its value label clear of the recommendation label at the top.
-        let ticks = Axis.ticks(upTo: peak / divisor * 1.2)
-        let yMaximum = ticks.last ?? 1
-        let plot = plot
-        let counts = results.map(\.connections)
-        let (low, high) = xDomain(counts)
+        let scale = scale()
+        var svg = header(scale)
+        svg += legend(y: 78)
+        svg += yAxis(scale)
+        svg += xAxis(scale)
+        svg += linearScaling(scale)
+        svg += recommendationMark(scale)
+        svg += runRanges(scale)
+        svg += medianSeries(scale)
+        svg.append("</svg>")
+        return svg.map { $0 + "\n" }.joined()
+    }
+
+    /// Where data lands on the canvas: log₂ connections across, throughput up in round ticks of `unit`.
+    private struct Scale {
+        /// The plot area.
+        let plot: (left: Double, right: Double, top: Double, bottom: Double)
+        /// The binary unit of the throughput axis, `MiB` for instance.
+        let unit: String
+        /// Bytes per second in one `unit` per second.
+        let divisor: Double
+        /// The throughput axis' ticks, in `unit` per second, from 0.
+        let ticks: [Double]
+        /// The log₂ of the connection count at the left edge of the plot area.
+        let low: Double
+        /// The log₂ of the connection count at the right edge of the plot area.
+        let high: Double
+
+        /// The x coordinate of a connection count.
         func x(_ connections: Double) -> Double {
             plot.left + (log2(connections) - low) / (high - low) * (plot.right - plot.left)
         }
-        func y(_ bytesPerSecond: Double) -> Double {
-            plot.bottom - bytesPerSecond / divisor / yMaximum * (plot.bottom - plot.top)
-        }
 
+        /// The y coordinate of a throughput.
+        func y(_ bytesPerSecond: Double) -> Double {
+            plot.bottom - bytesPerSecond / divisor / (ticks.last ?? 1) * (plot.bottom - plot.top)
+        }
+    }
+
+    /// The scale of this report's chart: the unit of its fastest run, headroom above it, its counts across.
+    private func scale() -> Scale {
+        let peak = report.results.map(\.maxBytesPerSecond).max() ?? 0
+        let divisor = peak > 0 ? peak / Formatting.scaled(peak).value : 1
+        let (low, high) = xDomain(report.results.map(\.connections))
+        // Headroom above the highest bar keeps its value label clear of the recommendation label at the top.
+        return Scale(
+            plot: plot,
+            unit: Formatting.scaled(peak).unit,
+            divisor: divisor,
+            ticks: Axis.ticks(upTo: peak / divisor * 1.2),
+            low: low,
+            high: high
+        )
+    }
+
+    /// The XML declaration, the opening `svg` tag, the accessible title and description, the clip path, the
+    /// background, and the visible title and subtitle.
+    private func header(_ scale: Scale) -> [String] {
+        let plot = scale.plot
         let title = "Throughput by connection count"
-        var svg: [String] = [
+        return [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(width))\" height=\"\(n(height))\" "
                 + "viewBox=\"0 0 \(n(width)) \(n(height))\" role=\"img\" aria-labelledby=\"title desc\" "
                 + "font-family=\"system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif\" "
                 + "font-size=\"13\" fill=\"\(Self.textColour)\">",
             "<title id=\"title\">\(escape("braid bench: \(title.lowercased()), \(report.url)"))</title>",
-            "<desc id=\"desc\">\(escape(description(unit: unit, divisor: divisor)))</desc>",
+            "<desc id=\"desc\">\(escape(description(unit: scale.unit, divisor: scale.divisor)))</desc>",
             "<defs><clipPath id=\"plot-area\"><rect x=\"\(n(plot.left))\" y=\"\(n(plot.top))\" "
                 + "width=\"\(n(plot.right - plot.left))\" height=\"\(n(plot.bottom - plot.top))\"/></clipPath></defs>",
             "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>",
@@ -69,11 +113,14 @@ public struct BenchChart: Sendable {
             "<text x=\"\(n(plot.left))\" y=\"54\" font-size=\"12\" fill=\"\(Self.mutedColour)\">"
                 + "\(escape(subtitle()))</text>",
         ]
-        svg += legend(y: 78)
+    }
 
-        svg.append("<g class=\"y-axis\" font-size=\"12\" fill=\"\(Self.mutedColour)\" text-anchor=\"end\">")
-        for tick in ticks {
-            let position = y(tick * divisor)
+    /// The throughput axis: a grid line and a label per tick, and the axis title.
+    private func yAxis(_ scale: Scale) -> [String] {
+        let plot = scale.plot
+        var svg = ["<g class=\"y-axis\" font-size=\"12\" fill=\"\(Self.mutedColour)\" text-anchor=\"end\">"]
+        for tick in scale.ticks {
+            let position = scale.y(tick * scale.divisor)
             svg.append(
                 "<line x1=\"\(n(plot.left))\" y1=\"\(n(position))\" x2=\"\(n(plot.right))\" y2=\"\(n(position))\" "
                     + "stroke=\"\(Self.gridColour)\"/>")
@@ -83,11 +130,16 @@ public struct BenchChart: Sendable {
         svg.append("</g>")
         svg.append(
             "<text class=\"axis-title\" transform=\"translate(24 \(n((plot.top + plot.bottom) / 2))) rotate(-90)\" "
-                + "text-anchor=\"middle\">throughput (\(unit)/s)</text>")
+                + "text-anchor=\"middle\">throughput (\(scale.unit)/s)</text>")
+        return svg
+    }
 
-        svg.append("<g class=\"x-axis\" font-size=\"12\" text-anchor=\"middle\">")
-        for result in results {
-            let position = x(Double(result.connections))
+    /// The connections axis: a tick, the count and its speed-up per result, the axis title, and the frame.
+    private func xAxis(_ scale: Scale) -> [String] {
+        let plot = scale.plot
+        var svg = ["<g class=\"x-axis\" font-size=\"12\" text-anchor=\"middle\">"]
+        for result in report.results {
+            let position = scale.x(Double(result.connections))
             svg.append(
                 "<line x1=\"\(n(position))\" y1=\"\(n(plot.bottom))\" x2=\"\(n(position))\" "
                     + "y2=\"\(n(plot.bottom + 5))\" stroke=\"\(Self.mutedColour)\"/>")
@@ -104,82 +156,109 @@ public struct BenchChart: Sendable {
         svg.append(
             "<path d=\"M\(n(plot.left)) \(n(plot.top))V\(n(plot.bottom))H\(n(plot.right))\" fill=\"none\" "
                 + "stroke=\"\(Self.mutedColour)\"/>")
+        return svg
+    }
 
-        if let baseline = results.first, baseline.medianBytesPerSecond > 0, counts.count > 1 {
-            // Drawn through the measured counts only, with straight segments like the median's, so the two lines
-            // part exactly where scaling stops being linear.
-            let points = counts.map { count -> String in
-                let ideal = baseline.medianBytesPerSecond * Double(count) / Double(baseline.connections)
-                return "\(n(x(Double(count)))),\(n(y(ideal)))"
-            }
-            svg.append(
-                "<polyline class=\"linear-scaling\" clip-path=\"url(#plot-area)\" "
-                    + "points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(Self.referenceColour)\" "
-                    + "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>")
+    /// The dashed line of linear scaling from the baseline, when there is a baseline and more than one count.
+    private func linearScaling(_ scale: Scale) -> [String] {
+        let counts = report.results.map(\.connections)
+        guard let baseline = report.results.first, baseline.medianBytesPerSecond > 0, counts.count > 1 else {
+            return []
         }
-
-        if let recommended = report.recommendedConnections {
-            let position = x(Double(recommended))
-            let anchor = position > plot.right - 60 ? "end" : position < plot.left + 60 ? "start" : "middle"
-            let shift = anchor == "end" ? -6.0 : anchor == "start" ? 6.0 : 0
-            svg.append("<g class=\"recommendation\" data-connections=\"\(recommended)\">")
-            svg.append(
-                "<line x1=\"\(n(position))\" y1=\"\(n(plot.top))\" x2=\"\(n(position))\" y2=\"\(n(plot.bottom))\" "
-                    + "stroke=\"\(Self.recommendedColour)\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/>")
-            svg.append(
-                "<text x=\"\(n(position + shift))\" y=\"\(n(plot.top + 14))\" text-anchor=\"\(anchor)\" "
-                    + "fill=\"\(Self.recommendedColour)\" font-weight=\"600\" stroke=\"#ffffff\" stroke-width=\"4\" "
-                    + "paint-order=\"stroke\">recommended: \(recommended)</text>")
-            svg.append("</g>")
+        // Drawn through the measured counts only, with straight segments like the median's, so the two lines
+        // part exactly where scaling stops being linear.
+        let points = counts.map { count -> String in
+            let ideal = baseline.medianBytesPerSecond * Double(count) / Double(baseline.connections)
+            return "\(n(scale.x(Double(count)))),\(n(scale.y(ideal)))"
         }
+        return [
+            "<polyline class=\"linear-scaling\" clip-path=\"url(#plot-area)\" "
+                + "points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(Self.referenceColour)\" "
+                + "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
+        ]
+    }
 
-        svg.append("<g class=\"runs-range\" stroke=\"\(Self.barColour)\" stroke-width=\"1.5\">")
-        for result in results {
-            let position = x(Double(result.connections))
-            let top = y(result.maxBytesPerSecond)
-            let bottom = y(result.minBytesPerSecond)
+    /// The vertical line and label at the recommended count, when there is one.
+    private func recommendationMark(_ scale: Scale) -> [String] {
+        guard let recommended = report.recommendedConnections else { return [] }
+        let plot = scale.plot
+        let position = scale.x(Double(recommended))
+        let anchor = position > plot.right - 60 ? "end" : position < plot.left + 60 ? "start" : "middle"
+        let shift = anchor == "end" ? -6.0 : anchor == "start" ? 6.0 : 0
+        return [
+            "<g class=\"recommendation\" data-connections=\"\(recommended)\">",
+            "<line x1=\"\(n(position))\" y1=\"\(n(plot.top))\" x2=\"\(n(position))\" y2=\"\(n(plot.bottom))\" "
+                + "stroke=\"\(Self.recommendedColour)\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/>",
+            "<text x=\"\(n(position + shift))\" y=\"\(n(plot.top + 14))\" text-anchor=\"\(anchor)\" "
+                + "fill=\"\(Self.recommendedColour)\" font-weight=\"600\" stroke=\"#ffffff\" stroke-width=\"4\" "
+                + "paint-order=\"stroke\">recommended: \(recommended)</text>",
+            "</g>",
+        ]
+    }
+
+    /// A min–max bar per count, over its runs.
+    private func runRanges(_ scale: Scale) -> [String] {
+        var svg = ["<g class=\"runs-range\" stroke=\"\(Self.barColour)\" stroke-width=\"1.5\">"]
+        for result in report.results {
+            let position = scale.x(Double(result.connections))
+            let top = scale.y(result.maxBytesPerSecond)
+            let bottom = scale.y(result.minBytesPerSecond)
             svg.append(
                 "<path d=\"M\(n(position)) \(n(top))V\(n(bottom))M\(n(position - 6)) \(n(top))H\(n(position + 6))"
                     + "M\(n(position - 6)) \(n(bottom))H\(n(position + 6))\" fill=\"none\"/>")
         }
         svg.append("</g>")
+        return svg
+    }
 
-        let line = results.map { "\(n(x(Double($0.connections)))),\(n(y($0.medianBytesPerSecond)))" }
-        svg.append(
+    /// The line through the medians, then each median's point and value label.
+    private func medianSeries(_ scale: Scale) -> [String] {
+        let line = report.results.map {
+            "\(n(scale.x(Double($0.connections)))),\(n(scale.y($0.medianBytesPerSecond)))"
+        }
+        var svg = [
             "<polyline class=\"median\" points=\"\(line.joined(separator: " "))\" fill=\"none\" "
-                + "stroke=\"\(Self.medianColour)\" stroke-width=\"2.5\" stroke-linejoin=\"round\"/>")
-        svg.append("<g class=\"median-points\">")
-        for result in results {
-            let position = x(Double(result.connections))
-            let value = y(result.medianBytesPerSecond)
-            let isRecommended = result.connections == report.recommendedConnections
-            if isRecommended {
-                svg.append(
-                    "<circle cx=\"\(n(position))\" cy=\"\(n(value))\" r=\"9\" fill=\"none\" "
-                        + "stroke=\"\(Self.recommendedColour)\" stroke-width=\"2.5\"/>")
-            }
-            svg.append(
-                "<circle class=\"point\" cx=\"\(n(position))\" cy=\"\(n(value))\" r=\"4.5\" "
-                    + "fill=\"\(isRecommended ? Self.recommendedColour : Self.medianColour)\" stroke=\"#ffffff\" "
-                    + "stroke-width=\"1.5\" data-connections=\"\(result.connections)\" "
-                    + "data-median=\"\(n(result.medianBytesPerSecond))\" data-min=\"\(n(result.minBytesPerSecond))\" "
-                    + "data-max=\"\(n(result.maxBytesPerSecond))\"><title>"
-                    + escape(
-                        "\(BenchFormat.connections(result.connections)): median "
-                            + "\(BenchFormat.rate(result.medianBytesPerSecond)) (min "
-                            + "\(BenchFormat.rate(result.minBytesPerSecond)), max "
-                            + "\(BenchFormat.rate(result.maxBytesPerSecond)), \(result.runs.count) runs), "
-                            + "\(BenchFormat.speedUp(result.speedUp))")
-                    + "</title></circle>")
-            svg.append(
-                "<text x=\"\(n(position))\" y=\"\(n(y(result.maxBytesPerSecond) - 13))\" text-anchor=\"middle\" "
-                    + "font-size=\"11\" fill=\"\(Self.textColour)\" stroke=\"#ffffff\" stroke-width=\"3\" "
-                    + "paint-order=\"stroke\">\(escape(Axis.label(rounded(result.medianBytesPerSecond / divisor))))"
-                    + "</text>")
+                + "stroke=\"\(Self.medianColour)\" stroke-width=\"2.5\" stroke-linejoin=\"round\"/>",
+            "<g class=\"median-points\">",
+        ]
+        for result in report.results {
+            svg += medianPoint(result, scale)
         }
         svg.append("</g>")
-        svg.append("</svg>")
-        return svg.map { $0 + "\n" }.joined()
+        return svg
+    }
+
+    /// The point of `result`'s median, ringed when it is the recommended count, with its statistics as a tooltip
+    /// and in `data-` attributes, and its value above the bar.
+    private func medianPoint(_ result: BenchResult, _ scale: Scale) -> [String] {
+        let position = scale.x(Double(result.connections))
+        let value = scale.y(result.medianBytesPerSecond)
+        let isRecommended = result.connections == report.recommendedConnections
+        var svg: [String] = []
+        if isRecommended {
+            svg.append(
+                "<circle cx=\"\(n(position))\" cy=\"\(n(value))\" r=\"9\" fill=\"none\" "
+                    + "stroke=\"\(Self.recommendedColour)\" stroke-width=\"2.5\"/>")
+        }
+        svg.append(
+            "<circle class=\"point\" cx=\"\(n(position))\" cy=\"\(n(value))\" r=\"4.5\" "
+                + "fill=\"\(isRecommended ? Self.recommendedColour : Self.medianColour)\" stroke=\"#ffffff\" "
+                + "stroke-width=\"1.5\" data-connections=\"\(result.connections)\" "
+                + "data-median=\"\(n(result.medianBytesPerSecond))\" data-min=\"\(n(result.minBytesPerSecond))\" "
+                + "data-max=\"\(n(result.maxBytesPerSecond))\"><title>"
+                + escape(
+                    "\(BenchFormat.connections(result.connections)): median "
+                        + "\(BenchFormat.rate(result.medianBytesPerSecond)) (min "
+                        + "\(BenchFormat.rate(result.minBytesPerSecond)), max "
+                        + "\(BenchFormat.rate(result.maxBytesPerSecond)), \(result.runs.count) runs), "
+                        + "\(BenchFormat.speedUp(result.speedUp))")
+                + "</title></circle>")
+        svg.append(
+            "<text x=\"\(n(position))\" y=\"\(n(scale.y(result.maxBytesPerSecond) - 13))\" text-anchor=\"middle\" "
+                + "font-size=\"11\" fill=\"\(Self.textColour)\" stroke=\"#ffffff\" stroke-width=\"3\" "
+                + "paint-order=\"stroke\">"
+                + "\(escape(Axis.label(rounded(result.medianBytesPerSecond / scale.divisor))))</text>")
+        return svg
     }
 
     /// The log₂ range the x axis spans: half an octave beyond the smallest and largest counts.
