@@ -1,0 +1,36 @@
+import SystemPackage
+
+extension BraidError {
+    /// The failure underneath a `BraidError`, kept so that a program can act on it without parsing the message.
+    public struct Cause: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: Hashable, Sendable {
+            case errno(Errno)
+            case curl(Int)
+        }
+        fileprivate let base: Base
+
+        /// A system call failed with this error number.
+        public static func errno(_ errno: Errno) -> Cause { Cause(base: .errno(errno)) }
+        /// libcurl failed with this result code (a `CURLcode`).
+        public static func curl(code: Int) -> Cause { Cause(base: .curl(code)) }
+
+        /// The error number, when a system call failed.
+        public var errno: Errno? {
+            if case let .errno(errno) = base { return errno }
+            return nil
+        }
+
+        /// libcurl's result code, when libcurl failed.
+        public var curlCode: Int? {
+            if case let .curl(code) = base { return code }
+            return nil
+        }
+
+        public var description: String {
+            switch base {
+            case let .errno(errno): "errno \(errno.rawValue) (\(errno))"
+            case let .curl(code): "libcurl error \(code)"
+            }
+        }
+    }
+}
