@@ -156,7 +156,7 @@ struct DownloadJob: Sendable {
         if paths.exists(paths.final) && !options.overwrite && lockedSize == 0 {
             // Another run finished this download between the check above and the lock, renaming its partial file:
             // the one just locked is a new, empty one.
-            unlink(paths.part.string)
+            try? paths.part.unlink()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
         // Measuring (`braid bench`) fetches part of the file, or writes nothing: no manifest, digest or rename.
@@ -275,7 +275,7 @@ struct DownloadJob: Sendable {
         }
 
         if measuring {
-            unlink(paths.part.string)
+            try? paths.part.unlink()
             guard length == wanted || (wanted == Int64.max && !segmented) else {
                 throw BraidError.integrity("received \(length) bytes, expected \(wanted)")
             }
@@ -397,7 +397,7 @@ struct DownloadJob: Sendable {
             do {
                 reader = try FileDescriptor.open(paths.final, .readOnly)
             } catch {
-                throw BraidError.localIO("cannot open \(paths.final) to verify it: \(PartFile.explain(error))")
+                throw BraidError.localIO("cannot open \(paths.final) to verify it", error)
             }
             let hasher = PrefixHasher(algorithm: digest.algorithm, reading: reader)
             hasher.advance(to: size)

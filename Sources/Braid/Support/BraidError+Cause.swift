@@ -33,4 +33,26 @@ extension BraidError {
             }
         }
     }
+
+    /// `what` failed on a local file; the message adds why, and an `Errno` among the errors is kept as the cause.
+    static func localIO(_ what: String, _ error: any Error) -> BraidError {
+        BraidError(.localIO, "\(what): \(explain(error))", cause: (error as? Errno).map(Cause.errno))
+    }
+
+    /// Reading the manifest failed; the message adds why, and an `Errno` among the errors is kept as the cause.
+    static func manifest(_ what: String, _ error: any Error) -> BraidError {
+        BraidError(.manifest, "\(what): \(explain(error))", cause: (error as? Errno).map(Cause.errno))
+    }
+
+    /// A failure in words, with what to do for the ones a user can fix.
+    static func explain(_ error: any Error) -> String {
+        guard let errno = error as? Errno else { return String(describing: error) }
+        switch errno {
+        case .noSpace: return "no space left on device (free some space and run the same command again)"
+        case .permissionDenied: return "permission denied"
+        case .noSuchFileOrDirectory: return "no such file or directory"
+        case .readOnlyFileSystem: return "read-only file system"
+        default: return String(describing: errno)
+        }
+    }
 }
