@@ -34,7 +34,7 @@ struct BenchCommand: AsyncParsableCommand {
             do throws(BraidError) {
                 return try BenchArgument.connectionCounts(text)
             } catch {
-                throw ValidationError(error.message)
+                throw error.validationError
             }
         }
     )
@@ -49,7 +49,7 @@ struct BenchCommand: AsyncParsableCommand {
             do throws(BraidError) {
                 return try BenchArgument.byteCount(text)
             } catch {
-                throw ValidationError(error.message)
+                throw error.validationError
             }
         }
     )
@@ -82,12 +82,12 @@ struct BenchCommand: AsyncParsableCommand {
     private var connections: [Int] { connectionList ?? [1, 2, 4, 8, 16] }
 
     func validate() throws {
-        do {
+        do throws(BraidError) {
             _ = try BenchSchedule(connectionCounts: connections, repeats: repeats)
+            try baseOptions(directory: ".").validate()
         } catch {
-            throw ValidationError(error.message)
+            throw error.validationError
         }
-        if let bytes, bytes < 1 { throw ValidationError("--bytes must be at least 1, got \(bytes)") }
         if json && csv { throw ValidationError("use either --json or --csv, not both") }
     }
 

@@ -25,7 +25,7 @@ struct BenchScheduleTests {
         "Empty lists, counts out of range, duplicates and fewer than one repeat are usage errors",
         arguments: [
             ([], 3, "at least one"), ([0, 1], 3, "between 1 and 1024"), ([1, -2], 3, "got -2"),
-            ([1, 1025], 3, "got 1025"), ([1, 2, 2], 3, "listed twice"), ([1, 2], 0, "--repeat"),
+            ([1, 1025], 3, "got 1025"), ([1, 2, 2], 3, "listed twice"), ([1, 2], 0, "measured at least once"),
         ] as [([Int], Int, String)]
     )
     func refused(counts: [Int], repeats: Int, message: String) {

@@ -92,7 +92,8 @@ struct DestinationPaths: Sendable, Equatable {
             throw BraidError(
                 .fileExists,
                 "\(final) appeared while downloading and was left alone; the downloaded data is kept in \(part): "
-                    + "move the other file away and run the same command again, or use --force to replace it",
+                    + "move the other file away and run the same command again",
+                remedies: [.overwrite],
                 cause: .errno(.fileExists)
             )
         } catch {
