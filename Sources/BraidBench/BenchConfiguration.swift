@@ -31,7 +31,9 @@ public struct BenchConfiguration: Sendable {
         temporaryParent: String? = nil
     ) throws(BraidError) {
         schedule = try BenchSchedule(connectionCounts: connectionCounts, repeats: repeats)
-        if let byteLimit, byteLimit < 1 { throw BraidError(.usage, "--bytes must be at least 1, got \(byteLimit)") }
+        if let byteLimit, byteLimit < 1 {
+            throw BraidError(.usage, "the byte limit must be at least 1, got \(byteLimit)", option: .byteLimit)
+        }
         self.url = url
         self.byteLimit = byteLimit
         self.discardsData = discardsData

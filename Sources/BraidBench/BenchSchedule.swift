@@ -19,20 +19,26 @@ public struct BenchSchedule: Sendable, Equatable {
     /// A schedule measuring each of `connectionCounts` `repeats` times; the counts are sorted.
     ///
     /// Throws a usage error for an empty list, a count below 1 or above ``maximumConnections``, a count listed
-    /// twice, or fewer than one repeat.
+    /// twice, or fewer than one repeat; its `option` says which argument was refused.
     public init(connectionCounts: [Int], repeats: Int) throws(BraidError) {
         guard !connectionCounts.isEmpty else {
-            throw BraidError(.usage, "--connections needs at least one connection count, like 1,2,4,8")
+            throw BraidError(
+                .usage, "at least one connection count is needed, like 1,2,4,8", option: .connectionCounts)
         }
         for count in connectionCounts where count < 1 || count > Self.maximumConnections {
             throw BraidError(
-                .usage, "connection counts must be between 1 and \(Self.maximumConnections), got \(count)")
+                .usage,
+                "connection counts must be between 1 and \(Self.maximumConnections), got \(count)",
+                option: .connectionCounts
+            )
         }
         let sorted = connectionCounts.sorted()
         for (previous, next) in zip(sorted, sorted.dropFirst()) where previous == next {
-            throw BraidError(.usage, "the connection count \(next) is listed twice")
+            throw BraidError(.usage, "the connection count \(next) is listed twice", option: .connectionCounts)
         }
-        guard repeats >= 1 else { throw BraidError(.usage, "--repeat must be at least 1, got \(repeats)") }
+        guard repeats >= 1 else {
+            throw BraidError(.usage, "each count must be measured at least once, got \(repeats)", option: .repeats)
+        }
         self.connectionCounts = sorted
         self.repeats = repeats
     }

@@ -39,7 +39,7 @@ struct BenchCommand: AsyncParsableCommand {
             do throws(BraidError) {
                 return try BenchArgument.connectionCounts(text)
             } catch {
-                throw ValidationError(error.message)
+                throw error.validationError
             }
         }
     )
@@ -54,7 +54,7 @@ struct BenchCommand: AsyncParsableCommand {
             do throws(BraidError) {
                 return try BenchArgument.byteCount(text)
             } catch {
-                throw ValidationError(error.message)
+                throw error.validationError
             }
         }
     )
@@ -87,6 +87,7 @@ struct BenchCommand: AsyncParsableCommand {
     private func benchConfiguration() throws(BraidError) -> BenchConfiguration {
         var options = DownloadOptions()
         request.apply(to: &options)
+        try options.validate()
         return try BenchConfiguration(
             url: url,
             connectionCounts: connectionList ?? BenchSchedule.defaultConnectionCounts,
@@ -99,10 +100,10 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        do {
+        do throws(BraidError) {
             _ = try benchConfiguration()
         } catch {
-            throw ValidationError(error.message)
+            throw error.validationError
         }
         if json && csv { throw ValidationError("use either --json or --csv, not both") }
     }

@@ -88,7 +88,7 @@ final class BenchProgress: Sendable {
 
     /// The error that ended the benchmark, always shown.
     func fail(_ error: BraidError) {
-        statusLine.print("braid: \(error.message)")
+        statusLine.print("braid: \(error.commandLineMessage())")
     }
 
     private func prefix(_ slot: BenchSchedule.Slot) -> String {

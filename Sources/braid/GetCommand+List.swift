@@ -5,7 +5,7 @@ extension GetCommand {
     /// Downloads every URL of the list in `source` (a file, or `-` for stdin) and ends with a summary; the exit
     /// status is 0 when all succeeded, else that of the first failure in list order (130 or 143 on a signal).
     func runList(_ source: String) async throws {
-        let observer: any ListObserver = json ? JSONEventWriter() : ListReporter(quiet: quiet)
+        let observer: any ListObserver = json ? JSONEventWriter(inList: true) : ListReporter(quiet: quiet)
         let list: DownloadList
         do throws(BraidError) {
             list = try DownloadList(parsing: try ListInput.read(source))
@@ -15,7 +15,7 @@ extension GetCommand {
             try ListRunner.checkDistinctOutputs(list)
         } catch {
             observer.failed(error)
-            if json { StandardStreams.error("braid: \(error.message)\n") }
+            if json { StandardStreams.error("braid: \(error.commandLineMessage(inList: true))\n") }
             throw ExitCode(ExitStatus(error.code).rawValue)
         }
         if request.insecure { observer.notice("warning: --insecure: TLS certificates are not verified") }
@@ -38,7 +38,9 @@ extension GetCommand {
         observer.listFinished(outcomes, status: status, seconds: (clock.now - start).seconds)
         if json {
             for outcome in outcomes {
-                if let error = outcome.error { StandardStreams.error("braid: [\(outcome.item.id)] \(error.message)\n") }
+                if let error = outcome.error {
+                    StandardStreams.error("braid: [\(outcome.item.id)] \(error.commandLineMessage(inList: true))\n")
+                }
             }
         }
         if status != 0 { throw ExitCode(status) }

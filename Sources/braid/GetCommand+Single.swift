@@ -17,7 +17,7 @@ extension GetCommand {
 
         let failure: BraidError?
         if json {
-            let writer = JSONEventWriter()
+            let writer = JSONEventWriter(inList: false)
             if request.insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
             let outcome = await DownloadOutcome.run(
                 download,
@@ -25,7 +25,7 @@ extension GetCommand {
                 reportingTo: writer
             )
             failure = outcome.error
-            if let failure { StandardStreams.error("braid: \(failure.message)\n") }
+            if let failure { StandardStreams.error("braid: \(failure.commandLineMessage())\n") }
         } else {
             let reporter = ProgressReporter(quiet: quiet)
             if request.insecure && !quiet {

@@ -82,18 +82,16 @@ struct GetCommand: AsyncParsableCommand {
             if checksum != nil { throw ValidationError("--checksum is for one URL; with -i use checksum= lines") }
         }
         if output != nil && directory != nil { throw ValidationError("use either -o FILE or -d DIR, not both") }
-        if connections < 1 { throw ValidationError("-n must be at least 1, got \(connections)") }
         if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
         if maxConnectionsPerHost < 1 {
             throw ValidationError("--max-connections-per-host must be at least 1, got \(maxConnectionsPerHost)")
         }
-        if let checksum {
-            do {
-                _ = try ExpectedDigest(checksumArgument: checksum)
-            } catch {
-                throw ValidationError(error.message)
-            }
+        do throws(BraidError) {
+            try sharedOptions.validate()
+            if let checksum { _ = try ExpectedDigest(checksumArgument: checksum) }
+        } catch {
+            throw error.validationError
         }
     }
 

@@ -13,9 +13,12 @@ final class JSONEventWriter: ListObserver {
     private let progressInterval: Duration = .seconds(1)
     /// When each download's last `progress` line was written; held while writing, so lines never interleave.
     private let lastProgress = Mutex<[Int: ContinuousClock.Instant]>([:])
+    /// Whether the downloads are a list's entries, which errors then name with `out=` rather than `-o`.
+    private let inList: Bool
 
-    init() {
+    init(inList: Bool) {
         start = clock.now
+        self.inList = inList
     }
 
     /// A message that is not about one download, such as the `--insecure` warning.
@@ -25,7 +28,7 @@ final class JSONEventWriter: ListObserver {
 
     /// The command could not run at all (an unreadable or malformed list): the last line.
     func failed(_ error: BraidError) {
-        write("error", Self.describe(error))
+        write("error", describe(error))
     }
 
     func listStarted(_ items: [DownloadItem], limits: DownloadManager.Limits, directory: String) {
@@ -89,7 +92,7 @@ final class JSONEventWriter: ListObserver {
                 ]
             )
         case let .failure(error):
-            write("error", id + [("path", .string(outcome.path))] + Self.describe(error))
+            write("error", id + [("path", .string(outcome.path))] + describe(error))
         }
         lastProgress.withLock { $0[outcome.item.id] = nil }
     }
@@ -105,7 +108,7 @@ final class JSONEventWriter: ListObserver {
             case let .success(result):
                 fields += [("bytes", .integer(result.bytes)), ("seconds", .number(outcome.seconds))]
             case let .failure(error):
-                fields += [("seconds", .number(outcome.seconds))] + Self.describe(error)
+                fields += [("seconds", .number(outcome.seconds))] + describe(error)
             }
             return .object(fields)
         }
@@ -168,12 +171,12 @@ final class JSONEventWriter: ListObserver {
         [("id", .integer(Int64(item.id))), ("url", .string(PrintableText.sanitised(item.url)))]
     }
 
-    private static func describe(_ error: BraidError) -> [(String, JSONValue)] {
+    private func describe(_ error: BraidError) -> [(String, JSONValue)] {
         [
             ("code", .string(error.code.description)),
             ("exit", .integer(Int64(ExitStatus(error.code).rawValue))),
             ("http", .integer(error.httpStatus.map(Int64.init))),
-            ("message", .string(error.message)),
+            ("message", .string(error.commandLineMessage(inList: inList))),
         ]
     }
 }

@@ -28,7 +28,7 @@ final class ListReporter: ListObserver {
     }
 
     func failed(_ error: BraidError) {
-        line("braid: \(error.message)", evenIfQuiet: true)
+        line("braid: \(error.commandLineMessage(inList: true))", evenIfQuiet: true)
     }
 
     func listStarted(_ items: [DownloadItem], limits: DownloadManager.Limits, directory: String) {
@@ -85,7 +85,10 @@ final class ListReporter: ListObserver {
                 )
             }
         case let .failure(error):
-            line("braid: \(tag(outcome.item)) \(outcome.name): \(error.message)", evenIfQuiet: true)
+            line(
+                "braid: \(tag(outcome.item)) \(outcome.name): \(error.commandLineMessage(inList: true))",
+                evenIfQuiet: true
+            )
         }
     }
 
@@ -94,7 +97,7 @@ final class ListReporter: ListObserver {
         var text = Self.table(outcomes)
         let failed = outcomes.filter { $0.error != nil }
         for outcome in failed {
-            text += "\(outcome.name): \(outcome.error?.message ?? "")\n"
+            text += "\(outcome.name): \(outcome.error?.commandLineMessage(inList: true) ?? "")\n"
         }
         text +=
             "\(outcomes.count - failed.count) of \(outcomes.count) succeeded, \(failed.count) failed, in "

@@ -62,7 +62,7 @@ final class ProgressReporter: Sendable {
     }
 
     func fail(_ error: BraidError) {
-        statusLine.print("braid: \(error.message)")
+        statusLine.print("braid: \(error.commandLineMessage())")
     }
 
     private func show(_ progress: DownloadProgress) {

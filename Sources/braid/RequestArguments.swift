@@ -32,15 +32,10 @@ struct RequestArguments: ParsableArguments {
     @Option(help: "Seconds allowed to connect.")
     var connectTimeout = 30
 
-    func validate() throws {
-        if maxTries < 1 { throw ValidationError("--max-tries must be at least 1, got \(maxTries)") }
-        if let protoRedir { _ = try Self.redirectSchemes(protoRedir) }
-    }
-
     /// The schemes curl's `--proto-redir` grammar allows: comma-separated protocols, each optionally prefixed
     /// with `+` (allow), `-` (deny) or `=` (allow only the ones listed), starting from http and https; `all`
-    /// stands for both.
-    static func redirectSchemes(_ value: String) throws -> Set<String> {
+    /// stands for both. A scheme other than those two is left for `DownloadOptions.validate()` to refuse.
+    static func redirectSchemes(_ value: String) -> Set<String> {
         let known: Set<String> = ["http", "https"]
         var allowed = known
         for item in value.split(separator: ",", omittingEmptySubsequences: false) {
@@ -51,9 +46,6 @@ struct RequestArguments: ParsableArguments {
                 name.removeFirst()
             }
             let schemes: Set<String> = name == "all" ? known : [name]
-            guard schemes.isSubset(of: known) else {
-                throw ValidationError("--proto-redir: Braid follows redirects to http and https only, not '\(name)'")
-            }
             switch mode {
             case "=": allowed = schemes
             case "-": allowed.subtract(schemes)
@@ -65,7 +57,7 @@ struct RequestArguments: ParsableArguments {
 
     func apply(to options: inout DownloadOptions) {
         options.headers = headers
-        if let protoRedir, let schemes = try? Self.redirectSchemes(protoRedir) { options.redirectSchemes = schemes }
+        if let protoRedir { options.redirectSchemes = Self.redirectSchemes(protoRedir) }
         options.caCertificatePath = cacert
         options.insecure = insecure
         options.maximumAttempts = maxTries

@@ -26,7 +26,7 @@ struct BenchScheduleTests {
         "Empty lists, counts out of range, duplicates and fewer than one repeat are usage errors",
         arguments: [
             ([], 3, "at least one"), ([0, 1], 3, "between 1 and 1024"), ([1, -2], 3, "got -2"),
-            ([1, 1025], 3, "got 1025"), ([1, 2, 2], 3, "listed twice"), ([1, 2], 0, "--repeat"),
+            ([1, 1025], 3, "got 1025"), ([1, 2, 2], 3, "listed twice"), ([1, 2], 0, "measured at least once"),
         ] as [([Int], Int, String)]
     )
     func refused(counts: [Int], repeats: Int, message: String) {
@@ -67,5 +67,14 @@ struct BenchScheduleTests {
         arguments: ["", "M", "-1M", "1X", "1e3", "9999999T"])
     func badByteCounts(text: String) {
         #expect(throws: BraidError.self) { try BenchArgument.byteCount(text) }
+    }
+
+    @Test("A refused benchmark schedule names the argument")
+    func refusedSchedule() {
+        let counts = #expect(throws: BraidError.self) { try BenchSchedule(connectionCounts: [], repeats: 1) }
+        #expect(counts?.option == .connectionCounts)
+        let repeats = #expect(throws: BraidError.self) { try BenchSchedule(connectionCounts: [1], repeats: 0) }
+        #expect(repeats?.option == .repeats)
+        #expect(repeats?.message.contains("--") == false, "\(repeats?.message ?? "")")
     }
 }

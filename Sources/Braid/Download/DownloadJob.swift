@@ -139,8 +139,8 @@ struct DownloadJob: Sendable {
         if let holder = claims?.claim(paths.final, for: url, by: label) {
             throw BraidError(
                 .fileExists,
-                "\(label): \(paths.final) is already the destination of \(holder); give this one another name "
-                    + "with out=NAME"
+                "\(label): \(paths.final) is already the destination of \(holder)",
+                remedies: [.chooseAnotherDestination]
             )
         }
         try paths.refuseLinks()
@@ -156,7 +156,7 @@ struct DownloadJob: Sendable {
         if paths.exists(paths.final) && !options.overwrite && lockedSize == 0 {
             // Another run finished this download between the check above and the lock, renaming its partial file:
             // the one just locked is a new, empty one.
-            unlink(paths.part.string)
+            try? paths.part.unlink()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
         // Measuring (`braid bench`) fetches part of the file, or writes nothing: no manifest, digest or rename.
@@ -289,7 +289,7 @@ struct DownloadJob: Sendable {
         }
 
         if measuring {
-            unlink(paths.part.string)
+            try? paths.part.unlink()
             guard length == wanted || (wanted == Int64.max && !segmented) else {
                 throw BraidError.integrity("received \(length) bytes, expected \(wanted)")
             }
@@ -374,10 +374,7 @@ struct DownloadJob: Sendable {
         started: Double
     ) throws(BraidError) -> DownloadResult {
         guard options.skipExistingIfVerified else {
-            throw BraidError(
-                .fileExists,
-                "\(paths.final) already exists; use --force to download it again and replace it"
-            )
+            throw BraidError(.fileExists, "\(paths.final) already exists", remedies: [.overwrite])
         }
         return try verifyExisting(paths: paths, resource: resource, started: started)
     }
@@ -400,8 +397,8 @@ struct DownloadJob: Sendable {
         guard resource.length == nil || resource.length == size else {
             throw BraidError(
                 .fileExists,
-                "\(paths.final) exists with \(size) bytes but the server's file has \(resource.length ?? -1); "
-                    + "use --force to replace it"
+                "\(paths.final) exists with \(size) bytes but the server's file has \(resource.length ?? -1)",
+                remedies: [.overwrite]
             )
         }
         let digest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
@@ -410,7 +407,7 @@ struct DownloadJob: Sendable {
             do {
                 reader = try FileDescriptor.open(paths.final, .readOnly)
             } catch {
-                throw BraidError.localIO("cannot open \(paths.final) to verify it: \(PartFile.explain(error))")
+                throw BraidError.localIO("cannot open \(paths.final) to verify it", error)
             }
             let hasher = PrefixHasher(algorithm: digest.algorithm, reading: reader)
             hasher.start()
@@ -422,7 +419,8 @@ struct DownloadJob: Sendable {
                 throw BraidError(
                     .fileExists,
                     "\(paths.final) exists but its \(digest.algorithm) does not match (from "
-                        + "\(digest.source.rawValue)); use --force to replace it"
+                        + "\(digest.source.rawValue))",
+                    remedies: [.overwrite]
                 )
             }
         }
@@ -458,22 +456,21 @@ struct DownloadJob: Sendable {
         } catch {
             guard error.code == .manifest else { throw error }
             guard options.overwrite else {
-                throw BraidError.manifest(
-                    "\(error.message); use --force to discard it and start over (or remove it and \(file.path))"
-                )
+                throw BraidError(.manifest, error.message, remedies: [.discardPartialDownload], cause: error.cause)
             }
-            emit(.notice("\(error.message); discarding it (--force)"))
+            emit(.notice("\(error.message); discarding it, as overwriting was asked for"))
             try discardPartialData(file, store: store)
             return nil
         }
         guard manifest.belongs(to: resource.requestedURL) else {
             guard options.overwrite else {
-                throw BraidError.manifest(
-                    "\(store.path) belongs to another download (\(manifest.url)); use --force to discard it "
-                        + "or choose another output name with -o"
+                throw BraidError(
+                    .manifest,
+                    "\(store.path) belongs to another download (\(manifest.url))",
+                    remedies: [.discardPartialDownload, .chooseAnotherDestination]
                 )
             }
-            emit(.notice("\(store.path) belongs to \(manifest.url); discarding it (--force)"))
+            emit(.notice("\(store.path) belongs to \(manifest.url); discarding it, as overwriting was asked for"))
             try discardPartialData(file, store: store)
             return nil
         }

@@ -54,37 +54,61 @@ public struct DownloadOptions: Sendable {
 
     public init() {}
 
-    /// Checks what can be checked before any network traffic.
+    /// Checks what can be checked before any network traffic. A refused value is a usage error whose `option`
+    /// names the property.
     public func validate() throws(BraidError) {
-        guard connections >= 1 else { throw .usage("the number of connections must be at least 1, got \(connections)") }
-        guard connections <= 1024 else { throw .usage("at most 1024 connections, got \(connections)") }
-        guard (1...1024).contains(piecesPerConnection) else {
-            throw .usage("pieces per connection must be between 1 and 1024, got \(piecesPerConnection)")
+        guard connections >= 1 else {
+            throw .usage("the number of connections must be at least 1, got \(connections)", option: .connections)
         }
-        guard maximumAttempts >= 1 else { throw .usage("--max-tries must be at least 1") }
+        guard connections <= 1024 else {
+            throw .usage("at most 1024 connections, got \(connections)", option: .connections)
+        }
+        guard (1...1024).contains(piecesPerConnection) else {
+            throw .usage(
+                "pieces per connection must be between 1 and 1024, got \(piecesPerConnection)",
+                option: .piecesPerConnection
+            )
+        }
+        guard maximumAttempts >= 1 else {
+            throw .usage("the number of attempts must be at least 1, got \(maximumAttempts)", option: .maximumAttempts)
+        }
         // A byte limit past the file's length (Int64.max for "all of it") is allowed: it is capped by the length.
-        if let byteLimit, byteLimit < 1 { throw .usage("the byte limit must be at least 1, got \(byteLimit)") }
+        if let byteLimit, byteLimit < 1 {
+            throw .usage("the byte limit must be at least 1, got \(byteLimit)", option: .byteLimit)
+        }
         // libcurl takes timeouts in milliseconds in a C long that may be 32 bits: at most 2,147,483 seconds.
         guard Self.timeouts.contains(stallTimeoutSeconds) else {
-            throw .usage("--stall-timeout must be between 1 and 2147483 seconds, got \(stallTimeoutSeconds)")
+            throw .usage(
+                "the stall timeout must be between 1 and 2147483 seconds, got \(stallTimeoutSeconds)",
+                option: .stallTimeoutSeconds
+            )
         }
         guard Self.timeouts.contains(connectTimeoutSeconds) else {
-            throw .usage("--connect-timeout must be between 1 and 2147483 seconds, got \(connectTimeoutSeconds)")
+            throw .usage(
+                "the connect timeout must be between 1 and 2147483 seconds, got \(connectTimeoutSeconds)",
+                option: .connectTimeoutSeconds
+            )
         }
         guard durableCheckpointInterval.isFinite, durableCheckpointInterval > 0 else {
-            throw .usage("the durable checkpoint interval must be a positive number of seconds")
+            throw .usage(
+                "the durable checkpoint interval must be a positive number of seconds",
+                option: .durableCheckpointInterval
+            )
         }
         if let caCertificatePath, caCertificatePath.utf8.count > Self.maximumTextLength {
-            throw .usage("the --cacert path is too long")
+            throw .usage("the CA certificate path is too long", option: .caCertificatePath)
         }
         for header in headers {
             // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
                 !header.utf8.contains(13), !header.utf8.contains(10)
-            else { throw .usage("a header must look like 'Name: value', got '\(header)'") }
+            else { throw .usage("a header must look like 'Name: value', got '\(header)'", option: .headers) }
         }
-        for scheme in redirectSchemes where scheme != "http" && scheme != "https" {
-            throw .usage("redirects can only be allowed to http and https, not '\(scheme)'")
+        for scheme in redirectSchemes.sorted() where scheme != "http" && scheme != "https" {
+            throw .usage(
+                "redirects can only be allowed to http and https, not '\(scheme)'",
+                option: .redirectSchemes
+            )
         }
     }
 

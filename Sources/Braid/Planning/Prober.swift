@@ -122,7 +122,11 @@ struct Prober {
             }
             let code = withExtendedLifetime(collector) { handle.perform() }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
-                throw ProbeFailure(kind: FailureKind.classify(code, detail: handle.describe(code)), headers: nil)
+                throw ProbeFailure(
+                    kind: FailureKind.classify(code, detail: handle.describe(code)),
+                    headers: nil,
+                    cause: .curl(code: Int(code.rawValue))
+                )
             }
             let headers = collector.headers
             if Self.redirectStatuses.contains(headers.status), let target = handle.redirectURL {
@@ -144,8 +148,8 @@ struct Prober {
     private func follow(from source: String, to target: String, hops: Int, status: Int) throws(ProbeFailure)
         -> String
     {
-        func refuse(_ message: String) -> ProbeFailure {
-            ProbeFailure(kind: .fatal(.protocolViolation, message), headers: nil)
+        func refuse(_ message: String, remedies: [BraidError.Remedy] = []) -> ProbeFailure {
+            ProbeFailure(kind: .fatal(.protocolViolation, message), headers: nil, remedies: remedies)
         }
         guard hops <= options.maximumRedirects else {
             throw refuse("too many redirects (more than \(options.maximumRedirects)), ending at \(source)")
@@ -155,7 +159,9 @@ struct Prober {
         }
         guard options.redirectSchemes.contains(next.scheme) else {
             throw refuse(
-                "refusing the redirect from \(source) to \(target): --proto-redir does not allow \(next.scheme)")
+                "refusing the redirect from \(source) to \(target): redirects to \(next.scheme) are not allowed",
+                remedies: [.allowRedirectScheme]
+            )
         }
         if Origin(url: source)?.scheme == "https" && next.scheme == "http" {
             onNotice(
@@ -175,13 +181,20 @@ struct Prober {
             } catch {
                 switch error.kind {
                 case let .fatal(code, message):
-                    throw BraidError(code, message, httpStatus: error.headers?.status)
+                    throw BraidError(
+                        code,
+                        message,
+                        httpStatus: error.headers?.status,
+                        remedies: error.remedies,
+                        cause: error.cause
+                    )
                 case let .transient(code, message, retryAfter, _):
                     guard attempt < retryPolicy.maximumAttempts else {
                         throw BraidError(
                             code,
                             "\(message); gave up after \(attempt) attempts",
-                            httpStatus: error.headers?.status
+                            httpStatus: error.headers?.status,
+                            cause: error.cause
                         )
                     }
                     if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
@@ -216,6 +229,9 @@ struct Prober {
 private struct ProbeFailure: Error {
     var kind: FailureKind
     var headers: ResponseHeaders?
+    var remedies: [BraidError.Remedy] = []
+    /// libcurl's result code, when the request failed in libcurl rather than with a status.
+    var cause: BraidError.Cause?
 }
 
 /// Gathers the probe's response headers and stops the body as soon as it starts.

@@ -1,4 +1,3 @@
-import CLinuxIO
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -50,12 +49,18 @@ struct DestinationPaths: Sendable, Equatable {
         case let .directory(path):
             directory = path
         }
-        var status = stat()
-        guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
-            throw .localIO("the directory '\(directory)' does not exist")
+        let path = FilePath(directory)
+        let status: Stat
+        do {
+            status = try path.stat()
+        } catch {
+            throw .localIO("the directory '\(directory)' does not exist", cause: .errno(error))
         }
-        guard access(directory, W_OK | X_OK) == 0 else {
-            throw .localIO("the directory '\(directory)' is not writable")
+        guard status.type == .directory else { throw .localIO("the directory '\(directory)' does not exist") }
+        do {
+            try path.checkWriteAndSearchAccess()
+        } catch {
+            throw .localIO("the directory '\(directory)' is not writable", cause: .errno(error))
         }
     }
 
@@ -63,13 +68,11 @@ struct DestinationPaths: Sendable, Equatable {
     func exists(_ path: FilePath) -> Bool { Self.exists(path) }
 
     static func exists(_ path: FilePath) -> Bool {
-        var status = stat()
-        return lstat(path.string, &status) == 0
+        (try? path.stat(followTargetSymlink: false)) != nil
     }
 
     static func isSymbolicLink(_ path: FilePath) -> Bool {
-        var status = stat()
-        return lstat(path.string, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+        (try? path.stat(followTargetSymlink: false))?.type == .symbolicLink
     }
 
     /// Refuses a link planted at any of Braid's own names, before any of them is opened or created.
@@ -81,32 +84,39 @@ struct DestinationPaths: Sendable, Equatable {
     }
 
     /// Renames the finished partial file to the final name. Without `replacing`, a file that appeared at the final
-    /// name meanwhile is kept and the rename fails with exit 8: atomically with renameat2's RENAME_NOREPLACE; where
-    /// the file system lacks it, with link(2), which never replaces; where it has no hard links either, with a
-    /// check just before a plain rename (a race of microseconds instead of a whole download).
+    /// name meanwhile is kept and the rename fails with `.fileExists`.
     func moveIntoPlace(replacing: Bool) throws(BraidError) {
-        var result = replacing ? rename(part.string, final.string) : braid_rename_noreplace(part.string, final.string)
-        if result != 0 && !replacing && (errno == EINVAL || errno == ENOSYS) {
-            result = link(part.string, final.string)
-            if result == 0 {
-                unlink(part.string)
-            } else if errno == EPERM || errno == EOPNOTSUPP {
-                if Self.exists(final) {
-                    errno = EEXIST
-                } else {
-                    result = rename(part.string, final.string)
-                }
-            }
-        }
-        guard result == 0 else {
-            guard errno == EEXIST else {
-                throw .localIO("cannot rename \(part) to \(final): \(String(cString: strerror(errno)))")
-            }
+        do {
+            try Self.rename(part, to: final, replacing: replacing)
+        } catch .fileExists {
             throw BraidError(
                 .fileExists,
                 "\(final) appeared while downloading and was left alone; the downloaded data is kept in \(part): "
-                    + "move the other file away and run the same command again, or use --force to replace it"
+                    + "move the other file away and run the same command again",
+                remedies: [.overwrite],
+                cause: .errno(.fileExists)
             )
+        } catch {
+            throw .localIO("cannot rename \(part) to \(final)", error)
+        }
+    }
+
+    /// Renames `source` to `target`. Without `replacing`, a file at `target` is never replaced (`.fileExists`):
+    /// atomically with renameat2's RENAME_NOREPLACE; where the file system lacks it, with link(2), which never
+    /// replaces; where it has no hard links either, with a check just before a plain rename (a race of
+    /// microseconds instead of a whole download).
+    static func rename(_ source: FilePath, to target: FilePath, replacing: Bool) throws(Errno) {
+        guard !replacing else { return try source.rename(to: target, replacing: true) }
+        do {
+            try source.rename(to: target, replacing: false)
+        } catch .invalidArgument, .noFunction {
+            do {
+                try source.link(at: target)
+                try? source.unlink()
+            } catch .notPermitted, .notSupported {
+                guard !exists(target) else { throw .fileExists }
+                try source.rename(to: target, replacing: true)
+            }
         }
     }
 
@@ -123,13 +133,11 @@ struct DestinationPaths: Sendable, Equatable {
 
     /// The size of a file, or nil if it does not exist.
     static func size(of path: FilePath) -> Int64? {
-        var status = stat()
-        guard stat(path.string, &status) == 0 else { return nil }
-        return Int64(status.st_size)
+        try? path.stat().size
     }
 
     func removeDownloadState() {
-        unlink(part.string)
+        try? part.unlink()
         ManifestStore(path: manifest).remove()
     }
 }

@@ -6,10 +6,6 @@ import SystemPackage
     import Foundation
 #endif
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Reads and atomically replaces `FILE.braid`.
 ///
 /// A checkpoint is written to a temporary file and renamed over the manifest, so a reader sees the old one or the
@@ -32,14 +28,14 @@ struct ManifestStore: Sendable {
     /// The manifest on disk, or nil if there is none; a manifest that cannot be read or fails validation throws,
     /// and a link at its name is refused, not followed.
     func load() throws(BraidError) -> Manifest? {
-        let raw = open(path.string, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard raw >= 0 else {
-            let error = Errno(rawValue: errno)
+        let file: FileDescriptor
+        do {
+            file = try path.openWithoutFollowing(.readOnly)
+        } catch {
             if error == .noSuchFileOrDirectory { return nil }
-            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path) }
-            throw .manifest("cannot read \(path): \(PartFile.explain(error))")
+            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path, cause: .errno(error)) }
+            throw .manifest("cannot read \(path)", error)
         }
-        let file = FileDescriptor(rawValue: raw)
         defer { try? file.close() }
         try PartFile.restrictToOwner(file, path: path)
         let data = try Self.readAll(file, path: path)
@@ -65,7 +61,7 @@ struct ManifestStore: Sendable {
             do {
                 count = try buffer.withUnsafeMutableBytes { try file.read(into: $0) }
             } catch {
-                throw .manifest("cannot read \(path): \(PartFile.explain(error))")
+                throw .manifest("cannot read \(path)", error)
             }
             if count == 0 { return data }
             data.append(contentsOf: buffer[..<count])
@@ -89,23 +85,20 @@ struct ManifestStore: Sendable {
             throw .localIO("cannot encode the manifest: \(error)")
         }
         if DestinationPaths.isSymbolicLink(temporaryPath) { throw .symbolicLink(temporaryPath) }
-        unlink(temporaryPath.string)
+        try? temporaryPath.unlink()
         do {
-            let file = try FileDescriptor.open(
-                temporaryPath,
-                .writeOnly,
-                options: [.create, .exclusiveCreate, .noFollow, .closeOnExec],
-                permissions: [.ownerReadWrite]
-            )
+            let file = try temporaryPath.openWithoutFollowing(.writeOnly, options: [.create, .exclusiveCreate])
             try file.closeAfter {
                 _ = try data.withUnsafeBytes { try file.writeAll($0) }
-                if durable, fsync(file.rawValue) != 0 { throw Errno(rawValue: errno) }
+                if durable { try file.synchronize(includingMetadata: true) }
             }
         } catch {
-            throw .localIO("cannot write \(temporaryPath): \(PartFile.explain(error))")
+            throw .localIO("cannot write \(temporaryPath)", error)
         }
-        guard rename(temporaryPath.string, path.string) == 0 else {
-            throw .localIO("cannot replace \(path): \(String(cString: strerror(errno)))")
+        do {
+            try temporaryPath.rename(to: path, replacing: true)
+        } catch {
+            throw .localIO("cannot replace \(path)", error)
         }
         if durable {
             Self.syncDirectory(of: path)
@@ -114,38 +107,42 @@ struct ManifestStore: Sendable {
 
     /// Removes the manifest and its companions (links themselves, never what they point to).
     func remove() {
-        unlink(path.string)
-        unlink(temporaryPath.string)
+        try? path.unlink()
+        try? temporaryPath.unlink()
         releaseReserve()
     }
 
     /// Allocates the reserve (best effort: without it a full disk may cost the last checkpoint's progress); a link
     /// at its name is refused.
     func createReserve() throws(BraidError) {
-        let descriptor = open(reservePath.string, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            if errno == ELOOP { throw .symbolicLink(reservePath) }
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try reservePath.openWithoutFollowing(.writeOnly, options: .create)
+        } catch {
+            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(reservePath, cause: .errno(error)) }
             return
         }
-        defer { close(descriptor) }
-        try PartFile.restrictToOwner(FileDescriptor(rawValue: descriptor), path: reservePath)
-        if posix_fallocate(descriptor, 0, off_t(Self.reserveSize)) != 0 {
-            unlink(reservePath.string)
+        defer { try? descriptor.close() }
+        try PartFile.restrictToOwner(descriptor, path: reservePath)
+        if (try? descriptor.allocate(length: Int64(Self.reserveSize))) == nil {
+            try? reservePath.unlink()
         }
     }
 
     /// Frees the reserve, making room for a checkpoint on a full disk.
     func releaseReserve() {
-        unlink(reservePath.string)
+        try? reservePath.unlink()
     }
 
     /// Makes a rename in the directory durable.
     static func syncDirectory(of path: FilePath) {
         let directory = path.removingLastComponent()
-        let name = directory.isEmpty ? "." : directory.string
-        let descriptor = open(name, O_RDONLY | O_DIRECTORY)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
+        // Through a link, unlike Braid's own files: the directory may well be reached through one.
+        guard
+            let descriptor = try? FileDescriptor.open(
+                directory.isEmpty ? "." : directory, .readOnly, options: [.directory, .closeOnExec])
+        else { return }
+        try? descriptor.synchronize(includingMetadata: true)
+        try? descriptor.close()
     }
 }

@@ -27,21 +27,19 @@ final class PartFile: Sendable {
     init(lockingAt path: FilePath, discards: Bool = false) throws(BraidError) {
         self.path = path
         self.discards = discards
-        let raw = open(path.string, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard raw >= 0 else {
-            let error = Errno(rawValue: errno)
-            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path) }
-            throw .localIO("cannot open \(path): \(Self.explain(error))")
+        do {
+            descriptor = try path.openWithoutFollowing(.readWrite, options: .create)
+        } catch {
+            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path, cause: .errno(error)) }
+            throw .localIO("cannot open \(path)", error)
         }
-        descriptor = FileDescriptor(rawValue: raw)
         do throws(BraidError) {
             try Self.restrictToOwner(descriptor, path: path)
-            guard flock(raw, LOCK_EX | LOCK_NB) == 0 else {
-                let error = Errno(rawValue: errno)
-                guard error == .wouldBlock else {
-                    throw BraidError.localIO("cannot lock \(path): \(Self.explain(error))")
-                }
-                throw BraidError.localIO(Self.describeLockHolder(of: descriptor, path: path))
+            do {
+                try descriptor.lockExclusively()
+            } catch {
+                guard error == .wouldBlock else { throw BraidError.localIO("cannot lock \(path)", error) }
+                throw BraidError.localIO(Self.describeLockHolder(of: descriptor, path: path), cause: .errno(error))
             }
         } catch {
             try? descriptor.close()
@@ -73,14 +71,16 @@ final class PartFile: Sendable {
         do {
             _ = try descriptor.writeAll(toAbsoluteOffset: offset, bytes)
         } catch {
-            throw .localIO("writing \(path) at offset \(offset): \(Self.explain(error))")
+            throw .localIO("writing \(path) at offset \(offset)", error)
         }
     }
 
     /// Makes the written data durable against power loss.
     func synchronize() throws(BraidError) {
-        if fdatasync(descriptor.rawValue) != 0 {
-            throw .localIO("syncing \(path): \(String(cString: strerror(errno)))")
+        do {
+            try descriptor.synchronize()
+        } catch {
+            throw .localIO("syncing \(path)", error)
         }
     }
 
@@ -89,7 +89,7 @@ final class PartFile: Sendable {
         do {
             return try descriptor.seek(offset: 0, from: .end)
         } catch {
-            throw .localIO("reading the size of \(path): \(Self.explain(error))")
+            throw .localIO("reading the size of \(path)", error)
         }
     }
 
@@ -98,23 +98,25 @@ final class PartFile: Sendable {
         do {
             try descriptor.resize(to: length)
         } catch {
-            throw .localIO("cannot size \(path) to \(length) bytes: \(Self.explain(error))")
+            throw .localIO("cannot size \(path) to \(length) bytes", error)
         }
     }
 
     /// Sets the permission bits through the descriptor: the finished file's before the rename, or back to private.
     func setPermissions(_ mode: mode_t) throws(BraidError) {
-        guard fchmod(descriptor.rawValue, mode) == 0 else {
-            throw .localIO("cannot set the permissions of \(path): \(String(cString: strerror(errno)))")
+        do {
+            try descriptor.setPermissions(FilePermissions(rawValue: mode))
+        } catch {
+            throw .localIO("cannot set the permissions of \(path)", error)
         }
     }
 
     /// Whether `path` still names this file, so that the rename moves the data Braid wrote and nothing else.
     func isStill(at path: FilePath) -> Bool {
-        var opened = stat()
-        var named = stat()
-        guard fstat(descriptor.rawValue, &opened) == 0, lstat(path.string, &named) == 0 else { return false }
-        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+        guard let opened = try? descriptor.stat(), let named = try? path.stat(followTargetSymlink: false) else {
+            return false
+        }
+        return opened.deviceID == named.deviceID && opened.inode == named.inode
     }
 
     /// A second, read-only descriptor of this very file (not of whatever the name points to now) for the verifier.
@@ -122,7 +124,7 @@ final class PartFile: Sendable {
         do {
             return try FileDescriptor.open(FilePath("/proc/self/fd/\(descriptor.rawValue)"), .readOnly)
         } catch {
-            throw .localIO("cannot open \(path) for verification: \(Self.explain(error))")
+            throw .localIO("cannot open \(path) for verification", error)
         }
     }
 
@@ -132,21 +134,26 @@ final class PartFile: Sendable {
 
     /// Narrows a state file that is readable by others (left by an older Braid, or created under a lax umask).
     static func restrictToOwner(_ descriptor: FileDescriptor, path: FilePath) throws(BraidError) {
-        var status = stat()
-        guard fstat(descriptor.rawValue, &status) == 0 else {
-            throw .localIO("cannot inspect \(path): \(String(cString: strerror(errno)))")
+        let status: Stat
+        do {
+            status = try descriptor.stat()
+        } catch {
+            throw .localIO("cannot inspect \(path)", error)
         }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw .localIO("\(path) is not a regular file: remove it") }
-        if status.st_mode & 0o077 != 0, fchmod(descriptor.rawValue, status.st_mode & 0o700) != 0 {
-            throw .localIO("cannot make \(path) private: \(String(cString: strerror(errno)))")
+        guard status.type == .regular else { throw .localIO("\(path) is not a regular file: remove it") }
+        let permissions = status.permissions.rawValue
+        guard permissions & 0o077 != 0 else { return }
+        do {
+            try descriptor.setPermissions(FilePermissions(rawValue: permissions & 0o700))
+        } catch {
+            throw .localIO("cannot make \(path) private", error)
         }
     }
 
     /// Says who holds the lock. `flock` does not tell; /proc/locks lists the pid that took it, by inode.
     private static func describeLockHolder(of descriptor: FileDescriptor, path: FilePath) -> String {
         let advice = "wait for it to finish or stop it, then run the same command again"
-        var status = stat()
-        let holder = fstat(descriptor.rawValue, &status) == 0 ? lockHolder(inode: UInt64(status.st_ino)) : nil
+        let holder = (try? descriptor.stat()).flatMap { lockHolder(inode: UInt64($0.inode.rawValue)) }
         switch holder {
         case getpid():
             return "\(path) is in use by another download of the same file in this process; \(advice)"
@@ -171,24 +178,11 @@ final class PartFile: Sendable {
         }
         return nil
     }
-
-    static func explain(_ error: any Error) -> String {
-        if let errno = error as? Errno {
-            switch errno {
-            case .noSpace: return "no space left on device (free some space and run the same command again)"
-            case .permissionDenied: return "permission denied"
-            case .noSuchFileOrDirectory: return "no such file or directory"
-            case .readOnlyFileSystem: return "read-only file system"
-            default: return String(describing: errno)
-            }
-        }
-        return String(describing: error)
-    }
 }
 
 extension BraidError {
     /// A link planted at one of Braid's own file names, which it refuses to follow.
-    static func symbolicLink(_ path: FilePath) -> BraidError {
-        .localIO("\(path) is a symbolic link; Braid does not follow links for its own files: remove it")
+    static func symbolicLink(_ path: FilePath, cause: Cause? = nil) -> BraidError {
+        .localIO("\(path) is a symbolic link; Braid does not follow links for its own files: remove it", cause: cause)
     }
 }

@@ -25,18 +25,25 @@ public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConverti
         self.source = source
     }
 
-    /// Parses the `--checksum ALG=HEX` form.
+    /// Parses the `ALG=HEX` form (`braid --checksum`, a list's `checksum=`); a malformed one is a usage error whose
+    /// `option` is `.expectedDigest`.
     public init(checksumArgument: String) throws(BraidError) {
         guard let equals = checksumArgument.firstIndex(of: "=") else {
-            throw .usage("--checksum wants ALG=HEX (md5, sha-256 or sha-512), got '\(checksumArgument)'")
+            throw .usage(
+                "a checksum must be written ALG=HEX (md5, sha-256 or sha-512), got '\(checksumArgument)'",
+                option: .expectedDigest
+            )
         }
         let name = String(checksumArgument[..<equals])
         let hex = String(checksumArgument[checksumArgument.index(after: equals)...])
         guard let algorithm = DigestAlgorithm(name: name) else {
-            throw .usage("unknown checksum algorithm '\(name)'; use md5, sha-256 or sha-512")
+            throw .usage("unknown checksum algorithm '\(name)'; use md5, sha-256 or sha-512", option: .expectedDigest)
         }
         guard let bytes = Self.decodeHex(hex), bytes.count == algorithm.byteCount else {
-            throw .usage("--checksum \(algorithm) wants \(algorithm.byteCount * 2) hexadecimal digits, got '\(hex)'")
+            throw .usage(
+                "a \(algorithm) checksum has \(algorithm.byteCount * 2) hexadecimal digits, got '\(hex)'",
+                option: .expectedDigest
+            )
         }
         self.init(algorithm: algorithm, bytes: bytes, source: .user)
     }

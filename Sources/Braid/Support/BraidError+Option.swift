@@ -1,0 +1,47 @@
+extension BraidError {
+    /// An input the library refused, named as the library names it, so that a program can point at its own field
+    /// or flag for it.
+    public struct Option: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: String, Sendable {
+            case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
+            case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
+            case expectedDigest, connectionCounts, repeats
+        }
+        fileprivate let base: Base
+
+        /// `DownloadOptions.connections`.
+        public static let connections = Option(base: .connections)
+        /// `DownloadOptions.piecesPerConnection`.
+        public static let piecesPerConnection = Option(base: .piecesPerConnection)
+        /// `DownloadOptions.maximumAttempts`.
+        public static let maximumAttempts = Option(base: .maximumAttempts)
+        /// `DownloadOptions.byteLimit`.
+        public static let byteLimit = Option(base: .byteLimit)
+        /// `DownloadOptions.stallTimeoutSeconds`.
+        public static let stallTimeoutSeconds = Option(base: .stallTimeoutSeconds)
+        /// `DownloadOptions.connectTimeoutSeconds`.
+        public static let connectTimeoutSeconds = Option(base: .connectTimeoutSeconds)
+        /// `DownloadOptions.durableCheckpointInterval`.
+        public static let durableCheckpointInterval = Option(base: .durableCheckpointInterval)
+        /// `DownloadOptions.caCertificatePath`.
+        public static let caCertificatePath = Option(base: .caCertificatePath)
+        /// `DownloadOptions.headers`.
+        public static let headers = Option(base: .headers)
+        /// `DownloadOptions.redirectSchemes`.
+        public static let redirectSchemes = Option(base: .redirectSchemes)
+        /// `DownloadOptions.expectedDigest`, and the text `ExpectedDigest(checksumArgument:)` parses.
+        public static let expectedDigest = Option(base: .expectedDigest)
+        /// `BenchSchedule`'s `connectionCounts`.
+        public static let connectionCounts = Option(base: .connectionCounts)
+        /// `BenchSchedule`'s `repeats`.
+        public static let repeats = Option(base: .repeats)
+
+        /// The type and property the option is, such as `DownloadOptions.maximumAttempts`.
+        public var description: String {
+            switch base {
+            case .connectionCounts, .repeats: "BenchSchedule.\(base.rawValue)"
+            default: "DownloadOptions.\(base.rawValue)"
+            }
+        }
+    }
+}

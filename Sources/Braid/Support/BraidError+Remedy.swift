@@ -1,0 +1,25 @@
+extension BraidError {
+    /// What would let a failed download succeed, in the library's terms. A program says it in its own words: the
+    /// `braid` command, for one, names the flag that sets the option.
+    public struct Remedy: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: String, Sendable {
+            case overwrite, discardPartialDownload, chooseAnotherDestination, trustCertificate, allowRedirectScheme
+        }
+        fileprivate let base: Base
+
+        /// Setting `DownloadOptions.overwrite` replaces the file already at the destination.
+        public static let overwrite = Remedy(base: .overwrite)
+        /// Setting `DownloadOptions.overwrite` discards the partial download that cannot be resumed (its manifest
+        /// and partial file) and starts over.
+        public static let discardPartialDownload = Remedy(base: .discardPartialDownload)
+        /// Another `DownloadOptions.destination` avoids the file, or the other download, at this one.
+        public static let chooseAnotherDestination = Remedy(base: .chooseAnotherDestination)
+        /// Trusting the server's certificate: a CA bundle in `DownloadOptions.caCertificatePath`, or
+        /// `DownloadOptions.insecure`.
+        public static let trustCertificate = Remedy(base: .trustCertificate)
+        /// Adding the redirect's scheme to `DownloadOptions.redirectSchemes`.
+        public static let allowRedirectScheme = Remedy(base: .allowRedirectScheme)
+
+        public var description: String { base.rawValue }
+    }
+}

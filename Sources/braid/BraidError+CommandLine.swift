@@ -1,0 +1,53 @@
+import ArgumentParser
+import Braid
+
+/// The library's errors in the command's words: the library says what happened and, in its own terms, what would
+/// help and which input it refused; the command names its flags for them (or, with `-i`, the list's option lines).
+extension BraidError {
+    /// The line the command prints: the message, then each remedy as the flag that applies it. `inList` when the
+    /// download is an entry of a list, whose file is named with `out=`, not `-o`.
+    func commandLineMessage(inList: Bool = false) -> String {
+        let hints = remedies.compactMap { $0.commandLineHint(inList: inList) }
+        guard !hints.isEmpty else { return message }
+        return message + "; " + hints.joined(separator: ", or ")
+    }
+
+    /// The error as a refused argument, named by its flag: `--max-tries: the number of attempts must be …`.
+    var validationError: ValidationError {
+        ValidationError(option?.flag.map { "\($0): \(message)" } ?? message)
+    }
+}
+
+extension BraidError.Remedy {
+    /// What the user of the command does to apply the remedy; nil for one the command has no flag for.
+    func commandLineHint(inList: Bool) -> String? {
+        switch self {
+        case .overwrite: "use --force to replace it"
+        case .discardPartialDownload: "use --force to discard it and start over"
+        case .chooseAnotherDestination:
+            inList ? "give this one another name with out=NAME" : "choose another output name with -o"
+        case .trustCertificate: "use --cacert FILE, or --insecure"
+        case .allowRedirectScheme: "allow it with --proto-redir"
+        default: nil
+        }
+    }
+}
+
+extension BraidError.Option {
+    /// The flag of `braid get` or `braid bench` that sets the option; nil for one no flag sets.
+    var flag: String? {
+        switch self {
+        case .connections, .connectionCounts: "-n"
+        case .repeats: "--repeat"
+        case .byteLimit: "--bytes"
+        case .maximumAttempts: "--max-tries"
+        case .stallTimeoutSeconds: "--stall-timeout"
+        case .connectTimeoutSeconds: "--connect-timeout"
+        case .caCertificatePath: "--cacert"
+        case .headers: "-H"
+        case .redirectSchemes: "--proto-redir"
+        case .expectedDigest: "--checksum"
+        default: nil
+        }
+    }
+}
