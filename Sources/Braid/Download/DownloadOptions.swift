@@ -52,6 +52,9 @@ public struct DownloadOptions: Sendable {
     /// Receive and count the bytes but write nothing (for measuring the network path alone).
     public var discardData = false
 
+    /// Whether this is a measurement (a byte limit or discarded data): the transfer runs, nothing is kept.
+    var measures: Bool { byteLimit != nil || discardData }
+
     public init() {}
 
     /// Checks what can be checked before any network traffic. A refused value is a usage error whose `option`

@@ -125,6 +125,7 @@ struct Prober {
                 throw ProbeFailure(
                     kind: FailureKind.classify(code, detail: handle.describe(code)),
                     headers: nil,
+                    remedies: FailureKind.remedies(for: code),
                     cause: .curl(code: Int(code.rawValue))
                 )
             }

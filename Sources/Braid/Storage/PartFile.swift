@@ -20,13 +20,10 @@ import SystemPackage
 final class PartFile: Sendable {
     let path: FilePath
     let descriptor: FileDescriptor
-    /// Writes are counted but dropped (`DownloadOptions.discardData`).
-    let discards: Bool
 
     /// Opens (creating if needed) and locks the partial file, readable by the owner only, following no link.
-    init(lockingAt path: FilePath, discards: Bool = false) throws(BraidError) {
+    init(lockingAt path: FilePath) throws(BraidError) {
         self.path = path
-        self.discards = discards
         do {
             descriptor = try path.openWithoutFollowing(.readWrite, options: .create)
         } catch {
@@ -48,8 +45,8 @@ final class PartFile: Sendable {
     }
 
     /// Opens, locks and sizes the partial file in one step, for callers that need no decision in between.
-    convenience init(path: FilePath, length: Int64?, discards: Bool = false) throws(BraidError) {
-        try self.init(lockingAt: path, discards: discards)
+    convenience init(path: FilePath, length: Int64?) throws(BraidError) {
+        try self.init(lockingAt: path)
         do throws(BraidError) {
             try prepare(length: length)
         } catch {
@@ -58,16 +55,15 @@ final class PartFile: Sendable {
         }
     }
 
-    /// Sizes the file to `length` without allocating blocks (to 0 when writes are discarded).
+    /// Sizes the file to `length` without allocating blocks.
     func prepare(length: Int64?) throws(BraidError) {
         guard let length else { return }
-        try resize(to: discards ? 0 : length)
+        try resize(to: length)
     }
 
     /// Writes all of `bytes` at `offset`; short writes and EINTR are retried.
     @inline(__always)
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(BraidError) {
-        if discards { return }
         do {
             _ = try descriptor.writeAll(toAbsoluteOffset: offset, bytes)
         } catch {

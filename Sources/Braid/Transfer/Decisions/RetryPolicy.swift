@@ -65,13 +65,21 @@ enum FailureKind: Equatable, Sendable {
         case CURLE_URL_MALFORMAT:
             return .fatal(.usage, "malformed URL: \(detail)")
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
-            return .fatal(.network, "TLS certificate not trusted: \(detail) (use --cacert FILE, or --insecure)")
+            return .fatal(.network, "TLS certificate not trusted: \(detail)")
         case CURLE_SSL_CONNECT_ERROR:
             return .fatal(.network, "TLS handshake failed: \(detail)")
         case CURLE_WRITE_ERROR:
             return .fatal(.localIO, "writing the download failed: \(detail)")
         default:
             return .transient(.network, detail, retryAfter: nil, refusedConnection: false)
+        }
+    }
+
+    /// What would help after a libcurl failure, if anything but waiting can.
+    static func remedies(for code: CURLcode) -> [BraidError.Remedy] {
+        switch code {
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM: [.trustCertificate]
+        default: []
         }
     }
 

@@ -106,10 +106,30 @@ extension TransferMachine {
         case .retry:
             break
         case let .fail(code, message):
-            ending = ending ?? .failed(BraidError(code, message, httpStatus: attempt.status))
+            ending = ending ?? .failed(Self.error(code, message, of: attempt, result: result))
         }
         if let ending { actions += end(with: ending) }
         return actions + proceed()
+    }
+
+    /// The error a failed attempt ends the download with; a failure that is libcurl's own keeps its code, and
+    /// says what would help.
+    private static func error(
+        _ code: BraidError.Code,
+        _ message: String,
+        of attempt: Attempt,
+        result: TransferResult
+    ) -> BraidError {
+        guard attempt.verdict == nil, case let .failed(curlCode, _) = result else {
+            return BraidError(code, message, httpStatus: attempt.status)
+        }
+        return BraidError(
+            code,
+            message,
+            httpStatus: attempt.status,
+            remedies: FailureKind.remedies(for: curlCode),
+            cause: .curl(code: Int(curlCode.rawValue))
+        )
     }
 
     /// What went wrong with an attempt, or nil if nothing did; a response that is not the file any more ends the

@@ -1,0 +1,243 @@
+import SystemPackage
+
+/// One pass from the probe's answer to the file in place: destination → resume or plan → transfer → verify →
+/// commit.
+extension DownloadJob {
+    /// What the transfer is to do: its ranges, what of them is already on disk, and what it is checked against.
+    struct TransferPlan {
+        var ranges: [Range<Int64>]
+        /// Bytes on disk at the start of each range, from the manifest; empty for a fresh plan.
+        var progress: [Int64] = []
+        /// Byte ranges in parallel (and resumable), or one stream.
+        var segmented: Bool
+        var digest: ExpectedDigest?
+    }
+
+    func attempt(
+        _ resource: RemoteResource,
+        mirrors: [RemoteResource],
+        started: Double,
+        lifecycle: inout DownloadLifecycle
+    ) throws(BraidError) -> AttemptOutcome {
+        let paths = try claimDestination(for: resource)
+        let store = ManifestStore(path: paths.manifest)
+        if paths.exists(paths.final) && !options.overwrite && !store.exists {
+            lifecycle.alreadyComplete()
+            return .done(try existingFinal(paths: paths, resource: resource, started: started))
+        }
+        // Locked before the manifest is believed, and kept open through the rename, so no other download of this
+        // file acts on the same state meanwhile.
+        let file = try PartFile(lockingAt: paths.part)
+        defer { file.close() }
+        if paths.exists(paths.final) && !options.overwrite, try file.currentSize() == 0 {
+            // Another run finished this download between the check above and the lock, renaming its partial file:
+            // the one just locked is a new, empty one.
+            try? paths.part.unlink()
+            lifecycle.alreadyComplete()
+            return .done(try existingFinal(paths: paths, resource: resource, started: started))
+        }
+        let plan = try resumeOrPlan(resource, paths: paths, file: file, store: store)
+        lifecycle.advance()
+        let hasher = try plan.digest.map { digest throws(BraidError) in
+            PrefixHasher(algorithm: digest.algorithm, reading: try file.openForReading())
+        }
+        hasher?.start()
+        defer { hasher?.stop() }
+        let checkpoints = plan.segmented ? checkpoints(for: resource, plan: plan, store: store) : nil
+        let transfer = runTransfer(
+            resource, mirrors: mirrors, plan: plan, file: file, hasher: hasher, checkpoints: checkpoints,
+            paths: paths)
+        guard case let .completed(length) = transfer.outcome else {
+            return try unfinished(transfer.outcome, segmented: plan.segmented, paths: paths, file: file, store: store)
+        }
+        lifecycle.advance()
+        try verify(file, length: length, resource: resource, plan: plan, hasher: hasher, paths: paths)
+        lifecycle.advance()
+        try commit(file, paths: paths, store: store)
+        lifecycle.advance()
+        let result = DownloadResult(
+            path: paths.final.string, bytes: length, verifiedDigest: plan.digest,
+            resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
+            statistics: transfer.statistics)
+        emit(.completed(result))
+        return .done(result)
+    }
+
+    /// A transfer that did not complete: paused, restarted (its partial data discarded), or an error.
+    private func unfinished(
+        _ outcome: TransferMachine.Outcome,
+        segmented: Bool,
+        paths: DestinationPaths,
+        file: PartFile,
+        store: ManifestStore
+    ) throws(BraidError) -> AttemptOutcome {
+        let restart: DownloadLifecycle.Restart
+        switch outcome {
+        case .completed: preconditionFailure("Invalid state: a completed transfer is not unfinished")
+        case let .failed(error): throw error
+        case .stopped(.paused): return .paused(paths)
+        case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: segmented)
+        case let .remoteChanged(message): restart = .remoteChanged(message)
+        case .rangesIgnored: restart = .rangesIgnored
+        case let .lengthDisagrees(message): restart = .lengthDisagrees(message)
+        }
+        // The partial data belongs to a file that is not the one to download any more.
+        try discardPartialData(file, store: store)
+        return .restart(restart)
+    }
+
+    /// Where the file goes; refused if another download of the same manager goes there, or it is a link.
+    private func claimDestination(for resource: RemoteResource) throws(BraidError) -> DestinationPaths {
+        let paths = DestinationPaths.resolve(
+            options.destination,
+            suggestedFilename: resource.suggestedFilename,
+            url: resource.requestedURL
+        )
+        if let holder = claims?.claim(paths.final, for: url, by: label) {
+            throw BraidError(
+                .fileExists,
+                "\(label): \(paths.final) is already the destination of \(holder)",
+                remedies: [.chooseAnotherDestination]
+            )
+        }
+        try paths.refuseLinks()
+        return paths
+    }
+
+    /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh.
+    private func resumeOrPlan(
+        _ resource: RemoteResource,
+        paths: DestinationPaths,
+        file: PartFile,
+        store: ManifestStore
+    ) throws(BraidError) -> TransferPlan {
+        let digest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
+        var plan: TransferPlan
+        if resource.isSegmentable, let length = resource.length {
+            if let manifest = try loadManifest(store, file: file, resource: resource, digest: digest) {
+                plan = TransferPlan(
+                    ranges: manifest.segments.map { $0.start..<$0.end },
+                    progress: manifest.trustedProgress(onBoot: BootID.current),
+                    segmented: true,
+                    // A digest given to an earlier run still applies when this run is not told one.
+                    digest: digest ?? manifest.expectedDigest
+                )
+            } else {
+                plan = TransferPlan(ranges: freshPlan(length: length), segmented: true, digest: digest)
+            }
+            if plan.progress.isEmpty && !store.exists, try file.currentSize() > 0 {
+                emit(.notice("discarding \(paths.part): there is no manifest to say which of its bytes are good"))
+                try file.resize(to: 0)
+            }
+        } else {
+            if try file.currentSize() > 0 || store.exists {
+                emit(.notice("the server does not support resuming; starting \(paths.part) from the beginning"))
+            }
+            try discardPartialData(file, store: store)
+            plan = TransferPlan(ranges: [0..<(resource.length ?? Int64.max)], segmented: false, digest: digest)
+        }
+        try file.prepare(length: plan.segmented ? resource.length : 0)
+        return plan
+    }
+
+    func freshPlan(length: Int64) -> [Range<Int64>] {
+        SegmentPlanner.plan(
+            length: length,
+            connections: options.connections,
+            piecesPerConnection: options.piecesPerConnection
+        )
+    }
+
+    /// Where checkpoints of a segmented download go, and what every one of them records besides the segments.
+    private func checkpoints(
+        for resource: RemoteResource,
+        plan: TransferPlan,
+        store: ManifestStore
+    ) -> TransferEngine.Checkpoints? {
+        guard let length = resource.length else { return nil }
+        let template = Manifest(
+            url: URLUserinfo.removed(from: resource.requestedURL),
+            resolvedURL: URLUserinfo.removed(from: resource.resolvedURL),
+            length: length,
+            etag: resource.etag,
+            lastModified: resource.lastModified,
+            digestAlgorithm: plan.digest?.algorithm,
+            digestHex: plan.digest?.hex,
+            digestSource: plan.digest?.source,
+            bootID: BootID.current,
+            segments: []
+        )
+        return TransferEngine.Checkpoints(store: store, template: template)
+    }
+
+    /// Checks the length always and the digest when one is known; a file that fails is discarded.
+    private func verify(
+        _ file: PartFile,
+        length: Int64,
+        resource: RemoteResource,
+        plan: TransferPlan,
+        hasher: PrefixHasher?,
+        paths: DestinationPaths
+    ) throws(BraidError) {
+        emit(.state(.verifying))
+        if !plan.segmented { try file.resize(to: length) }
+        let size = try file.currentSize()
+        if let expected = resource.length, expected != length || size != expected {
+            paths.removeDownloadState()
+            throw BraidError.integrity(
+                "length mismatch: expected \(expected) bytes, have \(size); the partial data was discarded")
+        }
+        hasher?.finish(totalLength: length)
+        // The flush to disk overlaps the last of the hashing, which runs on the verifier's thread.
+        if options.syncOnCompletion { try file.synchronize() }
+        guard let expected = plan.digest, let hasher else { return }
+        let actual = try hasher.waitForDigest()
+        guard actual == expected.bytes else {
+            paths.removeDownloadState()
+            throw BraidError.integrity(
+                "\(expected.algorithm) mismatch: expected \(expected.hex) (from \(expected.source.rawValue)), got "
+                    + "\(ExpectedDigest.encodeHex(actual)); the downloaded data was discarded and no file was written"
+            )
+        }
+    }
+
+    /// Moves the verified file into place with the permissions of any new file, and forgets the manifest.
+    private func commit(_ file: PartFile, paths: DestinationPaths, store: ManifestStore) throws(BraidError) {
+        guard file.isStill(at: paths.part) else {
+            throw BraidError.localIO(
+                "\(paths.part) was replaced by another file during the download; nothing was moved to \(paths.final)")
+        }
+        // FILE.part was private while incomplete.
+        try file.setPermissions(DestinationPaths.permissionsForNewFiles)
+        do {
+            try paths.moveIntoPlace(replacing: options.overwrite)
+        } catch {
+            try? file.setPermissions(0o600)
+            throw error
+        }
+        if options.syncOnCompletion { ManifestStore.syncDirectory(of: paths.final) }
+        store.remove()
+    }
+}
+
+extension DownloadResult {
+    init(
+        path: String,
+        bytes: Int64,
+        verifiedDigest: ExpectedDigest?,
+        resumedBytes: Int64,
+        seconds: Double,
+        statistics: TransferMachine.Statistics
+    ) {
+        self.init(
+            path: path,
+            bytes: bytes,
+            verifiedDigest: verifiedDigest,
+            resumedBytes: resumedBytes,
+            seconds: seconds,
+            fetchedBytes: statistics.fetchedBytes,
+            retries: statistics.retries,
+            timeToFirstByte: statistics.timeToFirstByte
+        )
+    }
+}

@@ -1,0 +1,50 @@
+import SystemPackage
+
+/// Measuring a transfer (`braid bench`): the first `byteLimit` bytes, into a scratch partial file or nowhere.
+/// Nothing is kept: no manifest, no digest, no rename; only the length received is checked.
+extension DownloadJob {
+    func measure(
+        _ resource: RemoteResource,
+        mirrors: [RemoteResource],
+        started: Double,
+        lifecycle: inout DownloadLifecycle
+    ) throws(BraidError) -> AttemptOutcome {
+        let paths = DestinationPaths.resolve(
+            options.destination, suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
+        let segmented = resource.isSegmentable
+        let wanted = min(resource.length ?? Int64.max, options.byteLimit ?? Int64.max)
+        // A plan limited to the prefix measured.
+        let plan = TransferPlan(ranges: segmented ? freshPlan(length: wanted) : [0..<wanted], segmented: segmented)
+        var file: PartFile?
+        if !options.discardData {
+            file = try PartFile(lockingAt: paths.part)
+            try file?.prepare(length: segmented ? resource.length : 0)
+        }
+        defer {
+            if let file {
+                file.close()
+                try? paths.part.unlink()
+            }
+        }
+        lifecycle.advance()
+        let transfer = runTransfer(resource, mirrors: mirrors, plan: plan, file: file, paths: paths)
+        let length: Int64
+        switch transfer.outcome {
+        case let .completed(finalLength): length = finalLength
+        case let .failed(error): throw error
+        case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: false)
+        case let .remoteChanged(message): return .restart(.remoteChanged(message))
+        case .rangesIgnored: return .restart(.rangesIgnored)
+        case let .lengthDisagrees(message): return .restart(.lengthDisagrees(message))
+        }
+        guard length == wanted || (wanted == Int64.max && !segmented) else {
+            throw BraidError.integrity("received \(length) bytes, expected \(wanted)")
+        }
+        lifecycle.measured()
+        let result = DownloadResult(
+            path: paths.final.string, bytes: length, verifiedDigest: nil, resumedBytes: 0,
+            seconds: TransferEngine.now() - started, statistics: transfer.statistics)
+        emit(.completed(result))
+        return .done(result)
+    }
+}

@@ -1,0 +1,73 @@
+import SystemPackage
+
+/// The transfer stage: the machine that decides it and the engine that performs it.
+extension DownloadJob {
+    /// How a transfer ended, what it cost, and how much of the file an earlier run had already fetched.
+    struct TransferRun {
+        var outcome: TransferMachine.Outcome
+        var statistics: TransferMachine.Statistics
+        var resumedBytes: Int64
+    }
+
+    /// Runs the transfer of `plan` into `sink` until it completes, fails, restarts or is stopped.
+    ///
+    /// - Parameters:
+    ///   - file: the partial file, synced for checkpoints marked durable; nil when nothing is kept.
+    func runTransfer(
+        _ resource: RemoteResource,
+        mirrors: [RemoteResource],
+        plan: TransferPlan,
+        file: PartFile?,
+        sink: (any TransferSink)? = nil,
+        hasher: PrefixHasher? = nil,
+        checkpoints: TransferEngine.Checkpoints? = nil,
+        paths: DestinationPaths
+    ) -> TransferRun {
+        let scheduler = SegmentScheduler(
+            ranges: plan.ranges,
+            progress: plan.progress,
+            connectionLimit: plan.segmented ? options.connections : 1,
+            retryPolicy: options.retryPolicy
+        )
+        emit(.started(resource: resource, path: paths.final.string, resumedBytes: scheduler.flushedBytes))
+        emit(.state(.downloading))
+        let syncer = checkpoints == nil ? nil : file.map(DurabilitySyncer.init(file:))
+        syncer?.start()
+        defer { syncer?.stop() }
+        let requestOptions = self.requestOptions
+        let machine = TransferMachine(
+            resource: resource,
+            sources: ([resource] + mirrors).map {
+                Source(resource: $0, options: requestOptions, usesRanges: plan.segmented)
+            },
+            scheduler: scheduler,
+            configuration: TransferMachine.Configuration(
+                usesRanges: plan.segmented,
+                slots: plan.segmented ? options.connections : 1,
+                sharesConnections: budget != nil,
+                keepsCheckpoints: checkpoints != nil,
+                durableInterval: options.durableCheckpointInterval,
+                randomSeed: .random(in: 0...UInt64.max)
+            )
+        )
+        let engine = TransferEngine(
+            machine: machine,
+            sink: sink ?? file ?? DiscardingSink(),
+            configuration: TransferEngine.Configuration(
+                machine: machine.configuration, requestOptions: requestOptions, logger: logger),
+            interrupter: interrupter,
+            budget: budget,
+            hasher: hasher,
+            checkpoints: checkpoints,
+            syncer: syncer,
+            reports: TransferEngine.Reports(
+                progress: { [emit] progress in emit(.progress(progress)) },
+                retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
+                notice: { [emit] message in emit(.notice(message)) }
+            )
+        )
+        let outcome = engine.run()
+        return TransferRun(
+            outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes)
+    }
+}

@@ -1,0 +1,84 @@
+/// Where one download is in its life, as a pure value: the job performs each stage and reports how it ended,
+/// and the lifecycle says what comes next.
+///
+/// - `probing` → `preparing` (the probe answered) → `transferring` → `verifying` → `committing` → `finished`;
+/// - `preparing` → `finished` when the destination already holds the verified file, and `transferring` →
+///   `finished` when the transfer was only measured;
+/// - `transferring` → `paused` on `pause()`, and `paused` → `probing` on `resume()` (the server is probed anew);
+/// - `transferring` → `probing` when the transfer must start over: the remote file changed, the server ignores
+///   ranges (every later attempt is one stream), or its ranges contradict its HEAD (later probes use a ranged
+///   GET). After `maximumRestarts` such restarts the download gives up;
+/// - `finished` is final; a failure in any stage ends the download with its error.
+struct DownloadLifecycle: Sendable, Equatable {
+    enum Stage: Equatable, Sendable {
+        case probing, preparing, transferring, paused, verifying, committing, finished
+    }
+
+    /// Why a transfer sends the download back to the probe.
+    enum Restart: Equatable, Sendable {
+        case remoteChanged(String)
+        case rangesIgnored
+        case lengthDisagrees(String)
+    }
+
+    static let maximumRestarts = 3
+
+    private(set) var stage = Stage.probing
+    private(set) var restarts = 0
+    /// The server ignored byte ranges: every later attempt is a single stream.
+    private(set) var forcesSingleStream = false
+    /// A server's ranges contradicted its HEAD: every later probe asks with a ranged GET.
+    private(set) var distrustsHead = false
+
+    /// The stage that just ended without an error moves the download on.
+    mutating func advance() {
+        switch stage {
+        case .probing: stage = .preparing
+        case .preparing: stage = .transferring
+        case .transferring: stage = .verifying
+        case .verifying: stage = .committing
+        case .committing: stage = .finished
+        case .paused: stage = .probing
+        case .finished: preconditionFailure("Invalid state: a finished download cannot advance")
+        }
+    }
+
+    /// The destination already holds the verified file: nothing to transfer.
+    mutating func alreadyComplete() {
+        guard stage == .preparing else { preconditionFailure("Invalid state: already complete while \(stage)") }
+        stage = .finished
+    }
+
+    /// A measured transfer (`braid bench`) is over: nothing is verified or kept.
+    mutating func measured() {
+        guard stage == .transferring else { preconditionFailure("Invalid state: measured while \(stage)") }
+        stage = .finished
+    }
+
+    mutating func paused() {
+        guard stage == .transferring else { preconditionFailure("Invalid state: paused while \(stage)") }
+        stage = .paused
+    }
+
+    /// The transfer must start over; returns the notice saying why, or throws once the restarts ran out.
+    mutating func restart(_ reason: Restart) throws(BraidError) -> String {
+        guard stage == .transferring else { preconditionFailure("Invalid state: restarted while \(stage)") }
+        let notice: String
+        switch reason {
+        case let .remoteChanged(message):
+            notice = "\(message); discarding the partial download and starting again"
+        case .rangesIgnored:
+            notice = "the server ignores byte ranges; downloading in a single stream"
+            forcesSingleStream = true
+        case let .lengthDisagrees(message):
+            notice = "\(message); probing again with a range request"
+            distrustsHead = true
+        }
+        restarts += 1
+        guard restarts <= Self.maximumRestarts else {
+            throw BraidError.protocolViolation("\(notice); gave up after \(restarts - 1) restarts")
+        }
+        stage = .probing
+        return notice
+    }
+}
