@@ -27,10 +27,12 @@ public final class Download: Sendable {
     /// The URL as given.
     public let url: String
     public let options: DownloadOptions
-    /// Everything the download reports, in order; finishes when `run()` returns. Meant for one consumer.
+    /// Everything the download reports, in the order it happened; finishes when `run()` returns. Meant for one
+    /// consumer. A slow consumer loses nothing but stale progress: an unread `progress` event is replaced by the
+    /// next one, while every other event is kept.
     public let events: AsyncStream<DownloadEvent>
 
-    private let continuation: AsyncStream<DownloadEvent>.Continuation
+    private let queue = EventQueue()
     private let interrupter = Interrupter()
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
@@ -50,7 +52,7 @@ public final class Download: Sendable {
         self.budget = budget
         self.claims = claims
         self.label = label
-        (events, continuation) = AsyncStream.makeStream(of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(4096))
+        events = queue.stream
     }
 
     /// Where the download is now.
@@ -82,7 +84,7 @@ public final class Download: Sendable {
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }
             Self.log(event, to: logger)
-            continuation.yield(event)
+            queue.push(event)
         }
         // Cancelling the calling task cancels the download as `cancel()` does: progress is kept for a later run.
         let worker = Mutex<WorkerThread?>(nil)
@@ -105,8 +107,8 @@ public final class Download: Sendable {
         case let .failure(error): final = error.code == .cancelled ? .cancelled : .failed
         }
         currentState.withLock { $0 = final }
-        continuation.yield(.state(final))
-        continuation.finish()
+        queue.push(.state(final))
+        queue.finish()
         return try result.get()
     }
 

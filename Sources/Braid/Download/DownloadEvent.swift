@@ -1,5 +1,5 @@
 /// What a download reports while it runs, in order.
-public enum DownloadEvent: Sendable {
+public enum DownloadEvent: Sendable, Equatable {
     /// The download entered a new state.
     case state(DownloadState)
     /// The server was probed and the destination chosen.

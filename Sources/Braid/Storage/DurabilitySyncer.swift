@@ -1,4 +1,3 @@
-import CLinuxIO
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -96,7 +95,7 @@ final class DurabilitySyncer: @unchecked Sendable {
                 condition.unlock()
                 for range in ranges {
                     // Best effort: a failure here only means the final flush has more to do.
-                    _ = braid_start_writeback(file.descriptor.rawValue, range.lowerBound, Int64(range.count))
+                    try? file.descriptor.startWriteBack(of: range)
                 }
                 continue
             }
