@@ -1,4 +1,5 @@
 import CCurl
+import SystemPackage
 import Testing
 
 @testable import Braid
@@ -529,7 +530,8 @@ struct TransferMachineTests {
         _ = machine.transferEnded(slot: 0, result: .finished, now: 10)
         #expect(machine.pollTimeout(now: 10) == 0.1)
         #expect(machine.pollTimeout(now: 16.9375) == 0.0625)
-        #expect(machine.pollTimeout(now: 17.5) == 0.001)
+        // Past due and still waiting, it could not start at the tick (a budget refused it): no busy polling.
+        #expect(machine.pollTimeout(now: 17.5) == 0.1)
     }
 
     @Test("After the policy's attempts fail without progress, the download fails")
@@ -1027,6 +1029,95 @@ struct TransferMachineTests {
         #expect(machine.responseHead(slot: 0, headers: Self.partial(40, 299), now: 11.5) == [])
         machine.deliver(slot: 0, bytes: 100)
         #expect(machine.statistics == .init(fetchedBytes: 100, retries: 1, timeToFirstByte: 1.5))
+    }
+
+    // MARK: - Found while writing these tests, and fixed
+
+    @Test("A give-up after network errors carries libcurl's code and no HTTP status; a write failure keeps its errno")
+    func failuresKeepTheirCause() throws {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 1, retryPolicy: RetryPolicy(maximumAttempts: 1))
+        _ = machine.start(now: 0)
+        let actions = machine.transferEnded(slot: 0, result: Self.reset, now: 1)
+        guard case let .finish(.failed(error)) = actions.last else {
+            Issue.record("expected a failure, got \(actions)")
+            return
+        }
+        #expect(error.httpStatus == nil, "no response arrived")
+        #expect(error.cause?.curlCode == Int(CURLE_RECV_ERROR.rawValue))
+
+        var writing = Self.machine(ranges: Self.wholeFile, slots: 1)
+        _ = writing.start(now: 0)
+        _ = writing.responseHead(slot: 0, headers: Self.partial(0, 299), now: 0)
+        let full = BraidError(.localIO, "writing at offset 0: no space left on device", cause: .errno(.noSpace))
+        #expect(writing.writeFailed(slot: 0, error: full) == [.abort(slot: 0)])
+        let ended = writing.transferEnded(slot: 0, result: .aborted, now: 1)
+        guard case let .finish(.failed(written)) = ended.last else {
+            Issue.record("expected a failure, got \(ended)")
+            return
+        }
+        #expect(written.cause?.errno == .noSpace)
+        #expect(written.httpStatus == nil, "the server's 206 was not the problem")
+    }
+
+    @Test("A 206 with another ETag means the file changed, even without If-Range to catch it")
+    func partialContentWithNewValidator() {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 1)
+        _ = machine.start(now: 0)
+        let changed = Self.head(
+            "HTTP/1.1 206 Partial Content", "Content-Range: bytes 0-299/300", "Content-Length: 300", "ETag: \"v2\"")
+        #expect(machine.responseHead(slot: 0, headers: changed, now: 0) == [.abort(slot: 0)])
+        let actions = machine.transferEnded(slot: 0, result: .aborted, now: 1)
+        #expect(actions.last == .finish(.remoteChanged("the file on the server changed since the download started")))
+    }
+
+    @Test("Bytes thrown away while a sync runs are not made durable by it, nor what rewrites them")
+    func syncAfterDiscardIsNotCredited() {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 1, keepsCheckpoints: true)
+        _ = machine.start(now: 0)
+        _ = machine.responseHead(slot: 0, headers: Self.partial(0, 299), now: 0)
+        machine.deliver(slot: 0, bytes: 300)
+        let tick = machine.quietTick(now: 5)
+        #expect(tick.contains(.sync(marks: [300])))
+        // The server goes on past its range: the 300 bytes are thrown away, and fetched again after the sync began.
+        #expect(machine.overran(slot: 0) == [.abort(slot: 0)])
+        _ = machine.transferEnded(slot: 0, result: .aborted, now: 5.5)
+        _ = machine.quietTick(now: 6)
+        _ = machine.responseHead(slot: 0, headers: Self.partial(0, 299), now: 6)
+        machine.deliver(slot: 0, bytes: 300)
+        let synced = machine.syncCompleted(marks: [300])
+        #expect(
+            synced == [
+                .checkpoint(segments: Self.checkpointed(Self.wholeFile, done: [300], durable: [0]), durable: true)
+            ])
+    }
+
+    @Test("Progress counts bytes of the file: an attempt thrown away and fetched again does not count twice")
+    func progressAfterDiscard() {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 1)
+        _ = machine.start(now: 0)
+        _ = machine.responseHead(slot: 0, headers: Self.partial(0, 299), now: 0)
+        machine.deliver(slot: 0, bytes: 300)
+        _ = machine.overran(slot: 0)
+        _ = machine.transferEnded(slot: 0, result: .aborted, now: 1)
+        _ = machine.quietTick(now: 2)
+        _ = machine.responseHead(slot: 0, headers: Self.partial(0, 299), now: 2)
+        machine.deliver(slot: 0, bytes: 300)
+        _ = machine.transferEnded(slot: 0, result: .finished, now: 3)
+        #expect(machine.progress(now: 3).downloadedBytes == 300)
+        #expect(machine.statistics.fetchedBytes == 600, "the network did carry both attempts")
+    }
+
+    @Test("A plan already complete with checkpoints saves one final checkpoint, and finishes on its answer")
+    func fullyResumedWithCheckpoints() {
+        var machine = Self.machine(progress: [100, 100, 100], keepsCheckpoints: true)
+        let actions = machine.start(now: 0)
+        #expect(
+            actions == [
+                .confirm(upTo: 300), .createReserve,
+                .checkpoint(
+                    segments: Self.checkpointed(done: [100, 100, 100], durable: [100, 100, 100]), durable: false),
+            ])
+        #expect(machine.checkpointSaved().last == .finish(.completed(length: 300)))
     }
 }
 

@@ -32,6 +32,11 @@ enum ResponseCheck {
     ) -> Verdict? {
         switch status {
         case 206 where ranged:
+            // If-Range is only sent with a strong validator; without one (or from a server that ignores it), a
+            // changed file can still answer 206, and its validators are what tell.
+            guard resource.sameRepresentation(etag: headers["etag"], lastModified: headers["last-modified"]) else {
+                return .remoteChanged("the file on the server changed since the download started")
+            }
             return partialContent(headers: headers, request: request, resource: resource)
         case 200:
             let sameFile = resource.sameRepresentation(etag: headers["etag"], lastModified: headers["last-modified"])

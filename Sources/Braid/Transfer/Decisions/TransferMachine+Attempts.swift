@@ -63,6 +63,10 @@ extension TransferMachine {
                 )
             )
             scheduler.discardAttempt(segment: attempt.segment)
+            let kept = scheduler.segments[attempt.segment].flushed
+            if let marks = syncMarks, attempt.segment < marks.count {
+                syncMarks?[attempt.segment] = min(marks[attempt.segment], kept)
+            }
         }
         slots[slot] = .busy(attempt)
         return [.abort(slot: slot)]
@@ -72,6 +76,7 @@ extension TransferMachine {
     mutating func writeFailed(slot: Int, error: BraidError) -> [Action] {
         guard case var .busy(attempt) = slots[slot], attempt.verdict == nil else { return [] }
         attempt.verdict = .failure(.fatal(error.code, error.message))
+        attempt.writeError = error
         slots[slot] = .busy(attempt)
         return [.abort(slot: slot)]
     }
@@ -120,13 +125,16 @@ extension TransferMachine {
         of attempt: Attempt,
         result: TransferResult
     ) -> BraidError {
+        // The file could not be written: that error, with its errno, is the one to report.
+        if let writeError = attempt.writeError { return writeError }
+        let status = attempt.status == 0 ? nil : attempt.status
         guard attempt.verdict == nil, case let .failed(curlCode, _) = result else {
-            return BraidError(code, message, httpStatus: attempt.status)
+            return BraidError(code, message, httpStatus: status)
         }
         return BraidError(
             code,
             message,
-            httpStatus: attempt.status,
+            httpStatus: status,
             remedies: FailureKind.remedies(for: curlCode),
             cause: .curl(code: Int(curlCode.rawValue))
         )

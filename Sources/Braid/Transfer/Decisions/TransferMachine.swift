@@ -118,6 +118,15 @@ struct TransferMachine {
         var accepted = false
         /// Why the attempt is being stopped, once that is decided.
         var verdict: ResponseCheck.Verdict?
+        /// The error writing its bytes failed with, if it did.
+        var writeError: BraidError?
+
+        static func == (left: Attempt, right: Attempt) -> Bool {
+            left.segment == right.segment && left.source == right.source && left.request == right.request
+                && left.status == right.status && left.accepted == right.accepted && left.verdict == right.verdict
+                && left.writeError?.code == right.writeError?.code
+                && left.writeError?.message == right.writeError?.message
+        }
     }
 
     /// What one run cost: bytes received from the network, retries, and when the first body byte arrived.
@@ -155,7 +164,9 @@ struct TransferMachine {
     private var nextDurable: Double = 0
     private var nextProgress: Double = 0
     private var lastCheckpointed: Int64 = 0
-    private var syncInFlight = false
+    /// The flushed marks of the sync in flight, lowered for a segment whose bytes were thrown away meanwhile
+    /// (what replaces them was written after the sync began).
+    var syncMarks: [Int64]?
 
     init(resource: RemoteResource, sources: [Source], scheduler: SegmentScheduler, configuration: Configuration) {
         precondition(!sources.isEmpty, "a transfer needs a source")
@@ -184,7 +195,9 @@ struct TransferMachine {
 
     /// How long the executor may wait for the network before the machine wants a `tick`.
     func pollTimeout(now: Double) -> Double {
-        guard scheduler.activeCount == 0, let retryAt = scheduler.nextRetryTime else { return 0.1 }
+        // Only a retry coming due soon shortens the wait; work that is due but cannot start (the shared budget
+        // refused a connection) waits for the next tick like everything else.
+        guard scheduler.activeCount == 0, let retryAt = scheduler.nextRetryTime, retryAt > now else { return 0.1 }
         return min(0.1, max(0.001, retryAt - now))
     }
 
@@ -192,7 +205,8 @@ struct TransferMachine {
     mutating func progress(now: Double) -> DownloadProgress {
         speed.record(bytes: receivedTotal, at: now)
         return DownloadProgress(
-            downloadedBytes: receivedTotal,
+            // Bytes of the file, not of the network: an attempt thrown away does not count twice.
+            downloadedBytes: scheduler.segments.reduce(0) { $0 + $1.received },
             // What this run fetches: the whole file, or the first bytes of it when the plan covers only those.
             totalBytes: resource.length.map { min($0, scheduler.totalLength) },
             bytesPerSecond: speed.bytesPerSecond,
@@ -225,8 +239,10 @@ struct TransferMachine {
         nextProgress = now
         var actions = confirmPrefix()
         if configuration.keepsCheckpoints {
-            // A manifest exists from the start, so even a failure before the first interval leaves one behind.
-            actions += [.createReserve, checkpoint(durable: false)]
+            actions.append(.createReserve)
+            // A manifest exists from the start, so even a failure before the first interval leaves one behind
+            // (a plan already complete goes straight to its final checkpoint).
+            if !scheduler.isComplete { actions.append(checkpoint(durable: false)) }
         }
         return actions + proceed()
     }
@@ -245,9 +261,10 @@ struct TransferMachine {
             }
             if now >= nextDurable {
                 nextDurable = now + configuration.durableInterval
-                if !syncInFlight {
-                    syncInFlight = true
-                    actions.append(.sync(marks: scheduler.segments.map(\.flushed)))
+                if syncMarks == nil {
+                    let marks = scheduler.segments.map(\.flushed)
+                    syncMarks = marks
+                    actions.append(.sync(marks: marks))
                 }
             }
         }
@@ -293,14 +310,15 @@ struct TransferMachine {
 
     /// The sync that started with `marks` completed: those bytes are durable, and a checkpoint says so.
     mutating func syncCompleted(marks: [Int64]) -> [Action] {
-        syncInFlight = false
-        scheduler.synced(flushedAtSyncStart: marks)
+        let lowered = zip(marks, syncMarks ?? marks).map { min($0, $1) }
+        syncMarks = nil
+        scheduler.synced(flushedAtSyncStart: lowered)
         guard case .running = state, configuration.keepsCheckpoints else { return [] }
         return [checkpoint(durable: true)]
     }
 
     mutating func syncFailed(_ error: BraidError) -> [Action] {
-        syncInFlight = false
+        syncMarks = nil
         return end(with: .failed(error))
     }
 
