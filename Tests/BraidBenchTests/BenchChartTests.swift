@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import Braid
 @testable import BraidBench
 
 #if canImport(FoundationXML)

@@ -6,16 +6,7 @@ import Testing
 /// the probe found to be 300 bytes with ETag `"v1"`, unless a test says otherwise.
 @Suite("ResponseCheck")
 struct ResponseCheckTests {
-    static let resource = RemoteResource(
-        requestedURL: "https://example.com/file.iso",
-        resolvedURL: "https://example.com/file.iso",
-        length: 300,
-        acceptsRanges: true,
-        etag: "\"v1\"",
-        lastModified: nil,
-        suggestedFilename: nil,
-        digests: []
-    )
+    static let resource = TransferMachineTests.origin
 
     static func head(_ lines: [String]) -> ResponseHeaders {
         var headers = ResponseHeaders()

@@ -1,19 +1,8 @@
-/// SplitMix64: a small deterministic generator, so a failing fuzz case reproduces on every run and machine.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
+@testable import Braid
 
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The library's SplitMix64: a small deterministic generator, so a failing fuzz case reproduces on every run
+/// and machine.
+typealias SeededGenerator = SplitMix64
 
 extension SeededGenerator {
     /// `count` bytes of deterministic noise.

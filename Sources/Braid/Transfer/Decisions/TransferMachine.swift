@@ -440,20 +440,3 @@ struct TransferRequest: Equatable, Sendable {
     /// The `Range` header's value without `bytes=`, or nil for the whole body.
     var rangeHeader: String? { ranged ? "\(range.lowerBound)-\(range.upperBound - 1)" : nil }
 }
-
-/// A small, seedable generator for retry jitter (SplitMix64), so that tests can replay a run exactly.
-struct SplitMix64: Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    /// A number in 0...1.
-    mutating func nextUnit() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
-    }
-}
