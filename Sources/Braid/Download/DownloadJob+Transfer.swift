@@ -9,16 +9,16 @@ extension DownloadJob {
         var resumedBytes: Int64
     }
 
-    /// Runs the transfer of `plan` into `sink` until it completes, fails, restarts or is stopped.
+    /// Runs the transfer of `plan` into `file` (or, without one, into a sink that discards) until it completes,
+    /// fails, restarts or is stopped.
     ///
     /// - Parameters:
-    ///   - file: the partial file, synced for checkpoints marked durable; nil when nothing is kept.
+    ///   - file: the partial file, synced for checkpoints marked durable; nil when the bytes are only counted.
     func runTransfer(
         _ resource: RemoteResource,
         mirrors: [RemoteResource],
         plan: TransferPlan,
         file: PartFile?,
-        sink: (any TransferSink)? = nil,
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
         paths: DestinationPaths
@@ -52,7 +52,7 @@ extension DownloadJob {
         )
         let engine = TransferEngine(
             machine: machine,
-            sink: sink ?? file ?? DiscardingSink(),
+            sink: file ?? DiscardingSink(),
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger),
             interrupter: interrupter,
