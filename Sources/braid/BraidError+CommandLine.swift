@@ -28,6 +28,7 @@ extension BraidError.Remedy {
             inList ? "give this one another name with out=NAME" : "choose another output name with -o"
         case .trustCertificate: "use --cacert FILE, or --insecure"
         case .allowRedirectScheme: "allow it with --proto-redir"
+        case .saveIntoDirectory: inList ? "name a file inside it with out=" : "use -d to save into it"
         default: nil
         }
     }

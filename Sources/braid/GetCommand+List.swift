@@ -13,6 +13,8 @@ extension GetCommand {
                 throw BraidError(.usage, "the list \(source == "-" ? "on standard input" : source) has no URLs")
             }
             try ListRunner.checkDistinctOutputs(list)
+            // The directory is shared by every entry: a problem with it is said once, before any download.
+            try sharedOptions.checkDestination()
         } catch {
             observer.failed(error)
             if json { StandardStreams.error("braid: \(error.commandLineMessage(inList: true))\n") }

@@ -166,7 +166,9 @@ struct CoreDownloadTests {
             (["--checksum", "md5=zz"], 2),
             (["--checksum", "crc32=00"], 2),
             (["-H", "NoColon"], 2),
-            (["-d", "/nonexistent/dir"], 3),
+            // A missing directory is created; one under a file that is not a directory cannot be.
+            (["-d", "/dev/null/dir"], 3),
+            (["-o", "/tmp"], 2),
         ] as [([String], Int32)]
     )
     func badArguments(extra: [String], status: Int32) async throws {

@@ -81,13 +81,15 @@ final class BraidErrorTests {
         #expect(error?.message.contains("no such file or directory") == true, "\(error?.message ?? "")")
     }
 
-    @Test("A destination directory that does not exist is refused with its errno")
-    func missingDestinationDirectory() {
+    @Test("A destination directory that cannot be created is refused with its errno")
+    func uncreatableDestinationDirectory() throws {
+        // A regular file where a directory would have to be created.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: directory.file("plain")))
         let error = #expect(throws: BraidError.self) {
-            try DestinationPaths.checkWritableDirectory(for: .directory(self.directory.file("missing")))
+            try DestinationPaths.createDirectory(of: .directory(self.directory.file("plain/sub")))
         }
         #expect(error?.code == .localIO)
-        #expect(error?.cause?.errno == .noSuchFileOrDirectory)
+        #expect(error?.cause?.errno == .notDirectory)
     }
 
     @Test("A second lock on the same partial file says who holds it and keeps EWOULDBLOCK as the cause")

@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 import Testing
 
@@ -143,5 +144,17 @@ struct RetryPolicyTests {
     func hugeDeltaSeconds(value: String) throws {
         let seconds = try #require(RetryAfter.seconds(value, now: Self.now))
         #expect(seconds >= 9.2e18)
+    }
+
+    @Test("A first contact fails at once on a name that does not resolve, and after one retry on a refused connection")
+    func firstContact() {
+        let policy = RetryPolicy(maximumAttempts: 6)
+        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_RESOLVE_HOST.rawValue)) == 1)
+        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_RESOLVE_PROXY.rawValue)) == 1)
+        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_CONNECT.rawValue)) == 2)
+        #expect(
+            RetryPolicy(maximumAttempts: 1).attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_CONNECT.rawValue)) == 1)
+        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_RECV_ERROR.rawValue)) == 6)
+        #expect(policy.attemptsForFirstContact(curlCode: nil) == 6, "an HTTP status is not libcurl's failure")
     }
 }

@@ -88,6 +88,7 @@ extension DownloadJob {
 
     /// Where the file goes; refused if another download of the same manager goes there, or it is a link.
     private func claimDestination(for resource: RemoteResource) throws(BraidError) -> DestinationPaths {
+        try DestinationPaths.createDirectory(of: options.destination)
         let paths = DestinationPaths.resolve(
             options.destination,
             suggestedFilename: resource.suggestedFilename,

@@ -41,15 +41,17 @@ struct DownloadJob: Sendable {
         try Self.validate(url: url)
         for mirror in options.mirrors { try Self.validate(url: mirror) }
         try options.validate()
-        try DestinationPaths.checkWritableDirectory(for: options.destination)
+        try DestinationPaths.checkDestination(options.destination)
 
         // Cancelled before it began (a cancelled task, say): nothing is probed or created.
         if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
         var lifecycle = DownloadLifecycle()
+        var firstContact = true
         while true {
             do throws(BraidError) {
                 emit(.state(.probing))
-                let (resource, mirrors) = try probe(lifecycle)
+                defer { firstContact = false }
+                let (resource, mirrors) = try probe(lifecycle, firstContact: firstContact)
                 lifecycle.advance()
                 let outcome =
                     options.measures
@@ -75,7 +77,10 @@ struct DownloadJob: Sendable {
     }
 
     /// The URL's resource as a fresh probe finds it, and the mirrors that serve the same file.
-    private func probe(_ lifecycle: DownloadLifecycle) throws(BraidError) -> (RemoteResource, [RemoteResource]) {
+    private func probe(
+        _ lifecycle: DownloadLifecycle,
+        firstContact: Bool
+    ) throws(BraidError) -> (RemoteResource, [RemoteResource]) {
         var prober = Prober(
             options: requestOptions,
             retryPolicy: options.retryPolicy,
@@ -84,6 +89,7 @@ struct DownloadJob: Sendable {
             isCancelled: { [interrupter] in interrupter.isEnding }
         )
         prober.trustsHead = !lifecycle.distrustsHead
+        prober.isFirstContact = firstContact
         var resource = try prober.probe(url)
         if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
         return (resource, usableMirrors(of: resource, prober: prober))
@@ -125,17 +131,30 @@ struct DownloadJob: Sendable {
         }
     }
 
-    private static func validate(url: String) throws(BraidError) {
+    static func validate(url: String) throws(BraidError) {
         guard url.utf8.count <= DownloadOptions.maximumTextLength else {
             throw .usage("a URL of \(url.utf8.count) bytes is too long")
         }
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
-            throw .usage("'\(url)' is not a valid URL")
+        let components = URLComponents(string: url)
+        guard let scheme = components?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw .usage(schemeProblem(in: url, scheme: components?.scheme))
         }
-        guard scheme == "http" || scheme == "https" else {
-            throw .usage("only http and https URLs are supported, got '\(scheme):'")
+        guard let host = components?.host, !host.isEmpty else { throw .usage("'\(url)' has no host") }
+    }
+
+    /// What is wrong with the scheme of `url`, with the URL it most likely meant when it has none: `example.com/f`
+    /// and `localhost:8080/f` (which parses as the scheme `localhost`) both mean `http://…`, as curl takes them.
+    private static func schemeProblem(in url: String, scheme: String?) -> String {
+        let afterScheme = scheme.map { url.dropFirst($0.count + 1) } ?? Substring(url)
+        let looksLikeHostAndPort = scheme != nil && afterScheme.first.map(\.isNumber) == true
+        guard scheme == nil || looksLikeHostAndPort else {
+            return "only http and https URLs are supported, got '\(scheme ?? ""):'"
         }
-        guard let host = components.host, !host.isEmpty else { throw .usage("'\(url)' has no host") }
+        let host = url.split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
+        guard !url.hasPrefix("/"), host.contains(".") || host.contains(":") || host == "localhost" else {
+            return "'\(url)' is not a valid URL"
+        }
+        return "'\(url)' has no scheme; did you mean 'http://\(url)'?"
     }
 
     /// The error that ends a stopped download; a cancellation that asks for it also removes the partial file.

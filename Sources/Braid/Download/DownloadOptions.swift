@@ -52,6 +52,13 @@ public struct DownloadOptions: Sendable {
     /// Receive and count the bytes but write nothing (for measuring the network path alone).
     public var discardData = false
 
+    /// Checks, without any traffic and creating nothing, that the destination can be written: an output path is
+    /// not a directory, and the directory exists and is writable or can be created. `Download` checks this
+    /// itself; a program running many downloads into one directory can check it once up front.
+    public func checkDestination() throws(BraidError) {
+        try DestinationPaths.checkDestination(destination)
+    }
+
     /// Whether this is a measurement (a byte limit or discarded data): the transfer runs, nothing is kept.
     var measures: Bool { byteLimit != nil || discardData }
 

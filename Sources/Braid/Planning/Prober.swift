@@ -27,6 +27,9 @@ struct Prober {
     var isCancelled: @Sendable () -> Bool = { false }
     /// Whether a HEAD that promises ranges is enough; when it has lied about the length, a ranged GET decides.
     var trustsHead = true
+    /// Whether this is the run's first request to the server: failures that will not mend fail sooner
+    /// (`RetryPolicy.attemptsForFirstContact`).
+    var isFirstContact = false
 
     func probe(_ url: String) throws(BraidError) -> RemoteResource {
         let resource = try probeHeaders(url)
@@ -190,10 +193,14 @@ struct Prober {
                         cause: error.cause
                     )
                 case let .transient(code, message, retryAfter, _):
-                    guard attempt < retryPolicy.maximumAttempts else {
+                    let limit =
+                        isFirstContact
+                        ? retryPolicy.attemptsForFirstContact(curlCode: error.cause?.curlCode)
+                        : retryPolicy.maximumAttempts
+                    guard attempt < limit else {
                         throw BraidError(
                             code,
-                            "\(message); gave up after \(attempt) attempts",
+                            attempt == 1 ? message : "\(message); gave up after \(attempt) attempts",
                             httpStatus: error.headers?.status,
                             cause: error.cause
                         )

@@ -40,27 +40,64 @@ struct DestinationPaths: Sendable, Equatable {
     }
 
     /// Checks, before any traffic, that the directory the file goes into exists and can be written.
-    static func checkWritableDirectory(for destination: DownloadOptions.Destination) throws(BraidError) {
-        let directory: String
+    /// The directory a destination's file goes into.
+    static func directory(of destination: DownloadOptions.Destination) -> FilePath {
         switch destination {
         case let .file(path):
-            let parent = FilePath(path).removingLastComponent().string
-            directory = parent.isEmpty ? "." : parent
+            let parent = FilePath(path).removingLastComponent()
+            return parent.isEmpty ? FilePath(".") : parent
         case let .directory(path):
-            directory = path
+            return FilePath(path)
         }
-        let path = FilePath(directory)
-        let status: Stat
-        do {
-            status = try path.stat()
-        } catch {
-            throw .localIO("the directory '\(directory)' does not exist", cause: .errno(error))
+    }
+
+    /// Checks, before any traffic, that the destination can be written: an output path is not a directory, and
+    /// its directory exists and is writable, or can be created (its nearest existing ancestor is a writable
+    /// directory), as `aria2c -d` and `wget -P` create theirs.
+    static func checkDestination(_ destination: DownloadOptions.Destination) throws(BraidError) {
+        if case let .file(path) = destination, (try? FilePath(path).stat())?.type == .directory {
+            throw BraidError(.usage, "the output path '\(path)' is a directory", remedies: [.saveIntoDirectory])
         }
-        guard status.type == .directory else { throw .localIO("the directory '\(directory)' does not exist") }
+        var directory = directory(of: destination)
+        while true {
+            let status: Stat
+            do {
+                status = try directory.stat()
+            } catch .noSuchFileOrDirectory where !directory.removingLastComponent().isEmpty {
+                // Missing: it will be created, if its parent can hold it.
+                directory = directory.removingLastComponent()
+                continue
+            } catch {
+                throw .localIO("cannot use the directory '\(directory)'", error)
+            }
+            guard status.type == .directory else { throw .localIO("'\(directory)' is not a directory") }
+            break
+        }
         do {
-            try path.checkWriteAndSearchAccess()
+            try directory.checkWriteAndSearchAccess()
         } catch {
-            throw .localIO("the directory '\(directory)' is not writable", cause: .errno(error))
+            throw .localIO("the directory '\(directory)' is not writable", error)
+        }
+    }
+
+    /// Creates the destination's directory and its missing parents, with the permissions any new directory gets.
+    static func createDirectory(of destination: DownloadOptions.Destination) throws(BraidError) {
+        let directory = directory(of: destination)
+        var missing: [FilePath] = []
+        var current = directory
+        while !current.isEmpty, (try? current.stat()) == nil {
+            missing.append(current)
+            current = current.removingLastComponent()
+        }
+        for path in missing.reversed() {
+            do {
+                try path.makeDirectory()
+            } catch .fileExists {
+                // Created meanwhile by another download into the same directory.
+                continue
+            } catch {
+                throw .localIO("cannot create the directory '\(path)'", error)
+            }
         }
     }
 

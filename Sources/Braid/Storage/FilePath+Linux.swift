@@ -55,6 +55,14 @@ extension FilePath {
         }
     }
 
+    /// Creates this directory (not its parents); the process's umask applies to `permissions`.
+    func makeDirectory(
+        permissions: FilePermissions = [.ownerReadWriteExecute, .groupReadWriteExecute, .otherReadWriteExecute],
+        retryOnInterrupt: Bool = true
+    ) throws(Errno) {
+        try Errno.check(retryOnInterrupt: retryOnInterrupt) { withCString { mkdir($0, permissions.rawValue) } }
+    }
+
     /// Checks that this process may create and remove names in this directory (`access` with `W_OK | X_OK`).
     func checkWriteAndSearchAccess(retryOnInterrupt: Bool = true) throws(Errno) {
         try Errno.check(retryOnInterrupt: retryOnInterrupt) { withCString { access($0, W_OK | X_OK) } }

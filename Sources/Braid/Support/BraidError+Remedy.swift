@@ -4,6 +4,7 @@ extension BraidError {
     public struct Remedy: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Sendable {
             case overwrite, discardPartialDownload, chooseAnotherDestination, trustCertificate, allowRedirectScheme
+            case saveIntoDirectory
         }
         fileprivate let base: Base
 
@@ -17,6 +18,8 @@ extension BraidError {
         /// Trusting the server's certificate: a CA bundle in `DownloadOptions.caCertificatePath`, or
         /// `DownloadOptions.insecure`.
         public static let trustCertificate = Remedy(base: .trustCertificate)
+        /// A `DownloadOptions.Destination.directory` saves the file inside the directory named as its path.
+        public static let saveIntoDirectory = Remedy(base: .saveIntoDirectory)
         /// Adding the redirect's scheme to `DownloadOptions.redirectSchemes`.
         public static let allowRedirectScheme = Remedy(base: .allowRedirectScheme)
 

@@ -28,6 +28,18 @@ struct RetryPolicy: Sendable {
         "\(message) and asked to retry after \(Formatting.fixed(retryAfter, digits: 0)) s"
     }
 
+    /// How many attempts the first request to a server gets after libcurl failed with `curlCode`. A name that
+    /// does not resolve will not resolve on a retry (curl and aria2c fail at once), and a server that refuses the
+    /// very first connection is tried once more, not for seconds on end. Later on (mid-download, after a pause)
+    /// a server restart is plausible, and the usual attempts apply.
+    func attemptsForFirstContact(curlCode: Int?) -> Int {
+        switch curlCode.map({ CURLcode(rawValue: UInt32($0)) }) {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: 1
+        case CURLE_COULDNT_CONNECT: min(2, maximumAttempts)
+        default: maximumAttempts
+        }
+    }
+
     /// The delay before attempt `attempt + 1` (attempt counts from 1), jittered to half to full of the backoff.
     func delay(afterAttempt attempt: Int, retryAfter: Double?, random: Double) -> Double {
         if let retryAfter { return min(retryAfter, maximumRetryAfter) }
