@@ -2,37 +2,36 @@ import ArgumentParser
 import Braid
 import Logging
 
-/// The default command: download one URL, or every URL of a list with `-i FILE`.
-struct GetCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "get",
-        abstract: "Download URL, or the URLs listed in FILE (the default command: `braid URL` is `braid get URL`).",
-        discussion: """
-            A list (-i FILE, or -i - for stdin) has one URL per line; tab-separated URLs on one line are mirrors \
-            of the same file. Indented lines after a URL set its options: out=NAME, checksum=ALG=HEX, \
-            connections=N, header=Name: value. '#' starts a comment. Run the same command again to resume: \
-            complete files are verified and skipped.
-            """
-    )
-
+/// What to download and how: the URL or list, where to save, how many connections, what to verify. `braid URL`
+/// and `braid get URL` both take these options, so help, the man page and shell completion show them at the top.
+struct DownloadArguments: ParsableArguments {
     @Argument(help: "The http or https URL to download.")
     var url: String?
 
     @Option(
         name: [.short, .customLong("input-file")],
-        help: ArgumentHelp("Download every URL listed in FILE ('-' for stdin).", valueName: "FILE")
+        help: ArgumentHelp("Download every URL listed in FILE ('-' for stdin).", valueName: "FILE"),
+        completion: .file()
     )
     var inputFile: String?
 
-    @Option(name: [.short, .customLong("output")], help: "Save to FILE (default: the server's or the URL's name).")
+    @Option(
+        name: [.short, .customLong("output")],
+        help: ArgumentHelp("Save to FILE (default: the server's or the URL's name).", valueName: "FILE"),
+        completion: .file()
+    )
     var output: String?
 
-    @Option(name: [.short, .customLong("dir")], help: "Save into DIR, keeping the server's or the URL's file name.")
+    @Option(
+        name: [.short, .customLong("dir")],
+        help: ArgumentHelp("Save into DIR, keeping the server's or the URL's file name.", valueName: "DIR"),
+        completion: .directory
+    )
     var directory: String?
 
     @Option(
         name: [.customShort("n"), .customShort("x"), .customLong("connections")],
-        help: "Parallel connections (per download)."
+        help: ArgumentHelp("Parallel connections (per download).", valueName: "N")
     )
     var connections = 8
 
@@ -71,12 +70,10 @@ struct GetCommand: AsyncParsableCommand {
     )
     var verbose: Int
 
+    /// Checks the options against each other; whether there is anything to download is `validateSource()`'s
+    /// question, which `braid --version` does not ask.
     func validate() throws {
-        switch (url, inputFile) {
-        case (nil, nil): throw ValidationError("give a URL to download, or -i FILE with a list of URLs")
-        case (.some, .some): throw ValidationError("give either a URL or -i FILE, not both")
-        default: break
-        }
+        if url != nil && inputFile != nil { throw ValidationError("give either a URL or -i FILE, not both") }
         if inputFile != nil {
             if output != nil { throw ValidationError("-o names one file; with -i use -d DIR and out= lines") }
             if checksum != nil { throw ValidationError("--checksum is for one URL; with -i use checksum= lines") }
@@ -95,6 +92,14 @@ struct GetCommand: AsyncParsableCommand {
         }
     }
 
+    /// Throws unless there is something to download: a URL or a list.
+    func validateSource() throws {
+        if url == nil && inputFile == nil {
+            throw ValidationError("give a URL to download, or -i FILE with a list of URLs")
+        }
+    }
+
+    /// Downloads the URL, or every URL of the list.
     func run() async throws {
         try await withLogger(CommandLogger.make(verbosity: verbose)) { _ in
             if let inputFile {
