@@ -48,3 +48,7 @@ int braid_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
     }
     return 0;
 }
+
+const curl_version_info_data *braid_curl_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}

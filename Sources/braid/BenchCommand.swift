@@ -45,7 +45,7 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var connectionList: [Int]?
 
-    @Option(name: .customLong("repeat"), help: "Runs per connection count.")
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("Runs per connection count.", valueName: "N"))
     var repeats = BenchSchedule.defaultRepeats
 
     @Option(
@@ -69,13 +69,18 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Print one CSV row per run on stdout, as each run ends, instead of the table.")
     var csv = false
 
-    @Option(help: ArgumentHelp("Write a chart of throughput against connections to FILE.", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp("Write a chart of throughput against connections to FILE.", valueName: "FILE"),
+        completion: .file()
+    )
     var svg: String?
 
     @Option(
         name: .customLong("temp-dir"),
         help: ArgumentHelp(
-            "Put the temporary file in DIR (default: $TMPDIR or /tmp; mind a tmpfs).", valueName: "DIR"))
+            "Put the temporary file in DIR (default: $TMPDIR or /tmp; mind a tmpfs).", valueName: "DIR"),
+        completion: .directory
+    )
     var temporaryDirectory: String?
 
     @OptionGroup var request: RequestArguments

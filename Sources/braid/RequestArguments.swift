@@ -3,10 +3,16 @@ import Braid
 
 /// How requests are made, shared by `braid get` and `braid bench`: extra headers, TLS trust, retries, timeouts.
 struct RequestArguments: ParsableArguments {
-    @Option(name: [.customShort("H"), .customLong("header")], help: "Extra request header 'Name: value' (repeatable).")
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER")
+    )
     var headers: [String] = []
 
-    @Option(help: ArgumentHelp("Trust the CA certificates in FILE (PEM) for HTTPS.", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp("Trust the CA certificates in FILE (PEM) for HTTPS.", valueName: "FILE"),
+        completion: .file()
+    )
     var cacert: String?
 
     @Flag(
@@ -23,13 +29,13 @@ struct RequestArguments: ParsableArguments {
     )
     var protoRedir: String?
 
-    @Option(help: "Attempts per segment without progress before giving up.")
+    @Option(help: ArgumentHelp("Attempts per segment without progress before giving up.", valueName: "N"))
     var maxTries = 6
 
-    @Option(help: "Seconds a connection may stall before it is replaced.")
+    @Option(help: ArgumentHelp("Seconds a connection may stall before it is replaced.", valueName: "S"))
     var stallTimeout = 30
 
-    @Option(help: "Seconds allowed to connect.")
+    @Option(help: ArgumentHelp("Seconds allowed to connect.", valueName: "S"))
     var connectTimeout = 30
 
     /// The schemes curl's `--proto-redir` grammar allows: comma-separated protocols, each optionally prefixed

@@ -26,6 +26,10 @@ CURLMcode braid_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 /// Reads one finished-transfer message; returns 1 and fills `easy`/`result` when there was one, 0 otherwise.
 int braid_multi_next_done(CURLM *multi, CURL *_Nullable *_Nonnull easy, CURLcode *result);
 
+/// libcurl's run-time version information in the layout these headers describe (`CURLVERSION_NOW`, a macro
+/// Swift cannot pass). Owned by libcurl; valid for the life of the process.
+const curl_version_info_data *braid_curl_version_info(void);
+
 /// Writing fewer bytes than offered makes libcurl abort the transfer with CURLE_WRITE_ERROR.
 static const size_t braid_curl_abort_write = 0;
 

@@ -28,8 +28,3 @@ struct RequestOptions: Sendable {
         return headers
     }
 }
-
-/// The library's version, sent in the User-Agent and printed by `braid --version`.
-public enum BraidVersion {
-    public static let current = "0.1.0"
-}

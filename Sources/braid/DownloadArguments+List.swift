@@ -1,7 +1,7 @@
 import ArgumentParser
 import Braid
 
-extension GetCommand {
+extension DownloadArguments {
     /// Downloads every URL of the list in `source` (a file, or `-` for stdin) and ends with a summary; the exit
     /// status is 0 when all succeeded, else that of the first failure in list order (130 or 143 on a signal).
     func runList(_ source: String) async throws {

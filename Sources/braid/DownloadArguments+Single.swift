@@ -5,7 +5,7 @@ import Braid
     import Glibc
 #endif
 
-extension GetCommand {
+extension DownloadArguments {
     /// Downloads one URL, showing progress on stderr, or writing JSON events on stdout with `--json`.
     func runSingle(_ url: String) async throws {
         var options = sharedOptions

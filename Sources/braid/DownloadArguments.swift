@@ -1,0 +1,124 @@
+import ArgumentParser
+import Braid
+import Logging
+
+/// What to download and how: the URL or list, where to save, how many connections, what to verify. `braid URL`
+/// and `braid get URL` both take these options, so help, the man page and shell completion show them at the top.
+struct DownloadArguments: ParsableArguments {
+    @Argument(help: "The http or https URL to download.")
+    var url: String?
+
+    @Option(
+        name: [.short, .customLong("input-file")],
+        help: ArgumentHelp("Download every URL listed in FILE ('-' for stdin).", valueName: "FILE"),
+        completion: .file()
+    )
+    var inputFile: String?
+
+    @Option(
+        name: [.short, .customLong("output")],
+        help: ArgumentHelp("Save to FILE (default: the server's or the URL's name).", valueName: "FILE"),
+        completion: .file()
+    )
+    var output: String?
+
+    @Option(
+        name: [.short, .customLong("dir")],
+        help: ArgumentHelp("Save into DIR, keeping the server's or the URL's file name.", valueName: "DIR"),
+        completion: .directory
+    )
+    var directory: String?
+
+    @Option(
+        name: [.customShort("n"), .customShort("x"), .customLong("connections")],
+        help: ArgumentHelp("Parallel connections (per download).", valueName: "N")
+    )
+    var connections = 8
+
+    @Option(
+        name: [.customShort("j"), .customLong("concurrent-downloads")],
+        help: ArgumentHelp("With -i: downloads at a time.", valueName: "N")
+    )
+    var concurrentDownloads = 3
+
+    @Option(help: ArgumentHelp("With -i: connections across all downloads.", valueName: "N"))
+    var maxConnections = 48
+
+    @Option(help: ArgumentHelp("With -i: connections to any one host across all downloads.", valueName: "N"))
+    var maxConnectionsPerHost = 16
+
+    @Option(help: ArgumentHelp("Verify against ALG=HEX (md5, sha-256, sha-512).", valueName: "ALG=HEX"))
+    var checksum: String?
+
+    @OptionGroup var request: RequestArguments
+
+    @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
+    var json = false
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors.")
+    var quiet = false
+
+    @Flag(name: [.short, .long], help: "Replace an existing file; discard an unusable manifest.")
+    var force = false
+
+    @Flag(help: "Do not flush the finished file to disk before renaming it into place.")
+    var noFsync = false
+
+    @Flag(
+        name: [.short, .long],
+        help: "Log what Braid does to stderr: -v retries and restarts, -vv every request, -vvv libcurl's trace too."
+    )
+    var verbose: Int
+
+    /// Checks the options against each other; whether there is anything to download is `validateSource()`'s
+    /// question, which `braid --version` does not ask.
+    func validate() throws {
+        if url != nil && inputFile != nil { throw ValidationError("give either a URL or -i FILE, not both") }
+        if inputFile != nil {
+            if output != nil { throw ValidationError("-o names one file; with -i use -d DIR and out= lines") }
+            if checksum != nil { throw ValidationError("--checksum is for one URL; with -i use checksum= lines") }
+        }
+        if output != nil && directory != nil { throw ValidationError("use either -o FILE or -d DIR, not both") }
+        if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
+        if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
+        if maxConnectionsPerHost < 1 {
+            throw ValidationError("--max-connections-per-host must be at least 1, got \(maxConnectionsPerHost)")
+        }
+        do throws(BraidError) {
+            try sharedOptions.validate()
+            if let checksum { _ = try ExpectedDigest(checksumArgument: checksum) }
+        } catch {
+            throw error.validationError
+        }
+    }
+
+    /// Throws unless there is something to download: a URL or a list.
+    func validateSource() throws {
+        if url == nil && inputFile == nil {
+            throw ValidationError("give a URL to download, or -i FILE with a list of URLs")
+        }
+    }
+
+    /// Downloads the URL, or every URL of the list.
+    func run() async throws {
+        try await withLogger(CommandLogger.make(verbosity: verbose)) { _ in
+            if let inputFile {
+                try await runList(inputFile)
+            } else if let url {
+                try await runSingle(url)
+            }
+        }
+    }
+
+    /// The options every download of this command shares; the destination and digest are set per download.
+    var sharedOptions: DownloadOptions {
+        var options = DownloadOptions()
+        options.destination = .directory(directory ?? ".")
+        options.connections = connections
+        request.apply(to: &options)
+        options.overwrite = force
+        options.syncOnCompletion = !noFsync
+        options.verbose = verbose >= 3
+        return options
+    }
+}

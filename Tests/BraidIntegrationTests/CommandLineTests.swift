@@ -1,0 +1,107 @@
+import Braid
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+/// What `braid` shows before any download: help that leads with the download options, the subcommands after
+/// them, the versions it runs on, and usage errors with status 2; and that `braid URL` and `braid get URL` are
+/// one command.
+@Suite("braid's command line")
+struct CommandLineTests {
+    /// Options of the download, as `braid --help` must list them.
+    static let downloadOptions = [
+        "-i, --input-file <FILE>", "-o, --output <FILE>", "-d, --dir <DIR>", "-n, -x, --connections <N>",
+        "--checksum <ALG=HEX>", "-H, --header <HEADER>", "--cacert <FILE>", "-k, --insecure", "--json", "-q, --quiet",
+        "-f, --force", "--no-fsync", "-v, --verbose", "-V, --version",
+    ]
+
+    @Test(
+        "top-level help shows the download usage and every download option, then the subcommands",
+        arguments: [["--help"], ["-h"], ["help"]]
+    )
+    func topLevelHelp(arguments: [String]) async throws {
+        let run = try await BraidCLI.run(arguments)
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let help = run.standardOutput
+        let usage = try #require(help.range(of: "USAGE: braid [<options>] <url>"), "\(help)")
+        let subcommands = try #require(help.range(of: "\nSUBCOMMANDS:\n"), "\(help)")
+        for option in Self.downloadOptions {
+            let listed = try #require(help.range(of: "\n  " + option), "\(option) missing from:\n\(help)")
+            #expect(listed.lowerBound > usage.upperBound && listed.upperBound < subcommands.lowerBound, "\(option)")
+        }
+        let subcommandList = help[subcommands.lowerBound...]
+        #expect(subcommandList.contains("\n  get "))
+        #expect(subcommandList.contains("\n  bench "))
+    }
+
+    @Test(
+        "a subcommand's help is its own: braid help SUBCOMMAND is braid SUBCOMMAND --help",
+        arguments: [
+            (["help", "get"], ["get", "--help"], "USAGE: braid get [<options>] [<url>]", "-o, --output <FILE>"),
+            (["help", "bench"], ["bench", "-h"], "USAGE: braid bench [<options>] <url>", "--repeat <N>"),
+        ]
+    )
+    func subcommandHelp(helpArguments: [String], flagArguments: [String], usage: String, option: String) async throws {
+        let viaHelp = try await BraidCLI.run(helpArguments)
+        let viaFlag = try await BraidCLI.run(flagArguments)
+
+        #expect(viaHelp.status == .exited(0) && viaFlag.status == .exited(0))
+        #expect(viaHelp.standardOutput == viaFlag.standardOutput)
+        #expect(viaHelp.standardOutput.contains(usage), "\(viaHelp.standardOutput)")
+        #expect(viaHelp.standardOutput.contains(option), "\(viaHelp.standardOutput)")
+        #expect(!viaHelp.standardOutput.contains("SUBCOMMANDS:"))
+    }
+
+    @Test(
+        "--version and -V print Braid's, libcurl's and OpenSSL's versions, one per line",
+        arguments: ["--version", "-V"])
+    func version(flag: String) async throws {
+        let run = try await BraidCLI.run([flag])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 4 && lines.last == "", "three lines: \(run.standardOutput)")
+        #expect(lines.first == "braid \(BraidVersion.current)")
+        #expect(lines.dropFirst().first?.hasPrefix("libcurl \(BraidVersion.libcurl) (OpenSSL/") == true)
+        #expect(lines.dropFirst(2).first.map(String.init) == BraidVersion.openSSL)
+        #expect(BraidVersion.openSSL.hasPrefix("OpenSSL "))
+        #expect(run.standardError.isEmpty)
+    }
+
+    @Test(
+        "bad arguments to the download or a subcommand are usage errors, exit status 2, one line on stderr",
+        arguments: [
+            [], ["--no-such-option"], ["-o", "out.bin"], ["http://127.0.0.1:9/f", "-o", "a", "-d", "b"],
+            ["http://127.0.0.1:9/f", "-j", "0"], ["get"], ["get", "http://127.0.0.1:9/f", "-j", "0"], ["bench"],
+            ["bench", "http://127.0.0.1:9/f", "--repeat", "0"], ["get", "-V"],
+        ]
+    )
+    func usageErrors(arguments: [String]) async throws {
+        let run = try await BraidCLI.run(arguments)
+
+        #expect(run.status == .exited(2), "\(arguments): \(run.standardError)")
+        #expect(run.standardError.hasPrefix("braid: "), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1, "\(run.standardError)")
+        #expect(run.standardOutput.isEmpty)
+    }
+
+    @Test("braid URL and braid get URL take the same options and download the same bytes")
+    func getIsTheRootCommand() async throws {
+        let content = TestContent(seed: 5, size: 3 << 20)
+        let server = TestServer(routes: ["/f": .init(content: content)])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-cli")
+        defer { directory.remove() }
+
+        for (name, command) in [("root.bin", [String]()), ("get.bin", ["get"])] {
+            let output = directory.appending(name).path
+            let run = try await BraidCLI.run(command + [server.url("/f"), "-n", "3", "-o", output, "-q", "--no-fsync"])
+
+            #expect(run.status == .exited(0), "\(command): \(run.standardError)")
+            #expect(try content.firstDifference(fromFileAt: output) == nil, "\(command)")
+        }
+    }
+}
