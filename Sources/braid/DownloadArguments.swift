@@ -24,7 +24,7 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         name: [.short, .customLong("dir")],
-        help: ArgumentHelp("Save into DIR, keeping the server's or the URL's file name.", valueName: "DIR"),
+        help: ArgumentHelp("Save into DIR (created if missing), keeping the server's or the URL's file name.", valueName: "DIR"),
         completion: .directory
     )
     var directory: String?
