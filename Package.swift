@@ -80,7 +80,7 @@ let package = Package(
 
         .testTarget(
             name: "BraidTests",
-            dependencies: ["Braid"],
+            dependencies: ["Braid", "BraidTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -19,6 +19,13 @@ public enum BenchArgument {
         return counts
     }
 
+    /// Parses the bytes each run fetches: `all` for the whole resource (nil), or a byte count as
+    /// ``byteCount(_:)`` reads it.
+    public static func byteLimit(_ text: String) throws(BraidError) -> Int64? {
+        if text.trimmingSpaces.lowercased() == "all" { return nil }
+        return try byteCount(text)
+    }
+
     /// Parses a byte count: a plain number, or one with a binary unit, `K`, `M`, `G` or `T` (optionally followed
     /// by `iB` or `B`, any case), so `512K`, `64M`, `1.5GiB` and `4g` all work. Zero is allowed here; the command
     /// refuses it.
@@ -35,7 +42,7 @@ public enum BenchArgument {
             multiplier = Double(Int64(1) << power)
         }
         guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }), let value = Double(number) else {
-            throw BraidError(.usage, "'\(text)' is not a byte count; write it like 1048576, 512K, 64M or 2G")
+            throw BraidError(.usage, "'\(text)' is not a byte count; write it like 1048576, 512K, 64M, 2G or all")
         }
         let bytes = (value * multiplier).rounded(.down)
         guard bytes < 0x1p63 else { throw BraidError(.usage, "'\(text)' is too large a byte count") }

@@ -9,6 +9,10 @@ public struct BenchConfiguration: Sendable {
     public let schedule: BenchSchedule
     /// The bytes each run fetches at most, or `nil` for the whole resource.
     public let byteLimit: Int64?
+    /// What `braid bench` fetches per run unless told otherwise: 64 MiB, so that the default schedule (15 runs,
+    /// about 1 GiB) takes about a minute at 16 MiB/s, however large the resource, while each of 16 connections
+    /// still gets a range of 4 MiB.
+    public static let defaultByteLimit: Int64 = 64 << 20
     /// Whether runs receive the bytes but write nothing, measuring the network path alone.
     public let discardsData: Bool
     /// How requests are made (headers, TLS trust, redirects, retries, timeouts). The runner sets the connections,

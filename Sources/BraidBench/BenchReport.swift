@@ -3,7 +3,8 @@
 public struct BenchReport: Sendable, Equatable, Codable {
     /// The URL measured.
     public var url: String
-    /// The bytes each run fetched at most (`--bytes`), or `nil` for the whole resource.
+    /// The bytes each run fetched at most (`--bytes`), or `nil` when each run fetched the whole resource (with no
+    /// limit, or one no smaller than the resource).
     public var byteLimit: Int64?
     /// Whether the runs discarded the data instead of writing it to a temporary file.
     public var discardsData: Bool

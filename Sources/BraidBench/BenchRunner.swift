@@ -67,8 +67,10 @@ public final class BenchRunner: Sendable {
         defer { BenchTemporaryDirectory.remove(directory) }
 
         var runs: [BenchRun] = []
+        var byteLimit = configuration.byteLimit
         do throws(BraidError) {
-            try await probe(directory: directory)
+            let resource = try await probe(directory: directory)
+            byteLimit = Self.byteLimit(configuration.byteLimit, length: resource.length)
             for slot in schedule.slots {
                 runs.append(try await run(slot, directory: directory))
             }
@@ -77,17 +79,24 @@ public final class BenchRunner: Sendable {
             // The engine's message speaks of resuming; a benchmark keeps nothing to resume from.
             throw BenchFailure(
                 error: BraidError(.interrupted, "interrupted after \(runs.count) of \(schedule.runCount) runs"),
-                partialReport: runs.isEmpty ? nil : report(runs)
+                partialReport: runs.isEmpty ? nil : report(runs, byteLimit: byteLimit)
             )
         }
-        return report(runs)
+        return report(runs, byteLimit: byteLimit)
     }
 
-    /// The report of `runs`.
-    private func report(_ runs: [BenchRun]) -> BenchReport {
+    /// The byte limit that applies to a resource of `length` bytes: `nil` (the whole resource) when the resource
+    /// is no longer than `limit`, so that a report never speaks of "the first 64 MiB" of a 16 MiB file.
+    static func byteLimit(_ limit: Int64?, length: Int64?) -> Int64? {
+        guard let limit, let length else { return limit }
+        return length <= limit ? nil : limit
+    }
+
+    /// The report of `runs`, each of which fetched at most `byteLimit` bytes.
+    private func report(_ runs: [BenchRun], byteLimit: Int64?) -> BenchReport {
         BenchReport(
             url: configuration.url,
-            byteLimit: configuration.byteLimit,
+            byteLimit: byteLimit,
             discardsData: configuration.discardsData,
             schedule: configuration.schedule,
             runs: runs
@@ -96,8 +105,8 @@ public final class BenchRunner: Sendable {
 
     /// Fetches one byte over one connection, untimed: learns the length and whether ranges are served, and
     /// warms up name resolution and the server before the first measured run. Then warns of what the resource
-    /// makes of the schedule, and tells the observer the runs are about to start.
-    private func probe(directory: String) async throws(BraidError) {
+    /// makes of the schedule, and tells the observer the runs are about to start. Returns the resource.
+    private func probe(directory: String) async throws(BraidError) -> RemoteResource {
         let measurement = try await measure(
             url: configuration.url, connections: 1, bytes: 1, discard: true, directory: directory)
         guard let resource = measurement.resource else {
@@ -121,6 +130,7 @@ public final class BenchRunner: Sendable {
             observer.warn(warning)
         }
         observer.willMeasure(bytesPerRun: [resource.length, byteLimit].compactMap { $0 }.min())
+        return resource
     }
 
     /// Downloads once with `slot`'s connection count and measures it.

@@ -15,6 +15,8 @@ public struct BenchSchedule: Sendable, Equatable {
     public static let defaultConnectionCounts = [1, 2, 4, 8, 16]
     /// The runs per connection count when none are given.
     public static let defaultRepeats = 3
+    /// The runs of the default schedule.
+    public static var defaultRunCount: Int { defaultConnectionCounts.count * defaultRepeats }
 
     /// A schedule measuring each of `connectionCounts` `repeats` times; the counts are sorted.
     ///

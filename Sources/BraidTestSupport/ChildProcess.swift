@@ -56,8 +56,16 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable` (a path, or a name looked up on `PATH`) with `arguments`.
     ///
-    /// - Parameter environment: the child's whole environment; `nil` inherits this process's.
-    public init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil) throws {
+    /// - Parameters:
+    ///   - environment: the child's whole environment; `nil` inherits this process's.
+    ///   - newProcessGroup: whether the child leads a process group of its own, which `sendToGroup(_:)` signals
+    ///     as a terminal signals its foreground job (Ctrl-C).
+    public init(
+        _ executable: String,
+        _ arguments: [String] = [],
+        environment: [String: String]? = nil,
+        newProcessGroup: Bool = false
+    ) throws {
         let executablePath = try Self.resolve(executable)
         let captureDirectory = try TemporaryDirectory(prefix: "braid-child")
         do {
@@ -66,7 +74,8 @@ public final class ChildProcess: @unchecked Sendable {
                 arguments: arguments,
                 environment: environment,
                 standardOutput: captureDirectory.appending("stdout").path,
-                standardError: captureDirectory.appending("stderr").path
+                standardError: captureDirectory.appending("stderr").path,
+                newProcessGroup: newProcessGroup
             )
         } catch {
             captureDirectory.remove()
@@ -130,6 +139,15 @@ public final class ChildProcess: @unchecked Sendable {
         // Checked under the lock that reaping takes, so the pid cannot be reused by another process meanwhile.
         exitStatus.withLock { status in
             if status == nil { kill(processIdentifier, signal) }
+        }
+    }
+
+    /// Sends `signal` to every process in the group the child leads (started with `newProcessGroup`), as a
+    /// terminal sends SIGINT to its foreground job on Ctrl-C; does nothing once the child has exited.
+    public func sendToGroup(_ signal: Int32) {
+        // While the leader is unreaped, its pid is still the group's id and cannot name another group.
+        exitStatus.withLock { status in
+            if status == nil { kill(-processIdentifier, signal) }
         }
     }
 

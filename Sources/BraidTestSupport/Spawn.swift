@@ -11,13 +11,15 @@ enum Spawn {
     /// Starts `path` with stdin from /dev/null and stdout and stderr written to the given files.
     ///
     /// The child starts with no blocked signals and every catchable signal at its default action, whatever the
-    /// spawning thread had, and inherits no file descriptors beyond the three standard ones.
+    /// spawning thread had, and inherits no file descriptors beyond the three standard ones. With
+    /// `newProcessGroup`, it leads a process group of its own, as a shell's foreground job does on a terminal.
     static func launch(
         _ path: String,
         arguments: [String],
         environment: [String: String]?,
         standardOutput: String,
-        standardError: String
+        standardError: String,
+        newProcessGroup: Bool = false
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         try check("posix_spawn_file_actions_init", posix_spawn_file_actions_init(&actions))
@@ -42,7 +44,11 @@ enum Spawn {
         }
         try check("setsigmask", posix_spawnattr_setsigmask(&attributes, &noSignals))
         try check("setsigdefault", posix_spawnattr_setsigdefault(&attributes, &catchableSignals))
-        let flags = Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
+        var flags = Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
+        if newProcessGroup {
+            try check("setpgroup", posix_spawnattr_setpgroup(&attributes, 0))
+            flags |= Int16(POSIX_SPAWN_SETPGROUP)
+        }
         try check("setflags", posix_spawnattr_setflags(&attributes, flags))
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]

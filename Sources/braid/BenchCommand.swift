@@ -18,8 +18,9 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measure throughput at several connection counts and recommend one.",
         discussion: """
-            Each run downloads the resource (or its first --bytes) with the normal engine, one request per \
-            connection, into a temporary sparse file that is deleted afterwards (--discard writes nothing). \
+            Each run downloads the first --bytes of the resource (\(ByteLimit.standard) unless told otherwise, \
+            all of it with --bytes all) with the normal engine, one request per connection, into a temporary \
+            sparse file that is deleted afterwards (--discard writes nothing). \
             Counts run in interleaved rounds (1,2,4,…,1,2,4,…) so that drift falls on all of them alike. The \
             recommendation is the smallest count whose median throughput is within 5 % of the best.
             """
@@ -49,16 +50,20 @@ struct BenchCommand: AsyncParsableCommand {
     var repeats = BenchSchedule.defaultRepeats
 
     @Option(
-        help: ArgumentHelp("Fetch only the first LIMIT bytes per run (64M, 2G, …).", valueName: "LIMIT"),
+        help: ArgumentHelp(
+            "Fetch the first LIMIT bytes per run (512K, 64M, 2G), or the whole resource with 'all' (default "
+                + "\(ByteLimit.standard): the default \(BenchSchedule.defaultRunCount) runs take about a minute at "
+                + "16 MiB/s).",
+            valueName: "LIMIT"),
         transform: { text in
             do throws(BraidError) {
-                return try BenchArgument.byteCount(text)
+                return ByteLimit(limit: try BenchArgument.byteLimit(text))
             } catch {
                 throw error.validationError
             }
         }
     )
-    var bytes: Int64?
+    var bytes = ByteLimit.standard
 
     @Flag(help: "Receive the bytes but write nothing (measures the network path alone).")
     var discard = false
@@ -97,7 +102,7 @@ struct BenchCommand: AsyncParsableCommand {
             url: url,
             connectionCounts: connectionList ?? BenchSchedule.defaultConnectionCounts,
             repeats: repeats,
-            byteLimit: bytes,
+            byteLimit: bytes.limit,
             discardsData: discard,
             requestOptions: options,
             temporaryParent: temporaryDirectory
@@ -179,6 +184,22 @@ struct BenchCommand: AsyncParsableCommand {
     /// Writes `text` to stdout at once, unbuffered, so each CSV row appears as its run ends.
     private func write(_ text: String) {
         StandardStreams.output(text)
+    }
+
+    /// The bytes each run fetches, or nil for the whole resource, written as `--bytes` takes it.
+    struct ByteLimit: CustomStringConvertible {
+        var limit: Int64?
+
+        /// What a run fetches unless told otherwise.
+        static let standard = ByteLimit(limit: BenchConfiguration.defaultByteLimit)
+
+        var description: String {
+            guard let limit else { return "all" }
+            for (unit, shift) in [("G", 30), ("M", 20), ("K", 10)] where limit % (1 << shift) == 0 {
+                return "\(limit >> shift)\(unit)"
+            }
+            return String(limit)
+        }
     }
 
     /// Where the runner's news goes: progress and warnings to stderr, and with `--csv` the header before the

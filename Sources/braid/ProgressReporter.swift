@@ -3,8 +3,12 @@ import Dispatch
 import Synchronization
 
 /// Shows a download's progress on stderr: a live line on a terminal, a plain line every few seconds otherwise.
+///
+/// The first progress line comes one interval after the transfer starts, so a download that is over sooner shows
+/// only its start and its end, never a line of zeros.
 final class ProgressReporter: Sendable {
     private struct State {
+        /// When the last progress line was shown, or the transfer started.
         var lastLine: Double = 0
         var path: String?
         var total: Int64?
@@ -28,13 +32,14 @@ final class ProgressReporter: Sendable {
             state.withLock {
                 $0.path = path
                 $0.total = resource.length
+                $0.lastLine = Self.now()
             }
             let size = resource.length.map(Formatting.bytes) ?? "unknown size"
             let mode = resource.isSegmentable ? "" : " (single stream: the server does not serve ranges)"
             let resuming = resumed > 0 ? ", resuming at \(Formatting.bytes(resumed))" : ""
             line("Downloading \(path) (\(size)\(resuming))\(mode)")
         case let .progress(progress):
-            let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+            let now = Self.now()
             let due = state.withLock { state -> Bool in
                 guard now - state.lastLine >= interval else { return false }
                 state.lastLine = now
@@ -48,13 +53,23 @@ final class ProgressReporter: Sendable {
         case .state:
             break
         case let .completed(result):
-            let speed = result.seconds > 0 ? Double(result.bytes - result.resumedBytes) / result.seconds : 0
-            let check = result.verifiedDigest.map { "\($0.algorithm) verified" } ?? "length verified"
-            line(
-                "Saved \(result.path) (\(Formatting.bytes(result.bytes)), \(check)) in "
-                    + "\(Formatting.fixed(result.seconds, digits: 1)) s, \(Formatting.bytes(Formatting.integer(speed)))/s"
-            )
+            line(Self.summary(of: result))
         }
+    }
+
+    /// The last line of a download: what was saved, how long this run took, and the rate of the bytes this run
+    /// fetched, not counting those an earlier run left on disk.
+    private static func summary(of result: DownloadResult) -> String {
+        let check = result.verifiedDigest.map { "\($0.algorithm) verified" } ?? "length verified"
+        let saved =
+            "Saved \(result.path) (\(Formatting.bytes(result.bytes)), \(check)) in "
+            + "\(Formatting.fixed(result.seconds, digits: 1)) s"
+        guard result.fetchedBytes > 0 else { return saved + ", nothing fetched" }
+        let speed = result.seconds > 0 ? Double(result.fetchedBytes) / result.seconds : 0
+        let rate = "\(Formatting.bytes(Formatting.integer(speed)))/s"
+        guard result.resumedBytes > 0 else { return saved + ", " + rate }
+        return saved + ": \(Formatting.bytes(result.fetchedBytes)) fetched at \(rate), "
+            + "\(Formatting.bytes(result.resumedBytes)) resumed"
     }
 
     func warn(_ message: String) {
@@ -82,6 +97,10 @@ final class ProgressReporter: Sendable {
         } else {
             statusLine.print(text)
         }
+    }
+
+    private static func now() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
     private func line(_ message: String) {

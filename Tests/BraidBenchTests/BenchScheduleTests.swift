@@ -69,6 +69,33 @@ struct BenchScheduleTests {
         #expect(throws: BraidError.self) { try BenchArgument.byteCount(text) }
     }
 
+    @Test(
+        "A byte limit is a byte count, or all for the whole resource",
+        arguments: [("64M", 64 << 20), ("all", nil), ("ALL", nil), (" all ", nil), ("1", 1)] as [(String, Int64?)]
+    )
+    func byteLimits(text: String, limit: Int64?) throws {
+        #expect(try BenchArgument.byteLimit(text) == limit)
+    }
+
+    @Test("By default a run fetches 64 MiB: the default schedule takes a minute at 16 MiB/s, under 4 GiB in all")
+    func defaultByteLimit() {
+        let total = BenchConfiguration.defaultByteLimit * Int64(BenchSchedule.defaultRunCount)
+        #expect(BenchConfiguration.defaultByteLimit == 64 << 20)
+        #expect(Double(total) / Double(16 << 20) == 60)
+        #expect(total < BenchAdvisory.totalBytesThreshold, "no warning of the volume by default")
+    }
+
+    @Test(
+        "The report's limit is nil when the resource is no longer than the limit, or when there is none",
+        arguments: [
+            (64 << 20, 16 << 20, nil), (64 << 20, 64 << 20, nil), (64 << 20, 80 << 20, 64 << 20),
+            (64 << 20, nil, 64 << 20), (nil, 80 << 20, nil),
+        ] as [(Int64?, Int64?, Int64?)]
+    )
+    func appliedByteLimit(limit: Int64?, length: Int64?, applied: Int64?) {
+        #expect(BenchRunner.byteLimit(limit, length: length) == applied)
+    }
+
     @Test("A refused benchmark schedule names the argument")
     func refusedSchedule() {
         let counts = #expect(throws: BraidError.self) { try BenchSchedule(connectionCounts: [], repeats: 1) }

@@ -44,6 +44,23 @@ struct ChildProcessTests {
         #expect(try await child.waitForExit(timeout: .seconds(10)) == .signalled(signal))
     }
 
+    @Test("a child in a process group of its own takes a group signal with its children, as on Ctrl-C")
+    func processGroup() async throws {
+        let child = try ChildProcess("sh", ["-c", "sleep 30 & echo $! >&2; wait"], newProcessGroup: true)
+        defer { child.stop(signal: SIGKILL) }
+        try await child.waitUntil("the shell to start its sleep", timeout: .seconds(10)) {
+            child.standardError.hasSuffix("\n")
+        }
+        let sleeper = try #require(pid_t(child.standardError.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(getpgid(child.processIdentifier) == child.processIdentifier)
+        #expect(getpgid(sleeper) == child.processIdentifier)
+
+        child.sendToGroup(SIGTERM)
+
+        #expect(try await child.waitForExit(timeout: .seconds(10)) == .signalled(SIGTERM))
+        try await Polling.until("the sleep to be gone", timeout: .seconds(10)) { !ProcessTable.isRunning(sleeper) }
+    }
+
     @Test("waitUntil returns once stderr says so, and the child is still running")
     func waitForStandardError() async throws {
         let child = try ChildProcess("sh", ["-c", "echo starting >&2; sleep 0.2; echo ready >&2; exec sleep 30"])

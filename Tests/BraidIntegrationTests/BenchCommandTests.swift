@@ -54,6 +54,7 @@ struct BenchCommandTests {
         #expect(report.results.map(\.connections) == [1, 4, 16])
         #expect(report.runs.map(\.connections) == [1, 4, 16])
         #expect(report.runs.allSatisfy { $0.bytes == 16 << 20 && $0.fetchedBytes == 16 << 20 })
+        #expect(report.byteLimit == nil, "the default limit is more than the resource: all of it was fetched")
         let speedUps = Dictionary(uniqueKeysWithValues: report.results.map { ($0.connections, $0.speedUp) })
         #expect(try #require(speedUps[4]) > 3, "\(report.table())")
         #expect(try #require(speedUps[16]) > 6, "\(report.table())")
@@ -82,6 +83,36 @@ struct BenchCommandTests {
         #expect(rows.allSatisfy { Int64($0[3]) == 2 << 20 })
         #expect(!run.standardOutput.contains("recommended"))
         #expect(harness.server.totalBodyBytesSent == 4 * (2 << 20) + 1, "four runs of 2 MiB and the 1-byte probe")
+    }
+
+    @Test("by default each run fetches the first 64 MiB of a larger resource; --bytes all fetches all of it")
+    func defaultByteLimit() async throws {
+        let size: Int64 = 72 << 20
+        let harness = try Harness(size: UInt64(size))
+        defer { harness.shutdown() }
+
+        let limited = try await harness.bench(["-n", "1", "--repeat", "1", "--discard", "--json"])
+        let whole = try await harness.bench(["-n", "1", "--repeat", "1", "--discard", "--json", "--bytes", "all"])
+
+        #expect(limited.status == .exited(0), "\(limited.standardError)")
+        let limitedReport = try BenchReport(json: limited.standardOutput)
+        #expect(limitedReport.byteLimit == 64 << 20)
+        #expect(limitedReport.runs.map(\.bytes) == [64 << 20])
+        #expect(limitedReport.caption().contains("the first 64.0 MiB per run"))
+        #expect(whole.status == .exited(0), "\(whole.standardError)")
+        let wholeReport = try BenchReport(json: whole.standardOutput)
+        #expect(wholeReport.byteLimit == nil)
+        #expect(wholeReport.runs.map(\.bytes) == [size])
+        #expect(harness.server.totalBodyBytesSent == UInt64((64 << 20) + size + 2), "two runs and two 1-byte probes")
+    }
+
+    @Test("--help gives the default --bytes and how long the default schedule takes")
+    func help() async throws {
+        let run = try await BraidCLI.run(["bench", "--help"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let help = run.standardOutput.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("or the whole resource with 'all' (default 64M: the default 15 runs take about a minute"))
     }
 
     @Test("the default output is a table with the recommendation and its reason")
@@ -137,7 +168,7 @@ struct BenchCommandTests {
         "bad arguments are usage errors, exit status 2, before any traffic",
         arguments: [
             ["--connections", ""], ["--connections", "0,1"], ["--connections", "1,x"], ["--connections", "2,2"],
-            ["--repeat", "0"], ["--bytes", "0"], ["--bytes", "lots"], ["--json", "--csv"],
+            ["--repeat", "0"], ["--bytes", "0"], ["--bytes", "lots"], ["--bytes", "al"], ["--json", "--csv"],
         ]
     )
     func usage(arguments: [String]) async throws {

@@ -1,3 +1,4 @@
+import BraidTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -188,6 +189,40 @@ final class ManifestStoreTests {
         store.remove()
         #expect(try directory.contents().isEmpty)
         #expect(try store.load() == nil)
+    }
+
+    @Test("The reserve is held by a file with no name: nothing appears beside the manifest, and a stale name goes")
+    func reserveHasNoName() throws {
+        try Data("left by a crash".utf8).write(to: URL(fileURLWithPath: store.reservePath.string))
+        try store.save(ManifestTests.valid, durable: false)
+
+        try store.createReserve()
+
+        #expect(store.holdsReserve)
+        #expect(try directory.contents() == ["file.iso.braid"])
+        store.releaseReserve()
+        #expect(!store.holdsReserve)
+    }
+
+    @Test("On a full disk a checkpoint fails, and succeeds once the reserve is given back")
+    func reserveMakesRoomOnFullDisk() throws {
+        guard let filesystem = try SmallFilesystem.mount(megabytes: 1) else {
+            print("skipped: mounting a tmpfs needs root and CAP_SYS_ADMIN, which this environment does not give")
+            return
+        }
+        defer { filesystem.unmount() }
+        let store = ManifestStore(path: FilePath(filesystem.mountPoint + "/file.iso.braid"))
+        try store.createReserve()
+        #expect(store.holdsReserve)
+        try filesystem.fill("filler")
+
+        #expect(throws: BraidError.self) { try store.save(ManifestTests.valid, durable: false) }
+        store.releaseReserve()
+        try store.save(ManifestTests.valid, durable: false)
+
+        #expect(try store.load() == ManifestTests.valid)
+        let names = try FileManager.default.contentsOfDirectory(atPath: filesystem.mountPoint).sorted()
+        #expect(names == ["file.iso.braid", "filler"])
     }
 
     @Test(

@@ -13,9 +13,11 @@ import SystemPackage
 struct ManifestStore: Sendable {
     let path: FilePath
     var temporaryPath: FilePath { FilePath(path.string + ".tmp") }
-    /// Space set aside so that the last checkpoint can still be written when the disk fills up.
+    /// Where the reserve is created, for the moment before it is unlinked (see `SpaceReserve`).
     var reservePath: FilePath { FilePath(path.string + ".reserve") }
-    private static let reserveSize = 64 << 10
+    /// Space set aside so that the last checkpoint can still be written when the disk fills up.
+    private let reserve = SpaceReserve()
+    private static let reserveSize: Int64 = 64 << 10
     private static let maximumSize = 32 << 20
 
     init(path: FilePath) {
@@ -105,33 +107,27 @@ struct ManifestStore: Sendable {
         }
     }
 
-    /// Removes the manifest and its companions (links themselves, never what they point to).
+    /// Removes the manifest and its companions (links themselves, never what they point to), and gives the
+    /// reserve back.
     func remove() {
         try? path.unlink()
         try? temporaryPath.unlink()
         releaseReserve()
+        try? reservePath.unlink()
     }
 
-    /// Allocates the reserve (best effort: without it a full disk may cost the last checkpoint's progress); a link
-    /// at its name is refused.
+    /// Sets the reserve aside, in a file with no name that this store holds open (best effort: without it a full
+    /// disk may cost the last checkpoint's progress); a link at its name is refused.
     func createReserve() throws(BraidError) {
-        let descriptor: FileDescriptor
-        do {
-            descriptor = try reservePath.openWithoutFollowing(.writeOnly, options: .create)
-        } catch {
-            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(reservePath, cause: .errno(error)) }
-            return
-        }
-        defer { try? descriptor.close() }
-        try PartFile.restrictToOwner(descriptor, path: reservePath)
-        if (try? descriptor.allocate(length: Int64(Self.reserveSize))) == nil {
-            try? reservePath.unlink()
-        }
+        try reserve.hold(Self.reserveSize, creatingAt: reservePath)
     }
+
+    /// Whether the reserve is set aside.
+    var holdsReserve: Bool { reserve.isHeld }
 
     /// Frees the reserve, making room for a checkpoint on a full disk.
     func releaseReserve() {
-        try? reservePath.unlink()
+        reserve.release()
     }
 
     /// Makes a rename in the directory durable.

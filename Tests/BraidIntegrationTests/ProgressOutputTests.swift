@@ -1,0 +1,104 @@
+import Braid
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What `braid` prints on stderr when stderr is not a terminal (a file here): a line to start, progress lines
+/// only once there is progress to tell, and a last line whose rate counts only this run's bytes and time.
+@Suite("progress off a terminal", .serialized)
+struct ProgressOutputTests {
+    @Test("a download over at once prints its start and its end, and no progress line of zeros")
+    func tinyDownload() async throws {
+        let server = TestServer(routes: ["/tiny": .init(size: 6)])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-progress")
+        defer { directory.remove() }
+        let output = directory.appending("tiny.bin").path
+
+        let run = try await BraidCLI.run([server.url("/tiny"), "-o", output])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let lines = run.standardError.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(run.standardError)")
+        #expect(lines.first?.hasPrefix("Downloading \(output) (6 B") == true, "\(run.standardError)")
+        #expect(lines.last?.hasPrefix("Saved \(output) (6 B, length verified) in ") == true, "\(run.standardError)")
+        #expect(!run.standardError.contains("%"), "no progress line: \(run.standardError)")
+    }
+
+    @Test("a resumed download's last line gives the bytes fetched in this run, at their rate, and those resumed")
+    func resumedRate() async throws {
+        // 1 MiB/s per connection, without a burst: 4 connections fetch the 8 MiB file in about 2 s.
+        let size: Int64 = 8 << 20
+        let server = TestServer(routes: ["/f": .init(size: UInt64(size), faults: [.throttle(bytesPerSecond: 1 << 20)])])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-progress")
+        defer { directory.remove() }
+        let output = directory.appending("out.bin").path
+        let manifest = URL(fileURLWithPath: output + ".braid")
+        let arguments = [server.url("/f"), "-n", "4", "-o", output]
+
+        let first = try BraidCLI.start(arguments)
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("half the file checkpointed", timeout: .seconds(30)) {
+            (ManifestFile(at: manifest)?.done ?? 0) >= size / 2
+        }
+        first.send(SIGINT)
+        #expect(try await first.waitForExit(timeout: .seconds(10)) == .exited(130))
+        let resumed = try #require(ManifestFile(at: manifest)).done
+
+        let second = try await BraidCLI.run(arguments)
+
+        #expect(second.status == .exited(0), "\(second.standardError)")
+        #expect(second.standardError.contains("resuming at \(Formatting.bytes(resumed))"))
+        let last = try #require(second.standardError.split(separator: "\n").last.map(String.init))
+        let fetched = size - resumed
+        let expectedStart = "Saved \(output) (8.0 MiB, length verified) in "
+        #expect(last.hasPrefix(expectedStart), "\(last)")
+        #expect(
+            last.hasSuffix(
+                ": \(Formatting.bytes(fetched)) fetched at \(Self.rate(last))/s, "
+                    + "\(Formatting.bytes(resumed)) resumed"), "\(last)")
+        // The rate is this run's bytes over this run's time: it agrees with them, and no faster than the server
+        // lets 4 connections go.
+        let seconds = try #require(Double(Self.seconds(last)))
+        let rate = try #require(Self.mebibytesPerSecond(Self.rate(last)))
+        #expect(rate <= 4 * 1.1, "\(last)")
+        #expect(
+            abs(rate * seconds - Double(fetched) / 1048576) <= 0.15 * Double(fetched) / 1048576 + 0.05 * rate, "\(last)"
+        )
+    }
+
+    /// The seconds in a `Saved … in T s…` line.
+    private static func seconds(_ line: String) -> String {
+        guard let range = line.range(of: " in ") else { return "" }
+        return String(line[range.upperBound...].prefix { $0 != " " })
+    }
+
+    /// The rate in a `Saved …` line, such as `3.9 MiB`, without its `/s`.
+    private static func rate(_ line: String) -> String {
+        guard let end = line.range(of: "/s") else { return "" }
+        let before = line[..<end.lowerBound]
+        let words = before.split(separator: " ")
+        return words.suffix(2).joined(separator: " ")
+    }
+
+    /// A rate in MiB/s from its printed form, `512.0 KiB` or `3.9 MiB`.
+    private static func mebibytesPerSecond(_ text: String) -> Double? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 2, let value = Double(parts[0]) else { return nil }
+        switch parts[1] {
+        case "B": return value / 1048576
+        case "KiB": return value / 1024
+        case "MiB": return value
+        case "GiB": return value * 1024
+        default: return nil
+        }
+    }
+}
