@@ -32,15 +32,29 @@ final class PartFile: Sendable {
         }
         do throws(BraidError) {
             try Self.restrictToOwner(descriptor, path: path)
-            do {
-                try descriptor.lockExclusively()
-            } catch {
-                guard error == .wouldBlock else { throw BraidError.localIO("cannot lock \(path)", error) }
-                throw BraidError.localIO(Self.describeLockHolder(of: descriptor, path: path), cause: .errno(error))
-            }
+            try Self.lock(descriptor, path: path)
         } catch {
             try? descriptor.close()
             throw error
+        }
+    }
+
+    /// Takes the exclusive lock. A lock this very process holds is waited for a moment: a child process started
+    /// by another thread keeps a copy of every descriptor until it execs (`O_CLOEXEC` closes it only then), so
+    /// a partial file closed for a restart can stay locked for a few milliseconds after.
+    private static func lock(_ descriptor: FileDescriptor, path: FilePath) throws(BraidError) {
+        var waits = 0
+        while true {
+            do {
+                return try descriptor.lockExclusively()
+            } catch .wouldBlock where waits < 40 && holder(of: descriptor) == getpid() {
+                waits += 1
+                usleep(25_000)
+            } catch .wouldBlock {
+                throw BraidError.localIO(describeLockHolder(of: descriptor, path: path), cause: .errno(.wouldBlock))
+            } catch {
+                throw BraidError.localIO("cannot lock \(path)", error)
+            }
         }
     }
 
@@ -149,8 +163,7 @@ final class PartFile: Sendable {
     /// Says who holds the lock. `flock` does not tell; /proc/locks lists the pid that took it, by inode.
     private static func describeLockHolder(of descriptor: FileDescriptor, path: FilePath) -> String {
         let advice = "wait for it to finish or stop it, then run the same command again"
-        let holder = (try? descriptor.stat()).flatMap { lockHolder(inode: UInt64($0.inode.rawValue)) }
-        switch holder {
+        switch holder(of: descriptor) {
         case getpid():
             return "\(path) is in use by another download of the same file in this process; \(advice)"
         case let pid?:
@@ -161,6 +174,10 @@ final class PartFile: Sendable {
     }
 
     /// The pid holding a `flock` on the file with this inode, from /proc/locks; nil if it cannot be told.
+    private static func holder(of descriptor: FileDescriptor) -> pid_t? {
+        (try? descriptor.stat()).flatMap { lockHolder(inode: UInt64($0.inode.rawValue)) }
+    }
+
     private static func lockHolder(inode: UInt64) -> pid_t? {
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") {
