@@ -164,6 +164,10 @@ struct FaultToleranceTests {
         let download = await harness.run()
         try harness.expectExactFile(download, content: TestContent(seed: 77, size: FaultToleranceTests.size))
         #expect(download.notices.contains { $0.contains("changed") })
+        // What the run fetched counts both attempts, as the server sent them: the discarded one too.
+        let fetched = try download.result.get().fetchedBytes
+        #expect(fetched > Int64(FaultToleranceTests.size), "fetched \(fetched)")
+        #expect(fetched <= Int64(harness.server.totalBodyBytesSent))
     }
 
     @Test("a redirect to another path is followed")

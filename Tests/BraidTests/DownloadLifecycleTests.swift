@@ -94,4 +94,13 @@ struct DownloadLifecycleTests {
         #expect(error?.code == .protocolViolation)
         #expect(error?.message.hasSuffix("gave up after 3 restarts") == true)
     }
+
+    @Test("What transfers cost adds up across pauses and restarts; the time to first byte is the first one's")
+    func spentAddsUp() {
+        var lifecycle = DownloadLifecycle()
+        lifecycle.record(TransferMachine.Statistics(fetchedBytes: 100, retries: 1, timeToFirstByte: nil))
+        lifecycle.record(TransferMachine.Statistics(fetchedBytes: 50, retries: 0, timeToFirstByte: 0.2))
+        lifecycle.record(TransferMachine.Statistics(fetchedBytes: 25, retries: 2, timeToFirstByte: 0.1))
+        #expect(lifecycle.spent == TransferMachine.Statistics(fetchedBytes: 175, retries: 3, timeToFirstByte: 0.2))
+    }
 }

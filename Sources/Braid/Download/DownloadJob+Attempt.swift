@@ -47,6 +47,7 @@ extension DownloadJob {
         let transfer = runTransfer(
             resource, mirrors: mirrors, plan: plan, file: file, hasher: hasher, checkpoints: checkpoints,
             paths: paths)
+        lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
             return try unfinished(transfer.outcome, segmented: plan.segmented, paths: paths, file: file, store: store)
         }
@@ -58,7 +59,7 @@ extension DownloadJob {
         let result = DownloadResult(
             path: paths.final.string, bytes: length, verifiedDigest: plan.digest,
             resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
-            statistics: transfer.statistics)
+            statistics: lifecycle.spent)
         emit(.completed(result))
         return .done(result)
     }

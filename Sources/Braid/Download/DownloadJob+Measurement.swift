@@ -28,6 +28,7 @@ extension DownloadJob {
         }
         lifecycle.advance()
         let transfer = runTransfer(resource, mirrors: mirrors, plan: plan, file: file, paths: paths)
+        lifecycle.record(transfer.statistics)
         let length: Int64
         switch transfer.outcome {
         case let .completed(finalLength): length = finalLength
@@ -43,7 +44,7 @@ extension DownloadJob {
         lifecycle.measured()
         let result = DownloadResult(
             path: paths.final.string, bytes: length, verifiedDigest: nil, resumedBytes: 0,
-            seconds: TransferEngine.now() - started, statistics: transfer.statistics)
+            seconds: TransferEngine.now() - started, statistics: lifecycle.spent)
         emit(.completed(result))
         return .done(result)
     }

@@ -29,6 +29,15 @@ struct DownloadLifecycle: Sendable, Equatable {
     private(set) var forcesSingleStream = false
     /// A server's ranges contradicted its HEAD: every later probe asks with a ranged GET.
     private(set) var distrustsHead = false
+    /// What every transfer of this download cost so far, across pauses and restarts.
+    private(set) var spent = TransferMachine.Statistics(fetchedBytes: 0, retries: 0, timeToFirstByte: nil)
+
+    /// Adds what a transfer cost; the time to first byte is the first transfer's.
+    mutating func record(_ statistics: TransferMachine.Statistics) {
+        spent.fetchedBytes += statistics.fetchedBytes
+        spent.retries += statistics.retries
+        spent.timeToFirstByte = spent.timeToFirstByte ?? statistics.timeToFirstByte
+    }
 
     /// The stage that just ended without an error moves the download on.
     mutating func advance() {
