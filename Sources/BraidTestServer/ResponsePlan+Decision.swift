@@ -81,11 +81,15 @@ extension ResponsePlan {
         for case .entityTag(let value) in faults {
             entityTag = value
         }
+        let recentlyModified = faults.contains(.recentlyModified)
+        if recentlyModified { entityTag = "W/" + entityTag }
         var selected = 0..<content.size
         var partial = false
         if !isHead, !faults.contains(.ignoreRange), let header = request.header("Range"),
             let spec = ByteRangeSpec(header: header),
-            Self.ifRangeHolds(request.header("If-Range"), entityTag: entityTag, lastModified: content.lastModified)
+            Self.ifRangeHolds(
+                request.header("If-Range"), entityTag: entityTag,
+                lastModified: recentlyModified ? nil : content.lastModified)
         {
             guard let range = spec.resolve(size: content.size) else {
                 status = 416
@@ -120,11 +124,13 @@ extension ResponsePlan {
         }
     }
 
-    /// Whether `If-Range` (absent, an entity tag or a date) lets the `Range` header apply (RFC 9110 §13.1.5).
-    private static func ifRangeHolds(_ ifRange: String?, entityTag: String, lastModified: String) -> Bool {
+    /// Whether `If-Range` (absent, an entity tag or a date) lets the `Range` header apply (RFC 9110 §13.1.5):
+    /// only a strong match does, so a weak entity tag never does, nor a date when `lastModified` is nil (a file
+    /// too recently modified for its date to be a strong validator).
+    private static func ifRangeHolds(_ ifRange: String?, entityTag: String, lastModified: String?) -> Bool {
         guard let ifRange else { return true }
         if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
-            return ifRange == entityTag
+            return !ifRange.hasPrefix("W/") && ifRange == entityTag
         }
         return ifRange == lastModified
     }

@@ -77,6 +77,9 @@ extension TestServer {
         case contentDisposition(String)
         /// Sends this `ETag` instead of the content's own (and honours `If-Range` against it).
         case entityTag(String)
+        /// The content was modified less than a second ago, as Apache sees it: its `ETag` is weak, and an
+        /// `If-Range` date is not a strong validator, so a range request carrying one gets the whole body (200).
+        case recentlyModified
         /// Sends a header with raw bytes for its value, for filenames that are not valid UTF-8.
         case rawHeader(name: String, value: [UInt8])
         /// Sends `Content-MD5` (base64 of the MD5 of the whole representation) on `200` and `HEAD`; a wrong

@@ -55,6 +55,7 @@ extension TestServer.Fault {
         case "redirect-location": self = .redirect(status: try number(0), to: .location(String(try field(1))))
         case "content-disposition": self = .contentDisposition(String(value))
         case "etag": self = .entityTag(String(value))
+        case "recently-modified": self = .recentlyModified
         case "content-md5": self = .contentMD5(correct: try correct())
         case "digest": self = .digest([.md5, .sha256], correct: try correct())
         case "repr-digest": self = .reprDigest([.sha256, .sha512], correct: try correct())

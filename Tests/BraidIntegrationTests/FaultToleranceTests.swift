@@ -102,6 +102,18 @@ struct FaultToleranceTests {
         #expect(!download.retries.isEmpty, "the single stream was never cut, so nothing was tested")
     }
 
+    @Test("a file with only a weak ETag (just modified, as Apache sees it) keeps its segments: no If-Range is sent")
+    func recentlyModifiedKeepsSegments() async throws {
+        let harness = try Harness(faults: [.recentlyModified])
+        defer { harness.shutdown() }
+        let download = await harness.run()
+        try harness.expectExactFile(download)
+        #expect(!download.notices.contains { $0.contains("single stream") }, "\(download.notices)")
+        let ranged = harness.server.requestLog.filter { $0.range != nil && $0.method == "GET" }
+        #expect(ranged.count > 1, "the file came in segments")
+        #expect(ranged.allSatisfy { $0.ifRange == nil && $0.status == 206 }, "\(ranged)")
+    }
+
     @Test("a wrong range once is retried; the bytes land only where they belong")
     func shiftedRangeOnce() async throws {
         let harness = try Harness(faults: [.onlyFirst(requests: 2, .shiftRange(offsetBy: 4096))])

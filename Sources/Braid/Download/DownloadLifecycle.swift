@@ -77,7 +77,9 @@ struct DownloadLifecycle: Sendable, Equatable {
         case let .remoteChanged(message):
             notice = "\(message); discarding the partial download and starting again"
         case .rangesIgnored:
-            notice = "the server ignores byte ranges; downloading in a single stream"
+            notice =
+                "the server answered a range request with the whole file (HTTP 200): it ignores byte ranges; "
+                + "downloading in a single stream"
             forcesSingleStream = true
         case let .lengthDisagrees(message):
             notice = "\(message); probing again with a range request"

@@ -30,16 +30,25 @@ public struct RemoteResource: Sendable, Equatable {
     /// Whether the download can be split into ranges and resumed.
     public var isSegmentable: Bool { acceptsRanges && length != nil }
 
-    /// The validator for `If-Range`: a strong ETag, else Last-Modified (RFC 9110 §13.1.5).
+    /// The validator for `If-Range`: a strong ETag only. A date is a strong validator only when the file is at
+    /// least a second older than the response (RFC 9110 §13.1.5), and servers such as Apache answer every range
+    /// with the whole file when it is not; without a strong ETag, Braid sends no `If-Range` and checks the
+    /// validators each 206 carries against the probe instead.
     var ifRangeValidator: String? {
-        if let etag, !etag.hasPrefix("W/") { return etag }
-        return lastModified
+        guard let etag, !etag.hasPrefix("W/") else { return nil }
+        return etag
     }
 
     /// Whether a response's validators say it is still the same file.
     func sameRepresentation(etag otherETag: String?, lastModified otherLastModified: String?) -> Bool {
-        if let etag, let otherETag { return etag == otherETag }
+        // The weak comparison of RFC 9110 §8.8.3.2: a file Apache modified less than a second ago has a weak
+        // ETag that turns strong later, with the same opaque tag.
+        if let etag, let otherETag { return Self.opaqueTag(etag) == Self.opaqueTag(otherETag) }
         if let lastModified, let otherLastModified { return lastModified == otherLastModified }
         return true
+    }
+
+    private static func opaqueTag(_ etag: String) -> Substring {
+        etag.hasPrefix("W/") ? etag.dropFirst(2) : Substring(etag)
     }
 }
