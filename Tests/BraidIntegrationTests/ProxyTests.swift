@@ -126,7 +126,7 @@ struct ProxyTests {
             environment: environment
         )
         #expect(direct.status == .exited(0), "\(direct.standardError)")
-        #expect(direct.standardError.contains("no proxy (set explicitly"), "\(direct.standardError)")
+        #expect(direct.standardError.contains("no proxy (set explicitly as empty)"), "\(direct.standardError)")
         #expect(proxy.forwarded().count == throughProxy)
         #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
     }

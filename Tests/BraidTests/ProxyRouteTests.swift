@@ -25,11 +25,18 @@ struct ProxyRouteTests {
         #expect(route.description == "proxy socks5h://user:***@127.0.0.1:1080 (set explicitly)")
     }
 
+    @Test("A proxy without a scheme is http://, as libcurl reads it, and its password is hidden too")
+    func schemelessProxy() {
+        let route = Self.route("http://example.org/", proxy: "user:secret@proxy:3128")
+        #expect(route.description == "proxy http://user:***@proxy:3128 (set explicitly)")
+    }
+
     @Test("An empty explicit proxy means none, whatever the environment says")
     func emptyProxy() {
         let route = Self.route("http://example.org/", proxy: "", environment: ["http_proxy": "http://p:3128"])
         #expect(route.proxy == nil)
         #expect(route.source == .explicit)
+        #expect(route.description == "no proxy (set explicitly as empty)")
     }
 
     @Test("The scheme's variable comes first, then ALL_PROXY; HTTP_PROXY in capitals is ignored, as libcurl does")
@@ -59,6 +66,7 @@ struct ProxyRouteTests {
     func bypass(url: String, list: String, direct: Bool) {
         let route = Self.route(url, proxy: "http://p:3128", noProxy: list)
         #expect((route.proxy == nil) == direct)
+        #expect(route.bypassed == direct)
     }
 
     @Test("NO_PROXY from the environment applies when no list is given, and an explicit list replaces it")

@@ -15,11 +15,13 @@ struct ProxyRoute: Equatable, Sendable, CustomStringConvertible {
     let proxy: String?
     /// Why: where the proxy, or the decision to go direct, came from; `nil` when nothing asked for a proxy.
     let source: Source?
+    /// Whether a proxy was set but the no-proxy list sends this host direct.
+    let bypassed: Bool
 
     init(url: String, proxy: String?, noProxy: String?, environment: (String) -> String?) {
-        let scheme = Origin(url: url)?.scheme ?? "http"
-        let host = Origin(url: url)?.host ?? ""
-        var chosen: (String, Source)?
+        let origin = Origin(url: url)
+        let scheme = origin?.scheme ?? "http"
+        var chosen: (value: String, source: Source)?
         if let proxy {
             chosen = (proxy, .explicit)
         } else {
@@ -31,22 +33,20 @@ struct ProxyRoute: Equatable, Sendable, CustomStringConvertible {
                 }
             }
         }
-        guard let (value, source) = chosen, !value.isEmpty else {
+        source = chosen?.source
+        guard let value = chosen?.value, !value.isEmpty else {
             self.proxy = nil
-            self.source = chosen?.1
+            bypassed = false
             return
         }
         let list = noProxy ?? environment("no_proxy") ?? environment("NO_PROXY") ?? ""
-        if Self.bypasses(host: host, list: list) {
-            self.proxy = nil
-            self.source = source
-        } else {
-            self.proxy = PrintableText.sanitised(value)
-            self.source = source
-        }
+        bypassed = Self.bypasses(host: origin?.host ?? "", list: list)
+        // libcurl reads a proxy without a scheme as http://; written out, its password can be found and hidden.
+        let spelled = value.contains("://") ? value : "http://" + value
+        self.proxy = bypassed ? nil : PrintableText.sanitised(spelled)
     }
 
-    /// One line for `-v`: `proxy http://user:***@proxy:3128 (from https_proxy)`, or `no proxy`.
+    /// One line for `-v`: `proxy http://user:***@proxy:3128 (from https_proxy)`, or why there is none.
     var description: String {
         let origin: String
         switch source {
@@ -54,8 +54,9 @@ struct ProxyRoute: Equatable, Sendable, CustomStringConvertible {
         case .explicit: origin = "set explicitly"
         case let .environment(name): origin = "from \(name)"
         }
-        guard let proxy else { return "no proxy (\(origin), bypassed or empty)" }
-        return "proxy \(proxy) (\(origin))"
+        if let proxy { return "proxy \(proxy) (\(origin))" }
+        return bypassed
+            ? "no proxy (the no-proxy list names the host; proxy \(origin))" : "no proxy (\(origin) as empty)"
     }
 
     /// Whether libcurl's no-proxy matching sends `host` direct: `*` matches all; a name matches itself and its
