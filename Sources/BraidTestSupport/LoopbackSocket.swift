@@ -48,6 +48,16 @@ struct LoopbackSocket {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Whether something accepts a connection on 127.0.0.1:`port` (the connection is closed with the socket).
+    func accepts(port: Int) -> Bool {
+        var address = Self.loopbackAddress(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        } == 0
+    }
+
     /// Connects to 127.0.0.1:`port`, sends `request` and returns everything the server sends until it closes.
     ///
     /// Returns `nil` when the connection is refused, reset or silent for `timeoutSeconds`: to a readiness probe

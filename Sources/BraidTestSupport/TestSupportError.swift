@@ -11,6 +11,7 @@ public struct TestSupportError: Error, CustomStringConvertible, Sendable {
         case timedOut
         case exitedEarly
         case nginxFailedToStart
+        case proxyFailedToStart
         case commandFailed
         case systemCall
     }
@@ -59,6 +60,11 @@ public struct TestSupportError: Error, CustomStringConvertible, Sendable {
     /// nginx exited or never answered during start-up; `errorLog` is its own account of why.
     public static func nginxFailedToStart(_ reason: String, errorLog: String) -> TestSupportError {
         TestSupportError(.nginxFailedToStart, "nginx failed to start: \(reason)" + Self.quoted(errorLog))
+    }
+
+    /// A proxy (tinyproxy, microsocks) is not installed, exited or never accepted a connection during start-up.
+    public static func proxyFailedToStart(_ reason: String, log: String) -> TestSupportError {
+        TestSupportError(.proxyFailedToStart, "proxy failed to start: \(reason)" + Self.quoted(log))
     }
 
     /// A helper command (openssl, md5) exited unsuccessfully.

@@ -46,6 +46,8 @@ extension BraidError.Option {
         case .connectTimeoutSeconds: "--connect-timeout"
         case .caCertificatePath: "--cacert"
         case .headers: "-H"
+        case .proxy: "--proxy"
+        case .noProxy: "--noproxy"
         case .redirectSchemes: "--proto-redir"
         case .expectedDigest: "--checksum"
         default: nil

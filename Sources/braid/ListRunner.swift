@@ -16,7 +16,7 @@ final class ListRunner: Sendable {
     private let interrupted = Mutex(false)
 
     /// - Parameter options: what every download shares; each entry adds its destination, mirrors, digest,
-    ///   connections and headers.
+    ///   connections, headers and proxy.
     init(list: DownloadList, options: DownloadOptions, limits: DownloadManager.Limits, observer: any ListObserver) {
         let manager = DownloadManager(limits: limits)
         items = list.entries.enumerated().map { index, entry in
@@ -43,6 +43,7 @@ final class ListRunner: Sendable {
         options.expectedDigest = entry.checksum
         if let connections = entry.connections { options.connections = connections }
         options.headers = shared.headers + entry.headers
+        if let proxy = entry.proxy { options.proxy = proxy }
         // Running the same list again verifies and skips what is already complete instead of failing.
         options.skipExistingIfVerified = true
         return options

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Braid
 
-/// How requests are made, shared by `braid get` and `braid bench`: extra headers, TLS trust, retries, timeouts.
+/// How requests are made, shared by `braid get` and `braid bench`: extra headers, proxy, TLS trust, retries,
+/// timeouts.
 struct RequestArguments: ParsableArguments {
     @Option(
         name: [.customShort("H"), .customLong("header")],
@@ -28,6 +29,23 @@ struct RequestArguments: ParsableArguments {
         )
     )
     var protoRedir: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Use this proxy (http://, https://, socks5://, socks5h://, with user:password@ if needed) instead of "
+                + "http_proxy, https_proxy or ALL_PROXY; '' for none.",
+            valueName: "URL"
+        )
+    )
+    var proxy: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Hosts to reach without the proxy, comma-separated ('*' for all), instead of NO_PROXY.",
+            valueName: "HOSTS"
+        )
+    )
+    var noproxy: String?
 
     @Option(help: ArgumentHelp("Attempts per segment without progress before giving up.", valueName: "N"))
     var maxTries = 6
@@ -66,6 +84,8 @@ struct RequestArguments: ParsableArguments {
         if let protoRedir { options.redirectSchemes = Self.redirectSchemes(protoRedir) }
         options.caCertificatePath = cacert
         options.insecure = insecure
+        options.proxy = proxy
+        options.noProxy = noproxy
         options.maximumAttempts = maxTries
         options.stallTimeoutSeconds = stallTimeout
         options.connectTimeoutSeconds = connectTimeout

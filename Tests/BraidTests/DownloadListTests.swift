@@ -111,4 +111,24 @@ struct DownloadListTests {
                 && error.message.contains(explanation)
         }
     }
+
+    @Test("proxy= sets the entry's proxy, empty for none; a proxy with another scheme names the line")
+    func proxy() throws {
+        let list = try DownloadList(
+            parsing: """
+                https://example.org/a.iso
+                  proxy=socks5h://user:pw@127.0.0.1:1080
+                https://example.org/b.iso
+                  proxy=
+                https://example.org/c.iso
+                """
+        )
+        #expect(list.entries.map(\.proxy) == ["socks5h://user:pw@127.0.0.1:1080", "", nil])
+
+        let error = #expect(throws: BraidError.self) {
+            try DownloadList(parsing: "https://example.org/a.iso\n  proxy=socks4://user:secret@proxy:1080")
+        }
+        #expect(error?.message.hasPrefix("line 2:") == true)
+        #expect(error?.message.contains("secret") == false)
+    }
 }

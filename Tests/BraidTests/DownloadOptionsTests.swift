@@ -84,4 +84,44 @@ struct DownloadOptionsTests {
         #expect(options.requestOptions.connectTimeoutSeconds == 3)
         #expect(options.requestOptions.stallTimeoutSeconds == 4)
     }
+
+    @Test(
+        "A proxy with an http, https, socks5 or socks5h scheme, or none, or empty is accepted",
+        arguments: [
+            "http://127.0.0.1:3128", "HTTPS://proxy.example", "socks5://u:p@[::1]:1080", "socks5h://proxy:1080",
+            "proxy.example:3128", "",
+        ]
+    )
+    func acceptsProxy(proxy: String) {
+        #expect(throws: Never.self) { try options { $0.proxy = proxy }.validate() }
+    }
+
+    @Test(
+        "A proxy with another scheme, no host or a control character is a usage error naming the option",
+        arguments: ["ftp://proxy.example", "socks4://u:secret@proxy:1080", "http://", "http://proxy\r\nX: y"]
+    )
+    func rejectsProxy(proxy: String) {
+        let error = #expect(throws: BraidError.self) { try options { $0.proxy = proxy }.validate() }
+        #expect(error?.code == .usage)
+        #expect(error?.option == .proxy)
+        #expect(error?.message.contains("secret") == false)
+    }
+
+    @Test("A no-proxy list with a control character is a usage error naming the option")
+    func rejectsNoProxy() {
+        let error = #expect(throws: BraidError.self) { try options { $0.noProxy = "a.example\nb" }.validate() }
+        #expect(error?.option == .noProxy)
+        #expect(throws: Never.self) { try options { $0.noProxy = "localhost, .example.org" }.validate() }
+    }
+
+    @Test("The proxy and no-proxy list reach every request")
+    func proxyReachesRequests() {
+        let request = options {
+            $0.proxy = "socks5h://127.0.0.1:1080"
+            $0.noProxy = "localhost"
+        }.requestOptions
+        #expect(request.proxy == "socks5h://127.0.0.1:1080")
+        #expect(request.noProxy == "localhost")
+        #expect(DownloadOptions().requestOptions.proxy == nil)
+    }
 }

@@ -72,6 +72,10 @@ public final class Download: Sendable {
         guard first else { throw BraidError(.usage, "this download has already been run; create a new Download") }
         var logger = Logger.current
         logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
+        let route = ProxyRoute(url: url, proxy: options.proxy, noProxy: options.noProxy) {
+            ProcessInfo.processInfo.environment[$0]
+        }
+        logger.debug("\(route)")
         let job = DownloadJob(
             url: url,
             options: options,

@@ -7,6 +7,7 @@
 ///   checksum=sha-256=9f86d0…
 ///   connections=4
 ///   header=Authorization: Bearer …
+///   proxy=socks5h://user:password@proxy.example:1080
 /// https://one.example/b.bin	https://two.example/b.bin
 /// ```
 ///
@@ -25,6 +26,9 @@ public struct DownloadList: Sendable, Equatable {
         public var connections: Int?
         /// `header=Name: value`, repeatable.
         public var headers: [String] = []
+        /// `proxy=URL`, as `DownloadOptions.proxy`: this entry's proxy, in place of the one given for the whole
+        /// list; empty for none.
+        public var proxy: String?
         /// The line the URL was on, for messages.
         public var line: Int
     }
@@ -79,8 +83,17 @@ public struct DownloadList: Sendable, Equatable {
         case "header":
             guard value.contains(":") else { throw .usage("line \(line): header= takes 'Name: value', got '\(value)'") }
             entry.headers.append(value)
+        case "proxy":
+            var options = DownloadOptions()
+            options.proxy = value
+            do {
+                try options.validate()
+            } catch {
+                throw .usage("line \(line): \(error.message)")
+            }
+            entry.proxy = value
         default:
-            throw .usage("line \(line): unknown option '\(key)' (use out, checksum, connections or header)")
+            throw .usage("line \(line): unknown option '\(key)' (use out, checksum, connections, header or proxy)")
         }
     }
 }

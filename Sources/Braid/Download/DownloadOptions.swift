@@ -30,7 +30,17 @@ public struct DownloadOptions: Sendable {
     /// failing: if its length matches the server's, and its digest the expected one when one is known, the
     /// download completes without fetching anything. This is how a list is run again.
     public var skipExistingIfVerified = false
-    /// A CA bundle to trust for HTTPS, in PEM.
+    /// The proxy every request goes through, as curl's `--proxy`: `http://`, `https://`, `socks5://` or
+    /// `socks5h://` (the proxy resolves host names), with `user:password@` when it asks for credentials; no scheme
+    /// means `http://`. It takes precedence over the `http_proxy`, `https_proxy` and `ALL_PROXY` environment
+    /// variables, which libcurl reads when this is `nil`; an empty string uses no proxy at all. Credentials are
+    /// never stored in the manifest nor shown in messages.
+    public var proxy: String?
+    /// Hosts reached directly rather than through the proxy, as curl's `--noproxy`: comma-separated names (a name
+    /// also covers its subdomains) or addresses, `*` for all. It takes precedence over the `NO_PROXY` environment
+    /// variable.
+    public var noProxy: String?
+    /// A CA bundle to trust for HTTPS, in PEM (also for an `https://` proxy).
     public var caCertificatePath: String?
     /// Skip TLS certificate verification (insecure).
     public var insecure = false
@@ -108,6 +118,7 @@ public struct DownloadOptions: Sendable {
         if let caCertificatePath, caCertificatePath.utf8.count > Self.maximumTextLength {
             throw .usage("the CA certificate path is too long", option: .caCertificatePath)
         }
+        try validateProxy()
         for header in headers {
             // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
@@ -122,6 +133,41 @@ public struct DownloadOptions: Sendable {
         }
     }
 
+    /// The proxy schemes libcurl is asked to speak.
+    static let proxySchemes: Set<String> = ["http", "https", "socks5", "socks5h"]
+
+    private func validateProxy() throws(BraidError) {
+        if let proxy {
+            guard proxy.utf8.count <= Self.maximumTextLength else {
+                throw .usage("the proxy is too long", option: .proxy)
+            }
+            // Control characters (a line break, a NUL that would end the C string early) are never part of a URL.
+            guard !proxy.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .usage("the proxy contains a control character", option: .proxy)
+            }
+            if let marker = proxy.firstRange(of: "://") {
+                let scheme = proxy[..<marker.lowerBound].lowercased()
+                guard Self.proxySchemes.contains(scheme) else {
+                    throw .usage(
+                        "the proxy must be http://, https://, socks5:// or socks5h://, not '\(scheme)://'",
+                        option: .proxy
+                    )
+                }
+                guard proxy[marker.upperBound...].contains(where: { $0 != "/" }) else {
+                    throw .usage("the proxy '\(proxy)' names no host", option: .proxy)
+                }
+            }
+        }
+        if let noProxy {
+            guard noProxy.utf8.count <= Self.maximumTextLength else {
+                throw .usage("the no-proxy list is too long", option: .noProxy)
+            }
+            guard !noProxy.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .usage("the no-proxy list contains a control character", option: .noProxy)
+            }
+        }
+    }
+
     /// Timeouts libcurl accepts, in seconds.
     static let timeouts = 1...2_147_483
     /// The longest string libcurl accepts as an option (`CURL_MAX_INPUT_LENGTH`).
@@ -133,6 +179,8 @@ public struct DownloadOptions: Sendable {
         options.redirectSchemes = redirectSchemes
         options.caCertificatePath = caCertificatePath
         options.insecure = insecure
+        options.proxy = proxy
+        options.noProxy = noProxy
         options.connectTimeoutSeconds = connectTimeoutSeconds
         options.stallTimeoutSeconds = stallTimeoutSeconds
         options.verbose = verbose

@@ -41,13 +41,14 @@ final class PartFile: Sendable {
 
     /// Takes the exclusive lock. A lock this very process holds is waited for a moment: a child process started
     /// by another thread keeps a copy of every descriptor until it execs (`O_CLOEXEC` closes it only then), so
-    /// a partial file closed for a restart can stay locked for a few milliseconds after.
+    /// a partial file closed for a restart can stay locked for a few milliseconds after. A lock that has no holder
+    /// by the time /proc/locks is read was released in between (the child exec'd): that is tried again too.
     private static func lock(_ descriptor: FileDescriptor, path: FilePath) throws(BraidError) {
         var waits = 0
         while true {
             do {
                 return try descriptor.lockExclusively()
-            } catch .wouldBlock where waits < 40 && holder(of: descriptor) == getpid() {
+            } catch .wouldBlock where waits < 40 && (holder(of: descriptor).map { $0 == getpid() } ?? true) {
                 waits += 1
                 usleep(25_000)
             } catch .wouldBlock {

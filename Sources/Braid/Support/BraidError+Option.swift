@@ -5,7 +5,7 @@ extension BraidError {
         fileprivate enum Base: String, Sendable {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
-            case expectedDigest, connectionCounts, repeats
+            case proxy, noProxy, expectedDigest, connectionCounts, repeats
         }
         fileprivate let base: Base
 
@@ -29,6 +29,10 @@ extension BraidError {
         public static let headers = Option(base: .headers)
         /// `DownloadOptions.redirectSchemes`.
         public static let redirectSchemes = Option(base: .redirectSchemes)
+        /// `DownloadOptions.proxy`.
+        public static let proxy = Option(base: .proxy)
+        /// `DownloadOptions.noProxy`.
+        public static let noProxy = Option(base: .noProxy)
         /// `DownloadOptions.expectedDigest`, and the text `ExpectedDigest(checksumArgument:)` parses.
         public static let expectedDigest = Option(base: .expectedDigest)
         /// `BenchSchedule`'s `connectionCounts`.

@@ -21,11 +21,17 @@ extension EasyHandle {
         set(CURLOPT_TCP_KEEPALIVE, true)
         set(CURLOPT_FAILONERROR, false)
         set(CURLOPT_VERBOSE, options.verbose)
+        // Without an explicit proxy (nil), libcurl reads http_proxy, https_proxy, ALL_PROXY and NO_PROXY itself.
+        set(CURLOPT_PROXY, options.proxy)
+        set(CURLOPT_NOPROXY, options.noProxy)
         if let caCertificatePath = options.caCertificatePath {
             set(CURLOPT_CAINFO, caCertificatePath)
+            set(CURLOPT_PROXY_CAINFO, caCertificatePath)
         }
         set(CURLOPT_SSL_VERIFYPEER, !options.insecure)
         set(CURLOPT_SSL_VERIFYHOST, options.insecure ? 0 : 2)
+        set(CURLOPT_PROXY_SSL_VERIFYPEER, !options.insecure)
+        set(CURLOPT_PROXY_SSL_VERIFYHOST, options.insecure ? 0 : 2)
         setHeaders(headers)
     }
 }

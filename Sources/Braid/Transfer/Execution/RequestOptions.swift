@@ -9,6 +9,10 @@ struct RequestOptions: Sendable {
     /// The schemes a redirect may lead to (`--proto-redir`).
     var redirectSchemes: Set<String> = ["http", "https"]
     var userAgent: String = "braid/\(BraidVersion.current)"
+    /// `CURLOPT_PROXY`: `nil` leaves libcurl to read the proxy environment variables, `""` disables any proxy.
+    var proxy: String?
+    /// `CURLOPT_NOPROXY`: `nil` leaves libcurl to read `NO_PROXY`.
+    var noProxy: String?
     var caCertificatePath: String?
     var insecure = false
     var connectTimeoutSeconds = 30
