@@ -87,7 +87,10 @@ extension NginxFixture {
             }
             lines.append("    alias \(quoted(documentRoot + location.target));")
             if let bytesPerSecond = location.bytesPerSecond {
+                // Strict pacing: without a cap on each sendfile chunk, every request sends its first ~2 MiB at once,
+                // and a response cut short by a steal has sent that much past where it was needed.
                 lines.append("    limit_rate \(bytesPerSecond);")
+                lines.append("    sendfile_max_chunk 64k;")
             }
             for header in location.headers {
                 lines.append("    add_header \(quoted(header.name)) \(quoted(header.value)) always;")
