@@ -48,6 +48,7 @@ extension BraidError.Option {
         case .headers: "-H"
         case .redirectSchemes: "--proto-redir"
         case .expectedDigest: "--checksum"
+        case .checksumFile: "--checksum-file"
         default: nil
         }
     }

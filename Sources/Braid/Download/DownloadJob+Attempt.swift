@@ -106,6 +106,17 @@ extension DownloadJob {
         return paths
     }
 
+    /// The digest to verify against: the user's, else the checksum file's line for the final name, else the
+    /// strongest the server sent.
+    func expectedDigest(for resource: RemoteResource, paths: DestinationPaths) throws(BraidError) -> ExpectedDigest? {
+        if let digest = options.expectedDigest { return digest }
+        if let checksumFile = options.checksumFile {
+            let name = paths.final.lastComponent?.string ?? paths.final.string
+            return try ChecksumFile(readingAt: checksumFile).digest(forName: name)
+        }
+        return DigestHeaders.preferred(resource.digests)
+    }
+
     /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh.
     private func resumeOrPlan(
         _ resource: RemoteResource,
@@ -113,7 +124,7 @@ extension DownloadJob {
         file: PartFile,
         store: ManifestStore
     ) throws(BraidError) -> TransferPlan {
-        let digest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
+        let digest = try expectedDigest(for: resource, paths: paths)
         var plan: TransferPlan
         if resource.isSegmentable, let length = resource.length {
             if let manifest = try loadManifest(store, file: file, resource: resource, digest: digest) {

@@ -5,7 +5,7 @@ extension BraidError {
         fileprivate enum Base: String, Sendable {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
-            case expectedDigest, connectionCounts, repeats
+            case expectedDigest, checksumFile, connectionCounts, repeats
         }
         fileprivate let base: Base
 
@@ -31,6 +31,8 @@ extension BraidError {
         public static let redirectSchemes = Option(base: .redirectSchemes)
         /// `DownloadOptions.expectedDigest`, and the text `ExpectedDigest(checksumArgument:)` parses.
         public static let expectedDigest = Option(base: .expectedDigest)
+        /// `DownloadOptions.checksumFile`: the file cannot be read, or has no line for the file downloaded.
+        public static let checksumFile = Option(base: .checksumFile)
         /// `BenchSchedule`'s `connectionCounts`.
         public static let connectionCounts = Option(base: .connectionCounts)
         /// `BenchSchedule`'s `repeats`.
