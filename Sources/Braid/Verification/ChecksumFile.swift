@@ -55,7 +55,7 @@ struct ChecksumFile: Sendable, Equatable {
             matches = entries.filter { $0.name.split(separator: "/").last.map(String.init) == name }
         }
         guard let best = DigestHeaders.preferred(matches.map(\.digest)) else {
-            throw .usage("\(path) has no line for \(name)", option: .checksumFile)
+            throw .usage("the checksum file \(path) has no line for \(name)", option: .checksumFile)
         }
         let rivals = matches.filter { $0.digest.algorithm == best.algorithm && $0.digest.bytes != best.bytes }
         guard rivals.isEmpty else {
