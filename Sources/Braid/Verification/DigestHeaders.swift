@@ -83,11 +83,13 @@ enum DigestHeaders {
 
     /// S3's `x-amz-checksum-sha256` and `x-amz-checksum-sha1`, only when they cover the whole object: a checksum
     /// of a multipart upload's part checksums (`x-amz-checksum-type: COMPOSITE`, or a value ending in `-N`)
-    /// is not a digest of the bytes.
+    /// is not a digest of the bytes. S3 keeps SHA checksums of a multipart upload (whose `ETag` ends in `-N`)
+    /// only as composites, and some S3 look-alikes send those without saying so.
     static func amazonChecksums(in headers: ResponseHeaders) -> [ExpectedDigest] {
         if let type = headers["x-amz-checksum-type"], type.trimmingWhitespace().uppercased() != "FULL_OBJECT" {
             return []
         }
+        if let tag = headers["etag"], isMultipartEntityTag(tag) { return [] }
         let kinds: [(String, DigestAlgorithm, ExpectedDigest.Source)] = [
             ("x-amz-checksum-sha1", .sha1, .amzChecksumSHA1),
             ("x-amz-checksum-sha256", .sha256, .amzChecksumSHA256),
@@ -101,11 +103,13 @@ enum DigestHeaders {
     }
 
     /// An `ETag` is the object's MD5 only where S3 says so: a strong tag of 32 hexadecimal digits, without the
-    /// `-N` of a multipart upload, from a server that identifies as S3, on an object not encrypted with KMS or a
+    /// `-N` of a multipart upload, from a server that identifies as S3 or moto, on an object not encrypted with KMS or a
     /// customer key (whose tags are not digests).
     static func amazonEntityTag(in headers: ResponseHeaders) -> ExpectedDigest? {
+        // `x-amz-request-id` and `x-amz-id-2` are S3's; `x-amzn-requestid` is how moto, the S3 stand-in, says it.
         let isS3 =
             headers["server"]?.lowercased().contains("amazons3") == true || headers["x-amz-request-id"] != nil
+            || headers["x-amz-id-2"] != nil || headers["x-amzn-requestid"] != nil
         guard isS3, let tag = headers["etag"]?.trimmingWhitespace(),
             headers["x-amz-server-side-encryption-customer-algorithm"] == nil,
             headers["x-amz-server-side-encryption"]?.lowercased().hasPrefix("aws:kms") != true,
@@ -113,6 +117,16 @@ enum DigestHeaders {
             let bytes = ExpectedDigest.decodeHex(String(tag.dropFirst().dropLast())), bytes.count == 16
         else { return nil }
         return ExpectedDigest(algorithm: .md5, bytes: bytes, source: .entityTag)
+    }
+
+    /// The `ETag` S3 gives a multipart upload: `"<32 hex digits>-<part count>"`.
+    private static func isMultipartEntityTag(_ tag: String) -> Bool {
+        let parts = tag.trimmingWhitespace().split(separator: "-")
+        guard parts.count == 2, parts[0].hasPrefix("\""), parts[1].hasSuffix("\"") else { return false }
+        let hex = String(parts[0].dropFirst())
+        let count = parts[1].dropLast()
+        return hex.utf8.count == 32 && ExpectedDigest.decodeHex(hex) != nil && !count.isEmpty
+            && count.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// A multipart checksum is written `<base64>-<part count>`; standard base64 has no `-`.
