@@ -61,7 +61,7 @@ final class ProgressReporter: Sendable {
     /// fetched, not counting those an earlier run left on disk.
     private static func summary(of result: DownloadResult) -> String {
         let check =
-            result.verifiedDigest.map { "\($0.algorithm) verified (\($0.source.rawValue))" } ?? "length verified"
+            result.verifiedDigest.map { "\($0.algorithm) verified against \($0.source.rawValue)" } ?? "length verified"
         let saved =
             "Saved \(result.path) (\(Formatting.bytes(result.bytes)), \(check)) in "
             + "\(Formatting.fixed(result.seconds, digits: 1)) s"

@@ -27,9 +27,9 @@ struct CloudDigestTests {
     }
 
     static let right: [([TestServer.Fault], String)] = [
-        ([.googHash(correct: true)], "md5 verified (x-goog-hash)"),
-        ([.amzChecksum(correct: true, composite: false)], "sha-256 verified (x-amz-checksum-sha256)"),
-        (amazonObject(md5Of: content), "md5 verified (ETag)"),
+        ([.googHash(correct: true)], "md5 verified against x-goog-hash"),
+        ([.amzChecksum(correct: true, composite: false)], "sha-256 verified against x-amz-checksum-sha256"),
+        (amazonObject(md5Of: content), "md5 verified against ETag"),
     ]
 
     @Test("a right cloud digest is verified and named on the final line", arguments: right)
@@ -132,7 +132,7 @@ struct CloudDigestTests {
             [server.url("/data/file.bin"), "--checksum-file", sums, "--no-fsync"] + destination)
 
         #expect(run.status == .exited(0), "\(run.standardError)")
-        #expect(run.standardError.contains("sha-256 verified (checksum-file)"), "\(run.standardError)")
+        #expect(run.standardError.contains("sha-256 verified against checksum-file"), "\(run.standardError)")
         #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
     }
 
@@ -177,6 +177,42 @@ struct CloudDigestTests {
         #expect(unnamed.standardError.contains("no line for file.bin"), "\(unnamed.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output))
         #expect(!FileManager.default.fileExists(atPath: output + ".part"))
+    }
+
+    @Test("--checksum-file with a list: each file is verified against its own line, a checksum= line wins")
+    func checksumFileWithList() async throws {
+        let server = TestServer(routes: [
+            "/one.bin": .init(content: Self.content), "/two.bin": .init(content: Self.other),
+            "/three.bin": .init(content: Self.content),
+        ])
+        try server.start()
+        let directory = try TemporaryDirectory(prefix: "braid-cloud")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let sums = directory.appending("SHA256SUMS").path
+        let lines = [
+            "\(Self.content.hexDigest(.sha256))  one.bin", "MD5 (two.bin) = \(Self.other.hexDigest(.md5))",
+            "\(Self.other.hexDigest(.sha256))  three.bin",
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: sums, atomically: true, encoding: .utf8)
+        let list = directory.appending("list.txt").path
+        let entries = [
+            server.url("/one.bin"), server.url("/two.bin"), server.url("/three.bin"),
+            "  checksum=md5=\(Self.content.hexDigest(.md5))",
+        ]
+        try (entries.joined(separator: "\n") + "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        let output = directory.appending("out").path
+
+        let run = try await BraidCLI.run(["-i", list, "-d", output, "--checksum-file", sums, "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardError.contains("sha-256 verified against checksum-file"), "\(run.standardError)")
+        #expect(run.standardError.contains("md5 verified against checksum-file"), "\(run.standardError)")
+        #expect(run.standardError.contains("md5 verified against --checksum"), "\(run.standardError)")
+        #expect(try Self.other.firstDifference(fromFileAt: output + "/two.bin") == nil)
+        #expect(try Self.content.firstDifference(fromFileAt: output + "/three.bin") == nil)
     }
 
     @Test("--checksum and --checksum-file together, or an unreadable file, are usage errors")

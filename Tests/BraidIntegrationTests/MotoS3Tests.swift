@@ -52,8 +52,8 @@ struct MotoS3Tests {
 
     /// (object, extra arguments, what the final line says was verified)
     static let cases: [(String, [String], String)] = [
-        ("plain.bin", [], "md5 verified (ETag)"),
-        ("sha256.bin", ["-H", "x-amz-checksum-mode: ENABLED"], "sha-256 verified (x-amz-checksum-sha256)"),
+        ("plain.bin", [], "md5 verified against ETag"),
+        ("sha256.bin", ["-H", "x-amz-checksum-mode: ENABLED"], "sha-256 verified against x-amz-checksum-sha256"),
         ("kms.bin", [], "length verified"),
         ("multi.bin", ["-H", "x-amz-checksum-mode: ENABLED"], "length verified"),
     ]
