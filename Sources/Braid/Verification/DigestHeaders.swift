@@ -6,8 +6,9 @@
 
 /// Reads the digests a server offers for the whole representation: `Content-MD5` (RFC 1864), `Digest`
 /// (RFC 3230), `Repr-Digest` (RFC 9530), and those the object stores send: Google Cloud Storage's `x-goog-hash`,
-/// Amazon S3's full-object `x-amz-checksum-*` and the `ETag` of an S3 single-part upload. Values that do not decode to the algorithm's length are ignored:
-/// a malformed header must not make a good download fail, nor a bad one pass.
+/// Amazon S3's full-object `x-amz-checksum-*` and the `ETag` of an S3 single-part upload. Values that do not
+/// decode to the algorithm's length are ignored: a malformed header must not make a good download fail, nor a bad
+/// one pass.
 enum DigestHeaders {
     /// Every well-formed digest the headers carry.
     ///
@@ -103,8 +104,8 @@ enum DigestHeaders {
     }
 
     /// An `ETag` is the object's MD5 only where S3 says so: a strong tag of 32 hexadecimal digits, without the
-    /// `-N` of a multipart upload, from a server that identifies as S3 or moto, on an object not encrypted with KMS or a
-    /// customer key (whose tags are not digests).
+    /// `-N` of a multipart upload, from a server that identifies as S3 or moto, on an object not encrypted with KMS
+    /// or a customer key (whose tags are not digests).
     static func amazonEntityTag(in headers: ResponseHeaders) -> ExpectedDigest? {
         // `x-amz-request-id` and `x-amz-id-2` are S3's; `x-amzn-requestid` is how moto, the S3 stand-in, says it.
         let isS3 =
