@@ -178,6 +178,11 @@ extension ResponsePlan {
             case .reprDigest(let algorithms, let correct):
                 let values = algorithms.map { "\($0.reprDigestKey)=:\(digest($0, correct: correct)):" }
                 add("Repr-Digest", values.joined(separator: ", "))
+            case .googHash(let correct):
+                add("x-goog-hash", "crc32c=AAAAAA==, md5=\(digest(.md5, correct: correct))")
+            case .amzChecksum(let correct, let composite):
+                add("x-amz-checksum-sha256", digest(.sha256, correct: correct) + (composite ? "-3" : ""))
+                add("x-amz-checksum-type", composite ? "COMPOSITE" : "FULL_OBJECT")
             default:
                 break
             }

@@ -89,6 +89,11 @@ extension TestServer {
         case digest([TestContent.DigestAlgorithm], correct: Bool)
         /// Sends an RFC 9530 `Repr-Digest` header (`sha-256=:<b64>:`) of the whole representation.
         case reprDigest([TestContent.DigestAlgorithm], correct: Bool)
+        /// Sends Google Cloud Storage's `x-goog-hash: crc32c=AAAAAA==, md5=<b64>` (the CRC32C is a placeholder).
+        case googHash(correct: Bool)
+        /// Sends S3's `x-amz-checksum-sha256: <b64>` with `x-amz-checksum-type: FULL_OBJECT`, or, when
+        /// `composite`, the `<b64>-3` of a multipart upload with `x-amz-checksum-type: COMPOSITE`.
+        case amzChecksum(correct: Bool, composite: Bool)
 
         // MARK: Scope
 

@@ -18,6 +18,7 @@ struct ServerOptions {
           claim-length=RAW_VALUE  change-content=AFTER_REQUESTS:SEED
           redirect=CODE:/path  redirect-other-host=CODE:/path  redirect-location=CODE:URL
           etag=VALUE  recently-modified  content-disposition=VALUE  content-md5=right|wrong  digest=right|wrong  repr-digest=right|wrong
+          goog-hash=right|wrong  amz-checksum=right|wrong|composite
           first=REQUESTS:FAULT   (apply FAULT to the first REQUESTS requests only)
           after=REQUESTS:FAULT   (apply FAULT from request REQUESTS+1 on)
         """

@@ -59,6 +59,13 @@ extension TestServer.Fault {
         case "content-md5": self = .contentMD5(correct: try correct())
         case "digest": self = .digest([.md5, .sha256], correct: try correct())
         case "repr-digest": self = .reprDigest([.sha256, .sha512], correct: try correct())
+        case "goog-hash": self = .googHash(correct: try correct())
+        case "amz-checksum":
+            if value == "composite" {
+                self = .amzChecksum(correct: true, composite: true)
+            } else {
+                self = .amzChecksum(correct: try correct(), composite: false)
+            }
         case "first": self = .onlyFirst(requests: try number(0), try Self(argument: String(try field(1))))
         case "after": self = .afterFirst(requests: try number(0), try Self(argument: String(try field(1))))
         default: throw UsageError("unknown fault \(name); see --help")

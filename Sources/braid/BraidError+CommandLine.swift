@@ -50,6 +50,7 @@ extension BraidError.Option {
         case .noProxy: "--noproxy"
         case .redirectSchemes: "--proto-redir"
         case .expectedDigest: "--checksum"
+        case .checksumFile: "--checksum-file"
         default: nil
         }
     }

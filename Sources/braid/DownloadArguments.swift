@@ -24,7 +24,8 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         name: [.short, .customLong("dir")],
-        help: ArgumentHelp("Save into DIR (created if missing), keeping the server's or the URL's file name.", valueName: "DIR"),
+        help: ArgumentHelp(
+            "Save into DIR (created if missing), keeping the server's or the URL's file name.", valueName: "DIR"),
         completion: .directory
     )
     var directory: String?
@@ -47,8 +48,17 @@ struct DownloadArguments: ParsableArguments {
     @Option(help: ArgumentHelp("With -i: connections to any one host across all downloads.", valueName: "N"))
     var maxConnectionsPerHost = 16
 
-    @Option(help: ArgumentHelp("Verify against ALG=HEX (md5, sha-256, sha-512).", valueName: "ALG=HEX"))
+    @Option(help: ArgumentHelp("Verify against ALG=HEX (md5, sha-1, sha-256, sha-512).", valueName: "ALG=HEX"))
     var checksum: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Verify against the line of a SHA256SUMS or MD5SUMS style FILE that names the saved file.",
+            valueName: "FILE"
+        ),
+        completion: .file()
+    )
+    var checksumFile: String?
 
     @OptionGroup var request: RequestArguments
 
@@ -77,6 +87,9 @@ struct DownloadArguments: ParsableArguments {
         if inputFile != nil {
             if output != nil { throw ValidationError("-o names one file; with -i use -d DIR and out= lines") }
             if checksum != nil { throw ValidationError("--checksum is for one URL; with -i use checksum= lines") }
+        }
+        if checksum != nil && checksumFile != nil {
+            throw ValidationError("give either --checksum or --checksum-file, not both")
         }
         if output != nil && directory != nil { throw ValidationError("use either -o FILE or -d DIR, not both") }
         if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
@@ -115,6 +128,7 @@ struct DownloadArguments: ParsableArguments {
         var options = DownloadOptions()
         options.destination = .directory(directory ?? ".")
         options.connections = connections
+        options.checksumFile = checksumFile
         request.apply(to: &options)
         options.overwrite = force
         options.syncOnCompletion = !noFsync

@@ -435,6 +435,22 @@ final class TestServerTests {
         #expect(partial.header("Repr-Digest") == head.header("Repr-Digest"))
     }
 
+    @Test("Cloud digest headers: x-goog-hash carries the MD5, x-amz-checksum the SHA-256 or a composite")
+    func cloudDigestHeaders() throws {
+        let md5 = content.base64Digest(.md5)
+        let sha256 = content.base64Digest(.sha256)
+        let goog = try CurlRun(["-I", serve([.googHash(correct: true)])])
+        #expect(goog.header("x-goog-hash") == "crc32c=AAAAAA==, md5=\(md5)")
+        let wrongGoog = try CurlRun(["-I", serve([.googHash(correct: false)])])
+        #expect(wrongGoog.header("x-goog-hash")?.hasSuffix("md5=\(md5)") == false)
+        let amz = try CurlRun(["-I", serve([.amzChecksum(correct: true, composite: false)])])
+        #expect(amz.header("x-amz-checksum-sha256") == sha256)
+        #expect(amz.header("x-amz-checksum-type") == "FULL_OBJECT")
+        let composite = try CurlRun(["-I", serve([.amzChecksum(correct: true, composite: true)])])
+        #expect(composite.header("x-amz-checksum-sha256") == "\(sha256)-3")
+        #expect(composite.header("x-amz-checksum-type") == "COMPOSITE")
+    }
+
     // MARK: - Lifecycle
 
     @Test("Shutdown wakes and closes a stalled connection")

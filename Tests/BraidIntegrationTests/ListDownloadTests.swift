@@ -89,7 +89,9 @@ struct ListDownloadTests {
         let summary = Self.summaryRows(first.standardError)
         #expect(summary["good.bin"]?.hasPrefix("completed (length verified)") == true, "\(summary)")
         #expect(summary["slow.bin"]?.hasPrefix("completed") == true, "\(summary)")
-        #expect(summary["checked-renamed.bin"]?.hasPrefix("completed (sha-256 verified)") == true, "\(summary)")
+        #expect(
+            summary["checked-renamed.bin"]?.hasPrefix("completed (sha-256 verified against --checksum)") == true,
+            "\(summary)")
         #expect(summary["tampered.bin"]?.hasPrefix("failed (exit 6)") == true, "\(summary)")
         #expect(summary["missing.bin"]?.hasPrefix("failed (exit 5)") == true, "\(summary)")
         #expect(first.standardError.contains("3 of 5 succeeded, 2 failed"))

@@ -19,6 +19,7 @@ struct HasherTests {
             (DigestAlgorithm.md5, "", "d41d8cd98f00b204e9800998ecf8427e"),
             (.md5, "abc", "900150983cd24fb0d6963f7d28e17f72"),
             (.md5, "The quick brown fox jumps over the lazy dog", "9e107d9d372bb6826bd81d3542a419d6"),
+            (.sha1, "abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
             (.sha256, "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
             (.sha256, "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
             (

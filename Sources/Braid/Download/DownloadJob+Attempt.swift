@@ -27,6 +27,8 @@ extension DownloadJob {
         }
         // Locked before the manifest is believed, and kept open through the rename, so no other download of this
         // file acts on the same state meanwhile.
+        // Chosen before the partial file is created: a checksum file without a line for the name leaves nothing.
+        let digest = try expectedDigest(for: resource, paths: paths)
         let file = try PartFile(lockingAt: paths.part)
         defer { file.close() }
         if paths.exists(paths.final) && !options.overwrite, try file.currentSize() == 0 {
@@ -36,7 +38,7 @@ extension DownloadJob {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        let plan = try resumeOrPlan(resource, paths: paths, file: file, store: store)
+        let plan = try resumeOrPlan(resource, digest: digest, paths: paths, file: file, store: store)
         lifecycle.advance()
         let hasher = try plan.digest.map { digest throws(BraidError) in
             PrefixHasher(algorithm: digest.algorithm, reading: try file.openForReading())
@@ -106,14 +108,25 @@ extension DownloadJob {
         return paths
     }
 
+    /// The digest to verify against: the user's, else the checksum file's line for the final name, else the
+    /// strongest the server sent.
+    func expectedDigest(for resource: RemoteResource, paths: DestinationPaths) throws(BraidError) -> ExpectedDigest? {
+        if let digest = options.expectedDigest { return digest }
+        if let checksumFile = options.checksumFile {
+            let name = paths.final.lastComponent?.string ?? paths.final.string
+            return try ChecksumFile(readingAt: checksumFile).digest(forName: name)
+        }
+        return DigestHeaders.preferred(resource.digests)
+    }
+
     /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh.
     private func resumeOrPlan(
         _ resource: RemoteResource,
+        digest: ExpectedDigest?,
         paths: DestinationPaths,
         file: PartFile,
         store: ManifestStore
     ) throws(BraidError) -> TransferPlan {
-        let digest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
         var plan: TransferPlan
         if resource.isSegmentable, let length = resource.length {
             if let manifest = try loadManifest(store, file: file, resource: resource, digest: digest) {

@@ -29,7 +29,7 @@ extension DownloadJob {
                 remedies: [.overwrite]
             )
         }
-        let digest = options.expectedDigest ?? DigestHeaders.preferred(resource.digests)
+        let digest = try expectedDigest(for: resource, paths: paths)
         if let digest {
             let reader: FileDescriptor
             do {

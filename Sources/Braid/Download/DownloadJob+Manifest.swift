@@ -39,7 +39,7 @@ extension DownloadJob {
         }
         if manifest.lastModified != resource.lastModified { changes.append("Last-Modified changed") }
         // Only a server's digest says something about the file; a user's may simply have been corrected.
-        if let recorded = manifest.expectedDigest, let digest, recorded.source != .user, digest.source != .user,
+        if let recorded = manifest.expectedDigest, let digest, recorded.source.isFromServer, digest.source.isFromServer,
             recorded.algorithm == digest.algorithm, recorded.bytes != digest.bytes
         {
             changes.append("\(digest.algorithm) digest changed")

@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// Everything a download can be told: where it goes, how many connections, what it must match.
 public struct DownloadOptions: Sendable {
     /// Where the file goes: an exact path, or a directory in which the name is chosen from the server's
@@ -18,6 +20,10 @@ public struct DownloadOptions: Sendable {
     public var piecesPerConnection = 4
     /// A digest the user vouches for; it takes precedence over any the server sends.
     public var expectedDigest: ExpectedDigest?
+    /// A `SHA256SUMS` or `MD5SUMS` style file: the line naming the downloaded file (by its final name) is the
+    /// digest to verify against, in preference to the server's. It is read before any traffic; a file that
+    /// cannot be read, or has no line for the name, is a usage error.
+    public var checksumFile: String?
     /// Extra request header lines, `Name: value`. They are sent only to the origins (scheme, host and port) of
     /// the URL and the mirrors given, never to an origin a redirect leads to.
     public var headers: [String] = []
@@ -124,6 +130,12 @@ public struct DownloadOptions: Sendable {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
                 !header.utf8.contains(13), !header.utf8.contains(10)
             else { throw .usage("a header must look like 'Name: value', got '\(header)'", option: .headers) }
+        }
+        if let checksumFile {
+            let sums = try ChecksumFile(readingAt: checksumFile)
+            if expectedDigest == nil, case .file(let path) = destination {
+                _ = try sums.digest(forName: FilePath(path).lastComponent?.string ?? path)
+            }
         }
         for scheme in redirectSchemes.sorted() where scheme != "http" && scheme != "https" {
             throw .usage(

@@ -5,7 +5,7 @@ extension BraidError {
         fileprivate enum Base: String, Sendable {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
-            case proxy, noProxy, expectedDigest, connectionCounts, repeats
+            case proxy, noProxy, expectedDigest, checksumFile, connectionCounts, repeats
         }
         fileprivate let base: Base
 
@@ -35,6 +35,8 @@ extension BraidError {
         public static let noProxy = Option(base: .noProxy)
         /// `DownloadOptions.expectedDigest`, and the text `ExpectedDigest(checksumArgument:)` parses.
         public static let expectedDigest = Option(base: .expectedDigest)
+        /// `DownloadOptions.checksumFile`: the file cannot be read, or has no line for the file downloaded.
+        public static let checksumFile = Option(base: .checksumFile)
         /// `BenchSchedule`'s `connectionCounts`.
         public static let connectionCounts = Option(base: .connectionCounts)
         /// `BenchSchedule`'s `repeats`.

@@ -12,6 +12,19 @@ public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConverti
         case contentMD5 = "Content-MD5"
         case digestHeader = "Digest"
         case reprDigestHeader = "Repr-Digest"
+        /// Google Cloud Storage's `x-goog-hash: crc32c=…, md5=…`.
+        case googHash = "x-goog-hash"
+        /// Amazon S3's full-object `x-amz-checksum-sha256`.
+        case amzChecksumSHA256 = "x-amz-checksum-sha256"
+        /// Amazon S3's full-object `x-amz-checksum-sha1`.
+        case amzChecksumSHA1 = "x-amz-checksum-sha1"
+        /// An S3 `ETag` that is the MD5 of the object (a single-part upload).
+        case entityTag = "ETag"
+        /// A line of a `SHA256SUMS`-style file given with `--checksum-file`.
+        case checksumFile = "checksum-file"
+
+        /// Whether the server sent it; a digest the user gave may simply have been corrected since.
+        public var isFromServer: Bool { self != .user && self != .checksumFile }
     }
 
     public var algorithm: DigestAlgorithm
@@ -30,14 +43,15 @@ public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConverti
     public init(checksumArgument: String) throws(BraidError) {
         guard let equals = checksumArgument.firstIndex(of: "=") else {
             throw .usage(
-                "a checksum must be written ALG=HEX (md5, sha-256 or sha-512), got '\(checksumArgument)'",
+                "a checksum must be written ALG=HEX (md5, sha-1, sha-256 or sha-512), got '\(checksumArgument)'",
                 option: .expectedDigest
             )
         }
         let name = String(checksumArgument[..<equals])
         let hex = String(checksumArgument[checksumArgument.index(after: equals)...])
         guard let algorithm = DigestAlgorithm(name: name) else {
-            throw .usage("unknown checksum algorithm '\(name)'; use md5, sha-256 or sha-512", option: .expectedDigest)
+            throw .usage(
+                "unknown checksum algorithm '\(name)'; use md5, sha-1, sha-256 or sha-512", option: .expectedDigest)
         }
         guard let bytes = Self.decodeHex(hex), bytes.count == algorithm.byteCount else {
             throw .usage(
