@@ -47,6 +47,7 @@ extension BraidError.Option {
         case .caCertificatePath: "--cacert"
         case .headers: "-H"
         case .proxy: "--proxy"
+        case .userAgent: "--user-agent"
         case .noProxy: "--noproxy"
         case .redirectSchemes: "--proto-redir"
         case .expectedDigest: "--checksum"

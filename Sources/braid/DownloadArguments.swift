@@ -71,6 +71,9 @@ struct DownloadArguments: ParsableArguments {
     @Flag(name: [.short, .long], help: "Replace an existing file; discard an unusable manifest.")
     var force = false
 
+    @Flag(name: [.customShort("R"), .long], help: "Give the file the server's Last-Modified time, as curl -R.")
+    var remoteTime = false
+
     @Flag(help: "Do not flush the finished file to disk before renaming it into place.")
     var noFsync = false
 
@@ -132,6 +135,7 @@ struct DownloadArguments: ParsableArguments {
         request.apply(to: &options)
         options.overwrite = force
         options.syncOnCompletion = !noFsync
+        options.setsRemoteTime = remoteTime
         options.verbose = verbose >= 3
         return options
     }

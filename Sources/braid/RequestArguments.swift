@@ -47,6 +47,12 @@ struct RequestArguments: ParsableArguments {
     )
     var noproxy: String?
 
+    @Option(
+        name: [.customShort("U"), .long],
+        help: ArgumentHelp("Send TEXT as the User-Agent (default braid/VERSION).", valueName: "TEXT")
+    )
+    var userAgent: String?
+
     @Option(help: ArgumentHelp("Attempts per segment without progress before giving up.", valueName: "N"))
     var maxTries = 6
 
@@ -86,6 +92,7 @@ struct RequestArguments: ParsableArguments {
         options.insecure = insecure
         options.proxy = proxy
         options.noProxy = noproxy
+        options.userAgent = userAgent
         options.maximumAttempts = maxTries
         options.stallTimeoutSeconds = stallTimeout
         options.connectTimeoutSeconds = connectTimeout

@@ -42,6 +42,7 @@ final class BraidErrorTests {
             (options { $0.durableCheckpointInterval = .nan }, .durableCheckpointInterval),
             (options { $0.headers = ["no colon"] }, .headers),
             (options { $0.redirectSchemes = ["https", "ftp"] }, .redirectSchemes),
+            (options { $0.userAgent = "two\r\nlines" }, .userAgent),
         ] as [(DownloadOptions, BraidError.Option)]
     )
     func refusedOption(options: DownloadOptions, option: BraidError.Option) {

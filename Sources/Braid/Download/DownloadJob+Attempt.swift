@@ -56,7 +56,7 @@ extension DownloadJob {
         lifecycle.advance()
         try verify(file, length: length, resource: resource, plan: plan, hasher: hasher, paths: paths)
         lifecycle.advance()
-        try commit(file, paths: paths, store: store)
+        try commit(file, paths: paths, store: store, resource: resource)
         lifecycle.advance()
         let result = DownloadResult(
             path: paths.final.string, bytes: length, verifiedDigest: plan.digest,
@@ -217,10 +217,23 @@ extension DownloadJob {
     }
 
     /// Moves the verified file into place with the permissions of any new file, and forgets the manifest.
-    private func commit(_ file: PartFile, paths: DestinationPaths, store: ManifestStore) throws(BraidError) {
+    private func commit(
+        _ file: PartFile,
+        paths: DestinationPaths,
+        store: ManifestStore,
+        resource: RemoteResource
+    ) throws(BraidError) {
         guard file.isStill(at: paths.part) else {
             throw BraidError.localIO(
                 "\(paths.part) was replaced by another file during the download; nothing was moved to \(paths.final)")
+        }
+        if options.setsRemoteTime, let modified = resource.lastModified.flatMap(HTTPDate.parse) {
+            // Through the descriptor, before the rename: the finished file appears with the server's time.
+            do {
+                try file.descriptor.setModificationTime(secondsSince1970: modified)
+            } catch {
+                emit(.notice("cannot set the modification time of \(paths.part): \(error)"))
+            }
         }
         // FILE.part was private while incomplete.
         try file.setPermissions(DestinationPaths.permissionsForNewFiles)

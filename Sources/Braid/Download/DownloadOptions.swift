@@ -46,6 +46,10 @@ public struct DownloadOptions: Sendable {
     /// also covers its subdomains) or addresses, `*` for all. It takes precedence over the `NO_PROXY` environment
     /// variable.
     public var noProxy: String?
+    /// The `User-Agent` of every request, as curl's `-U`; nil sends `braid/VERSION`.
+    public var userAgent: String?
+    /// Gives the finished file the server's `Last-Modified` time, as curl's `--remote-time`.
+    public var setsRemoteTime = false
     /// A CA bundle to trust for HTTPS, in PEM (also for an `https://` proxy).
     public var caCertificatePath: String?
     /// Skip TLS certificate verification (insecure).
@@ -125,6 +129,11 @@ public struct DownloadOptions: Sendable {
             throw .usage("the CA certificate path is too long", option: .caCertificatePath)
         }
         try validateProxy()
+        if let userAgent {
+            guard userAgent.utf8.count <= Self.maximumTextLength,
+                !userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else { throw .usage("the user agent must be one line of text", option: .userAgent) }
+        }
         for header in headers {
             // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
@@ -193,6 +202,7 @@ public struct DownloadOptions: Sendable {
         options.insecure = insecure
         options.proxy = proxy
         options.noProxy = noProxy
+        if let userAgent { options.userAgent = userAgent }
         options.connectTimeoutSeconds = connectTimeoutSeconds
         options.stallTimeoutSeconds = stallTimeoutSeconds
         options.verbose = verbose

@@ -30,6 +30,17 @@ extension FileDescriptor {
         }
     }
 
+    /// Sets the file's modification time (`futimens`), leaving its access time as it is.
+    func setModificationTime(secondsSince1970 seconds: Double, retryOnInterrupt: Bool = true) throws(Errno) {
+        let whole = seconds.rounded(.down)
+        var times = [
+            // UTIME_OMIT, a macro Swift does not import: ((1 << 30) - 2) in <sys/stat.h>.
+            timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2),
+            timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9)),
+        ]
+        try Errno.check(retryOnInterrupt: retryOnInterrupt) { futimens(rawValue, &times) }
+    }
+
     /// Sets the file's permission bits through the descriptor (`fchmod`), whatever name it has now.
     func setPermissions(_ permissions: FilePermissions, retryOnInterrupt: Bool = true) throws(Errno) {
         try Errno.check(retryOnInterrupt: retryOnInterrupt) { fchmod(rawValue, permissions.rawValue) }

@@ -5,7 +5,7 @@ extension BraidError {
         fileprivate enum Base: String, Sendable {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
-            case proxy, noProxy, expectedDigest, checksumFile, connectionCounts, repeats
+            case proxy, noProxy, userAgent, expectedDigest, checksumFile, connectionCounts, repeats
         }
         fileprivate let base: Base
 
@@ -33,6 +33,8 @@ extension BraidError {
         public static let proxy = Option(base: .proxy)
         /// `DownloadOptions.noProxy`.
         public static let noProxy = Option(base: .noProxy)
+        /// `DownloadOptions.userAgent`.
+        public static let userAgent = Option(base: .userAgent)
         /// `DownloadOptions.expectedDigest`, and the text `ExpectedDigest(checksumArgument:)` parses.
         public static let expectedDigest = Option(base: .expectedDigest)
         /// `DownloadOptions.checksumFile`: the file cannot be read, or has no line for the file downloaded.
