@@ -56,6 +56,7 @@ extension TestServer {
             range: request.header("Range"),
             ifRange: request.header("If-Range"),
             authorization: request.header("Authorization"),
+            cookie: request.header("Cookie"),
             userAgent: request.header("User-Agent"),
             headerNames: Set(request.headers.map { $0.name.lowercased() }),
             status: plan.status,

@@ -13,6 +13,8 @@ extension TestServer {
         public var ifRange: String?
         /// The `Authorization` header, to check credentials are not forwarded to another host.
         public var authorization: String?
+        /// The `Cookie` header.
+        public var cookie: String?
         /// The `User-Agent` header.
         public var userAgent: String?
         /// The names of every request header, lowercased, to check what a client sent where.

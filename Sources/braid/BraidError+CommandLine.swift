@@ -48,6 +48,8 @@ extension BraidError.Option {
         case .headers: "-H"
         case .proxy: "--proxy"
         case .userAgent: "--user-agent"
+        case .netrcPath: "--netrc-file"
+        case .cookieFilePath: "--cookie"
         case .noProxy: "--noproxy"
         case .redirectSchemes: "--proto-redir"
         case .expectedDigest: "--checksum"

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Braid
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// How requests are made, shared by `braid get` and `braid bench`: extra headers, proxy, TLS trust, retries,
 /// timeouts.
 struct RequestArguments: ParsableArguments {
@@ -46,6 +50,22 @@ struct RequestArguments: ParsableArguments {
         )
     )
     var noproxy: String?
+
+    @Flag(help: "Take credentials for each host from ~/.netrc, as curl --netrc.")
+    var netrc = false
+
+    @Option(
+        help: ArgumentHelp("Take credentials for each host from FILE (.netrc format).", valueName: "FILE"),
+        completion: .file())
+    var netrcFile: String?
+
+    @Option(
+        name: [.customShort("b"), .long],
+        help: ArgumentHelp(
+            "Send the cookies of a Netscape cookie jar FILE, each to its own domain.", valueName: "FILE"),
+        completion: .file()
+    )
+    var cookie: String?
 
     @Option(
         name: [.customShort("U"), .long],
@@ -93,8 +113,15 @@ struct RequestArguments: ParsableArguments {
         options.proxy = proxy
         options.noProxy = noproxy
         options.userAgent = userAgent
+        options.netrcPath = netrcFile ?? (netrc ? Self.homeNetrc : nil)
+        options.cookieFilePath = cookie
         options.maximumAttempts = maxTries
         options.stallTimeoutSeconds = stallTimeout
         options.connectTimeoutSeconds = connectTimeout
+    }
+
+    /// `~/.netrc`, where curl looks with `--netrc`.
+    static var homeNetrc: String {
+        (getenv("HOME").map { String(cString: $0) } ?? "") + "/.netrc"
     }
 }

@@ -60,4 +60,59 @@ struct CurlHabitsTests {
         let now = try FileManager.default.attributesOfItem(atPath: fresh)[.modificationDate] as? Date
         #expect((now?.timeIntervalSinceNow ?? -1000) > -600, "a file just written")
     }
+
+    @Test("--netrc-file sends each host its own login, and a redirect to another host none")
+    func netrcPerHost() async throws {
+        let server = TestServer(routes: [
+            "/f": .init(content: Self.content),
+            "/away": .init(size: 10, faults: [.redirect(status: 302, to: .otherHost(path: "/f"))]),
+        ])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-habits")
+        defer { directory.remove() }
+        let netrc = directory.appending("netrc")
+        try Data("machine 127.0.0.1 login alice password s3cret\n".utf8).write(to: netrc)
+
+        let direct = try await BraidCLI.run([
+            server.url("/f"), "-q", "--netrc-file", netrc.path, "-o", directory.appending("a").path,
+        ])
+        #expect(direct.status == .exited(0), "\(direct.standardError)")
+        #expect(server.requestLog.allSatisfy { $0.authorization == "Basic YWxpY2U6czNjcmV0" }, "\(server.requestLog)")
+
+        let before = server.requestLog.count
+        let redirected = try await BraidCLI.run([
+            server.url("/away"), "-q", "--netrc-file", netrc.path, "-o", directory.appending("b").path,
+        ])
+        #expect(redirected.status == .exited(0), "\(redirected.standardError)")
+        let elsewhere = server.requestLog.dropFirst(before).filter { $0.host?.hasPrefix("localhost") == true }
+        #expect(!elsewhere.isEmpty, "the download went to the other host")
+        #expect(elsewhere.allSatisfy { $0.authorization == nil }, "\(elsewhere)")
+        #expect(try Self.content.firstDifference(fromFileAt: directory.appending("b").path) == nil)
+
+        let missing = try await BraidCLI.run([server.url("/f"), "--netrc-file", directory.appending("none").path])
+        #expect(missing.status == .exited(2))
+        #expect(missing.standardError.contains("--netrc-file"), "\(missing.standardError)")
+    }
+
+    @Test("--cookie sends each cookie of the jar only to the domain it names")
+    func cookieJar() async throws {
+        let server = TestServer(routes: ["/f": .init(content: Self.content)])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-habits")
+        defer { directory.remove() }
+        let jar = directory.appending("cookies.txt")
+        let lines = [
+            "# Netscape HTTP Cookie File",
+            "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tours",
+            "example.org\tFALSE\t/\tFALSE\t0\tother\ttheirs",
+        ]
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: jar)
+
+        let run = try await BraidCLI.run([server.url("/f"), "-q", "-b", jar.path, "-o", directory.appending("a").path])
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(server.requestLog.count > 2)
+        #expect(server.requestLog.allSatisfy { $0.cookie == "session=ours" }, "\(server.requestLog.map(\.cookie))")
+    }
 }

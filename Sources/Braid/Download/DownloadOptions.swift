@@ -46,6 +46,11 @@ public struct DownloadOptions: Sendable {
     /// also covers its subdomains) or addresses, `*` for all. It takes precedence over the `NO_PROXY` environment
     /// variable.
     public var noProxy: String?
+    /// A `.netrc` file whose `machine` entries give the login for each host, as curl's `--netrc-file`; nil reads
+    /// none. libcurl sends an entry's credentials only to that host.
+    public var netrcPath: String?
+    /// A Netscape cookie jar (as curl's `-b FILE` reads it) whose cookies go to the domains and paths they name.
+    public var cookieFilePath: String?
     /// The `User-Agent` of every request, as curl's `-U`; nil sends `braid/VERSION`.
     public var userAgent: String?
     /// Gives the finished file the server's `Last-Modified` time, as curl's `--remote-time`.
@@ -129,6 +134,17 @@ public struct DownloadOptions: Sendable {
             throw .usage("the CA certificate path is too long", option: .caCertificatePath)
         }
         try validateProxy()
+        for (path, option) in [(netrcPath, BraidError.Option.netrcPath), (cookieFilePath, .cookieFilePath)] {
+            guard let path else { continue }
+            guard path.utf8.count <= Self.maximumTextLength else {
+                throw .usage("the path is too long", option: option)
+            }
+            do {
+                try FileDescriptor.open(FilePath(path), .readOnly).close()
+            } catch {
+                throw .usage("cannot read '\(path)': \(error)", option: option)
+            }
+        }
         if let userAgent {
             guard userAgent.utf8.count <= Self.maximumTextLength,
                 !userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
@@ -203,6 +219,8 @@ public struct DownloadOptions: Sendable {
         options.proxy = proxy
         options.noProxy = noProxy
         if let userAgent { options.userAgent = userAgent }
+        options.netrcPath = netrcPath
+        options.cookieFilePath = cookieFilePath
         options.connectTimeoutSeconds = connectTimeoutSeconds
         options.stallTimeoutSeconds = stallTimeoutSeconds
         options.verbose = verbose

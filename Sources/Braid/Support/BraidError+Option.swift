@@ -5,7 +5,8 @@ extension BraidError {
         fileprivate enum Base: String, Sendable {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
-            case proxy, noProxy, userAgent, expectedDigest, checksumFile, connectionCounts, repeats
+            case proxy, noProxy, userAgent, netrcPath, cookieFilePath, expectedDigest, checksumFile, connectionCounts,
+                repeats
         }
         fileprivate let base: Base
 
@@ -33,6 +34,10 @@ extension BraidError {
         public static let proxy = Option(base: .proxy)
         /// `DownloadOptions.noProxy`.
         public static let noProxy = Option(base: .noProxy)
+        /// `DownloadOptions.netrcPath`.
+        public static let netrcPath = Option(base: .netrcPath)
+        /// `DownloadOptions.cookieFilePath`.
+        public static let cookieFilePath = Option(base: .cookieFilePath)
         /// `DownloadOptions.userAgent`.
         public static let userAgent = Option(base: .userAgent)
         /// `DownloadOptions.expectedDigest`, and the text `ExpectedDigest(checksumArgument:)` parses.

@@ -24,6 +24,13 @@ extension EasyHandle {
         // Without an explicit proxy (nil), libcurl reads http_proxy, https_proxy, ALL_PROXY and NO_PROXY itself.
         set(CURLOPT_PROXY, options.proxy)
         set(CURLOPT_NOPROXY, options.noProxy)
+        // libcurl matches a .netrc entry to the host of each request (a redirect to another host gets that host's
+        // entry or none), and the cookie engine sends a cookie only to the domain and path it names.
+        set(
+            CURLOPT_NETRC,
+            options.netrcPath == nil ? Int(CURL_NETRC_IGNORED.rawValue) : Int(CURL_NETRC_OPTIONAL.rawValue))
+        set(CURLOPT_NETRC_FILE, options.netrcPath)
+        set(CURLOPT_COOKIEFILE, options.cookieFilePath)
         if let caCertificatePath = options.caCertificatePath {
             set(CURLOPT_CAINFO, caCertificatePath)
             set(CURLOPT_PROXY_CAINFO, caCertificatePath)

@@ -13,6 +13,10 @@ struct RequestOptions: Sendable {
     var proxy: String?
     /// `CURLOPT_NOPROXY`: `nil` leaves libcurl to read `NO_PROXY`.
     var noProxy: String?
+    /// A `.netrc` file to take credentials from, per host (`CURLOPT_NETRC_FILE`); nil for none.
+    var netrcPath: String?
+    /// A Netscape cookie jar to send cookies from, each to the domain and path it is scoped to.
+    var cookieFilePath: String?
     var caCertificatePath: String?
     var insecure = false
     var connectTimeoutSeconds = 30
