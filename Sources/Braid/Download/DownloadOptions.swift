@@ -145,11 +145,7 @@ public struct DownloadOptions: Sendable {
                 throw .usage("cannot read '\(path)': \(error)", option: option)
             }
         }
-        if let userAgent {
-            guard userAgent.utf8.count <= Self.maximumTextLength,
-                !userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
-            else { throw .usage("the user agent must be one line of text", option: .userAgent) }
-        }
+        if let userAgent { try Self.checkLine(userAgent, "the user agent", option: .userAgent) }
         for header in headers {
             // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
@@ -175,13 +171,7 @@ public struct DownloadOptions: Sendable {
 
     private func validateProxy() throws(BraidError) {
         if let proxy {
-            guard proxy.utf8.count <= Self.maximumTextLength else {
-                throw .usage("the proxy is too long", option: .proxy)
-            }
-            // Control characters (a line break, a NUL that would end the C string early) are never part of a URL.
-            guard !proxy.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw .usage("the proxy contains a control character", option: .proxy)
-            }
+            try Self.checkLine(proxy, "the proxy", option: .proxy)
             if let marker = proxy.firstRange(of: "://") {
                 let scheme = proxy[..<marker.lowerBound].lowercased()
                 guard Self.proxySchemes.contains(scheme) else {
@@ -195,13 +185,15 @@ public struct DownloadOptions: Sendable {
                 }
             }
         }
-        if let noProxy {
-            guard noProxy.utf8.count <= Self.maximumTextLength else {
-                throw .usage("the no-proxy list is too long", option: .noProxy)
-            }
-            guard !noProxy.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw .usage("the no-proxy list contains a control character", option: .noProxy)
-            }
+        if let noProxy { try Self.checkLine(noProxy, "the no-proxy list", option: .noProxy) }
+    }
+
+    /// Text libcurl takes as one option: no longer than it accepts, and without a control character (a line
+    /// break would split a request header, a NUL end the C string early).
+    private static func checkLine(_ text: String, _ what: String, option: BraidError.Option) throws(BraidError) {
+        guard text.utf8.count <= maximumTextLength else { throw .usage("\(what) is too long", option: option) }
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .usage("\(what) contains a control character", option: option)
         }
     }
 
