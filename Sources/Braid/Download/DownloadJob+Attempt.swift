@@ -74,19 +74,17 @@ extension DownloadJob {
         file: PartFile,
         store: ManifestStore
     ) throws(BraidError) -> AttemptOutcome {
-        let restart: DownloadLifecycle.Restart
+        if let restart = DownloadLifecycle.Restart(outcome) {
+            // The partial data belongs to a file that is not the one to download any more.
+            try discardPartialData(file, store: store)
+            return .restart(restart)
+        }
         switch outcome {
-        case .completed: preconditionFailure("Invalid state: a completed transfer is not unfinished")
         case let .failed(error): throw error
         case .stopped(.paused): return .paused(paths)
         case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: segmented)
-        case let .remoteChanged(message): restart = .remoteChanged(message)
-        case .rangesIgnored: restart = .rangesIgnored
-        case let .lengthDisagrees(message): restart = .lengthDisagrees(message)
+        default: preconditionFailure("Invalid state: \(outcome) is not an unfinished transfer")
         }
-        // The partial data belongs to a file that is not the one to download any more.
-        try discardPartialData(file, store: store)
-        return .restart(restart)
     }
 
     /// Where the file goes; refused if another download of the same manager goes there, or it is a link.

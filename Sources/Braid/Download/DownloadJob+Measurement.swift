@@ -29,14 +29,13 @@ extension DownloadJob {
         lifecycle.advance()
         let transfer = runTransfer(resource, mirrors: mirrors, plan: plan, file: file, paths: paths)
         lifecycle.record(transfer.statistics)
+        if let restart = DownloadLifecycle.Restart(transfer.outcome) { return .restart(restart) }
         let length: Int64
         switch transfer.outcome {
         case let .completed(finalLength): length = finalLength
         case let .failed(error): throw error
         case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: false)
-        case let .remoteChanged(message): return .restart(.remoteChanged(message))
-        case .rangesIgnored: return .restart(.rangesIgnored)
-        case let .lengthDisagrees(message): return .restart(.lengthDisagrees(message))
+        default: preconditionFailure("Invalid state: \(transfer.outcome) is a restart")
         }
         guard length == wanted || (wanted == Int64.max && !segmented) else {
             throw BraidError.integrity("received \(length) bytes, expected \(wanted)")

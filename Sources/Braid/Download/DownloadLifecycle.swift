@@ -19,6 +19,16 @@ struct DownloadLifecycle: Sendable, Equatable {
         case remoteChanged(String)
         case rangesIgnored
         case lengthDisagrees(String)
+
+        /// The restart a transfer's outcome asks for, if it asks for one.
+        init?(_ outcome: TransferMachine.Outcome) {
+            switch outcome {
+            case let .remoteChanged(message): self = .remoteChanged(message)
+            case .rangesIgnored: self = .rangesIgnored
+            case let .lengthDisagrees(message): self = .lengthDisagrees(message)
+            case .completed, .failed, .stopped: return nil
+            }
+        }
     }
 
     static let maximumRestarts = 3
