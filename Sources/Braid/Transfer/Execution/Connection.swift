@@ -80,9 +80,12 @@ final class Connection {
         isRefusing = true
     }
 
-    /// Hands over a response head that came without a body.
+    /// Hands the response head to the engine once: with the first body byte, or at the end of a response without
+    /// a body. A head the machine refuses leaves the connection refusing its bytes.
     func deliverHeadIfNeeded() {
-        if !headDelivered && !isRefusing { deliverHead() }
+        guard !headDelivered && !isRefusing else { return }
+        headDelivered = true
+        engine.responseHead(slot: slot, headers: headers)
     }
 
     /// Ends the current request, writing whatever is still buffered.
@@ -107,15 +110,9 @@ final class Connection {
         Connection.from(userdata).receive(UnsafeRawPointer(data), count: size * count)
     }
 
-    @discardableResult
-    private func deliverHead() -> Bool {
-        headDelivered = true
-        return engine.responseHead(slot: slot, headers: headers)
-    }
-
     /// Accepts body bytes; returns how many were consumed (fewer than offered aborts the transfer).
     private func receive(_ data: UnsafeRawPointer, count offered: Int) -> Int {
-        if !headDelivered && !isRefusing { deliverHead() }
+        deliverHeadIfNeeded()
         guard isBusy, !isRefusing else { return braid_curl_abort_write }
         var pointer = data
         var count = offered

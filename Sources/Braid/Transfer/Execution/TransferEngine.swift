@@ -125,10 +125,9 @@ final class TransferEngine {
 
     // MARK: Events from connections, on this thread
 
-    /// Whether the response head just completed on `slot` may be written.
-    func responseHead(slot: Int, headers: ResponseHeaders) -> Bool {
+    /// The response head on `slot` is complete; a head the machine refuses aborts the slot.
+    func responseHead(slot: Int, headers: ResponseHeaders) {
         perform(machine.responseHead(slot: slot, headers: headers, now: Self.now()))
-        return !connections[slot].isRefusing
     }
 
     func received(slot: Int, count: Int) {
