@@ -3,6 +3,8 @@ import BraidTestSupport
 import Foundation
 import Testing
 
+@testable import Braid
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -25,7 +27,8 @@ struct CrashSafetyTests {
         let output = directory.appending("out.bin").path
         let manifest = URL(fileURLWithPath: output + ".braid")
         let arguments = [server.url("/f"), "-n", "4", "-o", output, "-q", "--no-fsync"]
-        var random = SplitMix(seed: 2024)
+        // The library's SplitMix64: a failing run can be replayed.
+        var random = SplitMix64(seed: 2024)
         var kills = 0
 
         for round in 0..<10 {
@@ -62,18 +65,5 @@ struct CrashSafetyTests {
         let sent = server.totalBodyBytesSent
         #expect(kills >= 5, "the download should outlive several kills")
         #expect(sent <= size + size / 4, "sent \(sent) bytes for a \(size)-byte file over \(kills) kills")
-    }
-}
-
-/// A small deterministic generator, so a failing run can be replayed.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
