@@ -30,23 +30,7 @@ public enum BenchArgument {
     /// by `iB` or `B`, any case), so `512K`, `64M`, `1.5GiB` and `4g` all work. Zero is allowed here; the command
     /// refuses it.
     public static func byteCount(_ text: String) throws(BraidError) -> Int64 {
-        var number = text.trimmingSpaces.lowercased()
-        if number.hasSuffix("ib") {
-            number.removeLast(2)
-        } else if number.hasSuffix("b") {
-            number.removeLast()
-        }
-        var multiplier: Double = 1
-        if let unit = number.last, let power = ["k": 10, "m": 20, "g": 30, "t": 40][unit] {
-            number.removeLast()
-            multiplier = Double(Int64(1) << power)
-        }
-        guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }), let value = Double(number) else {
-            throw BraidError(.usage, "'\(text)' is not a byte count; write it like 1048576, 512K, 64M, 2G or all")
-        }
-        let bytes = (value * multiplier).rounded(.down)
-        guard bytes < 0x1p63 else { throw BraidError(.usage, "'\(text)' is too large a byte count") }
-        return Int64(bytes)
+        try ByteCount.parse(text, examples: "1048576, 512K, 64M, 2G or all")
     }
 }
 

@@ -54,6 +54,7 @@ extension BraidError.Option {
         case .redirectSchemes: "--proto-redir"
         case .expectedDigest: "--checksum"
         case .checksumFile: "--checksum-file"
+        case .rateLimit: "--limit-rate"
         default: nil
         }
     }

@@ -5,7 +5,9 @@ extension DownloadArguments {
     /// Downloads every URL of the list in `source` (a file, or `-` for stdin) and ends with a summary; the exit
     /// status is 0 when all succeeded, else that of the first failure in list order (130 or 143 on a signal).
     func runList(_ source: String) async throws {
-        let observer: any ListObserver = json ? JSONEventWriter(inList: true) : ListReporter(quiet: quiet)
+        let observer: any ListObserver =
+            json
+            ? JSONEventWriter(inList: true, progressInterval: .seconds(progressInterval)) : ListReporter(quiet: quiet)
         let list: DownloadList
         do throws(BraidError) {
             list = try DownloadList(parsing: try ListInput.read(source))
@@ -25,7 +27,8 @@ extension DownloadArguments {
         let limits = DownloadManager.Limits(
             concurrentDownloads: concurrentDownloads,
             maximumConnections: maxConnections,
-            maximumConnectionsPerHost: maxConnectionsPerHost
+            maximumConnectionsPerHost: maxConnectionsPerHost,
+            overallRateLimit: maxOverallLimit?.bytesPerSecond
         )
         let runner = ListRunner(list: list, options: sharedOptions, limits: limits, observer: observer)
         let clock = ContinuousClock()

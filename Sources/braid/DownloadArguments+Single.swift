@@ -11,13 +11,17 @@ extension DownloadArguments {
         var options = sharedOptions
         if let output { options.destination = .file(output) }
         options.expectedDigest = try checksum.map { try ExpectedDigest(checksumArgument: $0) }
+        // One download: the overall limit is simply another limit on it.
+        if let overall = maxOverallLimit?.bytesPerSecond {
+            options.rateLimit = min(options.rateLimit ?? overall, overall)
+        }
         let download = Download(url: url, options: options)
         let signals = SignalTrap { download.interrupt() }
         defer { signals.cancel() }
 
         let failure: BraidError?
         if json {
-            let writer = JSONEventWriter(inList: false)
+            let writer = JSONEventWriter(inList: false, progressInterval: .seconds(progressInterval))
             if request.insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
             let outcome = await DownloadOutcome.run(
                 download,

@@ -48,6 +48,23 @@ struct DownloadArguments: ParsableArguments {
     @Option(help: ArgumentHelp("With -i: connections to any one host across all downloads.", valueName: "N"))
     var maxConnectionsPerHost = 16
 
+    @Option(
+        help: ArgumentHelp(
+            "Receive at most RATE bytes a second per download, all connections together (512K, 10M, 1.5G; 0 for "
+                + "no limit).",
+            valueName: "RATE"
+        ),
+        transform: RateArgument.init(parsing:)
+    )
+    var limitRate: RateArgument?
+
+    @Option(
+        help: ArgumentHelp(
+            "Receive at most RATE bytes a second across all downloads (with -i: the whole list).", valueName: "RATE"),
+        transform: RateArgument.init(parsing:)
+    )
+    var maxOverallLimit: RateArgument?
+
     @Option(help: ArgumentHelp("Verify against ALG=HEX (md5, sha-1, sha-256, sha-512).", valueName: "ALG=HEX"))
     var checksum: String?
 
@@ -64,6 +81,14 @@ struct DownloadArguments: ParsableArguments {
 
     @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
     var json = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --json: seconds between two progress events of a download (default 1; the finest is 0.25).",
+            valueName: "S"
+        )
+    )
+    var progressInterval: Double = 1
 
     @Flag(name: [.short, .long], help: "Print nothing but errors.")
     var quiet = false
@@ -95,6 +120,12 @@ struct DownloadArguments: ParsableArguments {
             throw ValidationError("give either --checksum or --checksum-file, not both")
         }
         if output != nil && directory != nil { throw ValidationError("use either -o FILE or -d DIR, not both") }
+        if !(progressInterval > 0 && progressInterval <= 86400) {
+            throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
+        }
+        if !(progressInterval > 0 && progressInterval <= 86400) {
+            throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
+        }
         if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
         if maxConnectionsPerHost < 1 {
@@ -131,6 +162,7 @@ struct DownloadArguments: ParsableArguments {
         var options = DownloadOptions()
         options.destination = .directory(directory ?? ".")
         options.connections = connections
+        options.rateLimit = limitRate?.bytesPerSecond
         options.checksumFile = checksumFile
         request.apply(to: &options)
         options.overwrite = force

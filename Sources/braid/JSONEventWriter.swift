@@ -6,19 +6,21 @@ import Synchronization
 ///
 /// Every line has `event` and `time` (seconds since the command started); every line about one download has its
 /// `id` (its position in the list, 1 for a single URL) and `url`. `progress` is written about once a second per
-/// download. A download's last lines are `verified` then `done`, or `error`; a list's last line is `summary`.
+/// download (`--progress-interval`). A download's last lines are `verified` then `done`, or `error`; a list's last line is `summary`.
 final class JSONEventWriter: ListObserver {
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
-    private let progressInterval: Duration = .seconds(1)
+    private let progressInterval: Duration
     /// When each download's last `progress` line was written; held while writing, so lines never interleave.
     private let lastProgress = Mutex<[Int: ContinuousClock.Instant]>([:])
     /// Whether the downloads are a list's entries, which errors then name with `out=` rather than `-o`.
     private let inList: Bool
 
-    init(inList: Bool) {
+    /// - Parameter progressInterval: the least time between two `progress` lines of one download.
+    init(inList: Bool, progressInterval: Duration = .seconds(1)) {
         start = clock.now
         self.inList = inList
+        self.progressInterval = progressInterval
     }
 
     /// A message that is not about one download, such as the `--insecure` warning.

@@ -44,6 +44,7 @@ final class ListRunner: Sendable {
         if let connections = entry.connections { options.connections = connections }
         options.headers = shared.headers + entry.headers
         if let proxy = entry.proxy { options.proxy = proxy }
+        if let rateLimit = entry.rateLimit { options.rateLimit = rateLimit }
         // Running the same list again verifies and skips what is already complete instead of failing.
         options.skipExistingIfVerified = true
         return options

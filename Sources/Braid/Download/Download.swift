@@ -37,19 +37,29 @@ public final class Download: Sendable {
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
     let budget: ConnectionBudget?
+    /// This download's rate limit; its parent is the manager's overall limit, if any.
+    let limiter: RateLimiter
     /// The final paths claimed by the downloads of the same `DownloadManager`, and how this one is named there.
     let claims: DestinationClaims?
     let label: String?
 
     /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
     public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
-        self.init(url: url, options: options, budget: nil, claims: nil, label: nil)
+        self.init(url: url, options: options, budget: nil, overallLimiter: nil, claims: nil, label: nil)
     }
 
-    init(url: String, options: DownloadOptions, budget: ConnectionBudget?, claims: DestinationClaims?, label: String?) {
+    init(
+        url: String,
+        options: DownloadOptions,
+        budget: ConnectionBudget?,
+        overallLimiter: RateLimiter?,
+        claims: DestinationClaims?,
+        label: String?
+    ) {
         self.url = url
         self.options = options
         self.budget = budget
+        limiter = RateLimiter(rate: options.rateLimit, parent: overallLimiter)
         self.claims = claims
         self.label = label
         events = queue.stream
@@ -57,6 +67,14 @@ public final class Download: Sendable {
 
     /// Where the download is now.
     public var state: DownloadState { currentState.withLock { $0 } }
+
+    /// Bytes a second this download may receive, all its connections together; nil for no limit. It starts as
+    /// `options.rateLimit` and can be changed at any time, also while the download runs: the new rate holds from
+    /// the next chunk on. A `DownloadManager`'s overall limit applies as well.
+    public var rateLimit: Int64? {
+        get { limiter.rate }
+        set { limiter.rate = newValue }
+    }
 
     /// Downloads, verifies and moves the file into place, and returns once it is there (across any pauses).
     ///
@@ -81,6 +99,7 @@ public final class Download: Sendable {
             options: options,
             interrupter: interrupter,
             budget: budget,
+            limiter: limiter,
             claims: claims,
             label: label ?? URLUserinfo.removed(from: url),
             logger: logger

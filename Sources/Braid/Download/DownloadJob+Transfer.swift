@@ -57,6 +57,7 @@ extension DownloadJob {
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger),
             interrupter: interrupter,
             budget: budget,
+            limiter: limiter,
             hasher: hasher,
             checkpoints: checkpoints,
             syncer: syncer,

@@ -22,6 +22,8 @@ struct DownloadJob: Sendable {
     let interrupter: Interrupter
     /// Connections shared with other downloads of a `DownloadManager`, if any.
     let budget: ConnectionBudget?
+    /// The download's rate limit, chained to its manager's overall one.
+    let limiter: RateLimiter?
     /// Final paths claimed by the downloads of the same `DownloadManager`, if any.
     let claims: DestinationClaims?
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.

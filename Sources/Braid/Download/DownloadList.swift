@@ -8,6 +8,7 @@
 ///   connections=4
 ///   header=Authorization: Bearer …
 ///   proxy=socks5h://user:password@proxy.example:1080
+///   limit-rate=2M
 /// https://one.example/b.bin	https://two.example/b.bin
 /// ```
 ///
@@ -29,6 +30,9 @@ public struct DownloadList: Sendable, Equatable {
         /// `proxy=URL`, as `DownloadOptions.proxy`: this entry's proxy, in place of the one given for the whole
         /// list; empty for none.
         public var proxy: String?
+        /// `limit-rate=RATE`, as `DownloadOptions.rateLimit`: this entry's own limit in bytes a second (`512K`,
+        /// `10M`; `0` for none), in place of the one given for the whole list.
+        public var rateLimit: Int64??
         /// The line the URL was on, for messages.
         public var line: Int
     }
@@ -92,8 +96,15 @@ public struct DownloadList: Sendable, Equatable {
                 throw .usage("line \(line): \(error.message)")
             }
             entry.proxy = value
+        case "limit-rate":
+            do {
+                entry.rateLimit = .some(try ByteCount.rate(value))
+            } catch {
+                throw .usage("line \(line): \(error.message)")
+            }
         default:
-            throw .usage("line \(line): unknown option '\(key)' (use out, checksum, connections, header or proxy)")
+            throw .usage(
+                "line \(line): unknown option '\(key)' (use out, checksum, connections, header, proxy or limit-rate)")
         }
     }
 }

@@ -15,20 +15,44 @@ public final class DownloadManager: Sendable {
         public var maximumConnections: Int
         /// Connections to any one host across all running downloads.
         public var maximumConnectionsPerHost: Int
+        /// Bytes a second across all running downloads, on top of each download's own `rateLimit`; nil for none.
+        public var overallRateLimit: Int64?
 
-        public init(concurrentDownloads: Int = 3, maximumConnections: Int = 48, maximumConnectionsPerHost: Int = 16) {
+        public init(
+            concurrentDownloads: Int = 3,
+            maximumConnections: Int = 48,
+            maximumConnectionsPerHost: Int = 16,
+            overallRateLimit: Int64? = nil
+        ) {
             self.concurrentDownloads = concurrentDownloads
             self.maximumConnections = maximumConnections
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.overallRateLimit = overallRateLimit
         }
     }
 
-    public let limits: Limits
+    /// The limits as they are now (`overallRateLimit` may have changed since the manager was made).
+    public var limits: Limits {
+        var limits = initialLimits
+        limits.overallRateLimit = overallRateLimit
+        return limits
+    }
+
+    /// Bytes a second across all the manager's running downloads; nil for no limit. It can be changed at any time,
+    /// also while downloads run: the new rate holds from the next chunk on.
+    public var overallRateLimit: Int64? {
+        get { limiter.rate }
+        set { limiter.rate = newValue }
+    }
+
+    private let initialLimits: Limits
     private let budget: ConnectionBudget
+    private let limiter: RateLimiter
     private let claims = DestinationClaims()
 
     public init(limits: Limits = Limits()) {
-        self.limits = limits
+        initialLimits = limits
+        limiter = RateLimiter(rate: limits.overallRateLimit)
         budget = ConnectionBudget(
             maximumConnections: limits.maximumConnections,
             maximumPerHost: limits.maximumConnectionsPerHost
@@ -41,7 +65,7 @@ public final class DownloadManager: Sendable {
     /// - Parameter label: how the error of another download that wants the same final path names this one
     ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
     public func makeDownload(url: String, options: DownloadOptions, label: String? = nil) -> Download {
-        Download(url: url, options: options, budget: budget, claims: claims, label: label)
+        Download(url: url, options: options, budget: budget, overallLimiter: limiter, claims: claims, label: label)
     }
 
     /// Runs `downloads`, at most `limits.concurrentDownloads` at a time, in order, and returns each one's outcome

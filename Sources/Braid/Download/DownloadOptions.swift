@@ -53,6 +53,9 @@ public struct DownloadOptions: Sendable {
     public var cookieFilePath: String?
     /// The `User-Agent` of every request, as curl's `-U`; nil sends `braid/VERSION`.
     public var userAgent: String?
+    /// Bytes a second the download may receive, all its connections together, as curl's `--limit-rate`; nil for
+    /// no limit. `Download.rateLimit` changes it while the download runs.
+    public var rateLimit: Int64?
     /// Gives the finished file the server's `Last-Modified` time, as curl's `--remote-time`.
     public var setsRemoteTime = false
     /// A CA bundle to trust for HTTPS, in PEM (also for an `https://` proxy).
@@ -157,6 +160,9 @@ public struct DownloadOptions: Sendable {
             if expectedDigest == nil, case .file(let path) = destination {
                 _ = try sums.digest(forName: FilePath(path).lastComponent?.string ?? path)
             }
+        }
+        if let rateLimit, rateLimit < 0 {
+            throw .usage("the rate limit must be positive (or none), not \(rateLimit)", option: .rateLimit)
         }
         for scheme in redirectSchemes.sorted() where scheme != "http" && scheme != "https" {
             throw .usage(

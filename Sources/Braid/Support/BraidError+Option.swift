@@ -5,8 +5,8 @@ extension BraidError {
         fileprivate enum Base: String, Sendable {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
-            case proxy, noProxy, userAgent, netrcPath, cookieFilePath, expectedDigest, checksumFile, connectionCounts,
-                repeats
+            case proxy, noProxy, userAgent, netrcPath, cookieFilePath, expectedDigest, checksumFile, rateLimit,
+                connectionCounts, repeats
         }
         fileprivate let base: Base
 
@@ -44,6 +44,8 @@ extension BraidError {
         public static let expectedDigest = Option(base: .expectedDigest)
         /// `DownloadOptions.checksumFile`: the file cannot be read, or has no line for the file downloaded.
         public static let checksumFile = Option(base: .checksumFile)
+        /// `DownloadOptions.rateLimit`, and the text `ByteCount.rate(_:)` parses.
+        public static let rateLimit = Option(base: .rateLimit)
         /// `BenchSchedule`'s `connectionCounts`.
         public static let connectionCounts = Option(base: .connectionCounts)
         /// `BenchSchedule`'s `repeats`.

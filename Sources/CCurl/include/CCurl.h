@@ -33,6 +33,14 @@ const curl_version_info_data *braid_curl_version_info(void);
 /// Writing fewer bytes than offered makes libcurl abort the transfer with CURLE_WRITE_ERROR.
 static const size_t braid_curl_abort_write = 0;
 
+/// Returned by a write callback: libcurl keeps the chunk and stops reading the connection until
+/// `braid_easy_resume_receiving`, which hands the chunk to the callback again.
+static const size_t braid_curl_pause_write = CURL_WRITEFUNC_PAUSE;
+
+/// Lifts a pause (`curl_easy_pause` with `CURLPAUSE_CONT`, a macro Swift cannot see). The write callback may be
+/// called before this returns, with the chunk kept at the pause.
+static inline CURLcode braid_easy_resume_receiving(CURL *handle) { return curl_easy_pause(handle, CURLPAUSE_CONT); }
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -21,6 +21,8 @@ final class Connection {
     private(set) var headers = ResponseHeaders()
     /// Whether the machine asked to stop this transfer: its next bytes are refused.
     private(set) var isRefusing = false
+    /// Whether the connection is paused by the rate limit, libcurl keeping the chunk it offered until it resumes.
+    private(set) var isThrottled = false
     /// Whether the response head was handed to the engine.
     private var headDelivered = false
     /// Where writing must stop.
@@ -68,6 +70,7 @@ final class Connection {
         headers = ResponseHeaders()
         headDelivered = false
         isRefusing = false
+        isThrottled = false
     }
 
     /// Another connection took over the rest: nothing at or past `newEnd` is written.
@@ -78,6 +81,22 @@ final class Connection {
     /// Refuses the transfer's next bytes, so libcurl ends it.
     func refuse() {
         isRefusing = true
+    }
+
+    /// Lets a connection paused by the rate limit receive again; libcurl may hand back the chunk it kept before this
+    /// returns.
+    func resumeReceiving() {
+        guard isThrottled else { return }
+        isThrottled = false
+        _ = braid_easy_resume_receiving(easy.raw)
+    }
+
+    /// Throws away the chunk libcurl kept at a pause, before the transfer is taken off its handle: it is refused, so
+    /// it is never written, and it cannot reach the handle's next request.
+    func dropKeptChunk() {
+        guard isThrottled else { return }
+        isRefusing = true
+        resumeReceiving()
     }
 
     /// Hands the response head to the engine once: with the first body byte, or at the end of a response without
@@ -114,6 +133,10 @@ final class Connection {
     private func receive(_ data: UnsafeRawPointer, count offered: Int) -> Int {
         deliverHeadIfNeeded()
         guard isBusy, !isRefusing else { return braid_curl_abort_write }
+        guard engine.admit(count: offered) else {
+            isThrottled = true
+            return braid_curl_pause_write
+        }
         var pointer = data
         var count = offered
         if skip > 0 {

@@ -41,6 +41,7 @@ final class TransferEngine {
     private let configuration: Configuration
     private let interrupter: Interrupter
     private let budget: ConnectionBudget?
+    private let limiter: RateLimiter?
     private let hasher: PrefixHasher?
     private let checkpoints: Checkpoints?
     private let syncer: DurabilitySyncer?
@@ -52,6 +53,8 @@ final class TransferEngine {
     /// Slots the machine aborted; taken off the multi handle once no callback is running.
     private var pendingAborts: [Int] = []
     private var performing = 0
+    /// Where the next round of resuming throttled connections begins, so that none is always served last.
+    private var resumeCursor = 0
     private var outcome: TransferMachine.Outcome?
 
     /// - Parameters:
@@ -62,6 +65,7 @@ final class TransferEngine {
         configuration: Configuration,
         interrupter: Interrupter,
         budget: ConnectionBudget?,
+        limiter: RateLimiter? = nil,
         hasher: PrefixHasher?,
         checkpoints: Checkpoints?,
         syncer: DurabilitySyncer?,
@@ -72,6 +76,7 @@ final class TransferEngine {
         self.configuration = configuration
         self.interrupter = interrupter
         self.budget = budget
+        self.limiter = limiter
         self.hasher = hasher
         self.checkpoints = checkpoints
         self.syncer = syncer
@@ -105,7 +110,7 @@ final class TransferEngine {
             }
             perform(machine.tick(now: Self.now()))
             guard outcome == nil else { break }
-            multi.poll(timeoutMilliseconds: Int(machine.pollTimeout(now: Self.now()) * 1000))
+            multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
             // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
             // off the handle early could still have its end waiting to be read, and be reported twice.
             performing += 1
@@ -114,8 +119,21 @@ final class TransferEngine {
             performing -= 1
             takeAborts()
             takeSync()
+            resumeThrottled()
         }
         return outcome!
+    }
+
+    /// How long to wait for the network: as the machine asks, or less when throttled connections can go on sooner.
+    private func pollTimeout() -> Double {
+        let now = Self.now()
+        let timeout = machine.pollTimeout(now: now)
+        guard let limiter, let rate = limiter.effectiveRate, connections.contains(where: \.isThrottled) else {
+            return timeout
+        }
+        // Wait for a hundredth of a second's worth of tokens: enough for a chunk or two, few wake-ups a second.
+        let wait = limiter.secondsUntil(holding: max(8192, Double(rate) / 100), now: now)
+        return min(timeout, max(0.001, wait))
     }
 
     /// Seconds on a monotonic clock.
@@ -128,6 +146,15 @@ final class TransferEngine {
     /// The response head on `slot` is complete; a head the machine refuses aborts the slot.
     func responseHead(slot: Int, headers: ResponseHeaders) {
         perform(machine.responseHead(slot: slot, headers: headers, now: Self.now()))
+    }
+
+    /// Whether a connection may take a chunk of `count` bytes now; if it may, the bytes count against the rate limit.
+    func admit(count: Int) -> Bool {
+        guard let limiter else { return true }
+        let now = Self.now()
+        guard limiter.mayReceive(now: now) else { return false }
+        limiter.took(count, now: now)
+        return true
     }
 
     func received(slot: Int, count: Int) {
@@ -216,6 +243,7 @@ final class TransferEngine {
         }
         connection.begin(request, source: source)
         connection.easy.set(CURLOPT_RANGE, request.rangeHeader)
+        connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
         connection.easy.clearError()
         configuration.logger.trace(
             "request",
@@ -234,8 +262,19 @@ final class TransferEngine {
         end(connection, result: code == CURLE_OK ? .finished : .failed(code, detail: detail))
     }
 
+    /// The speed below which a connection counts as stalled: under a rate limit, less than a quarter of each
+    /// connection's share, so that a connection slowed by the limit is never taken for a stalled one.
+    private var lowSpeedLimit: Int {
+        let configured = configuration.requestOptions.lowSpeedBytesPerSecond
+        guard let rate = limiter?.effectiveRate else { return configured }
+        return min(configured, max(1, Int(rate / Int64(4 * connections.count))))
+    }
+
     /// Reports the end of `connection`'s transfer, after writing what it still buffers.
     private func end(_ connection: Connection, result: TransferResult) {
+        performing += 1
+        connection.dropKeptChunk()
+        performing -= 1
         multi.remove(connection.easy)
         // A response without a body (an error status, an empty range) is checked at its end.
         // Writing what is buffered can fail and abort this very transfer: that abort must not end it a second time.
@@ -261,6 +300,23 @@ final class TransferEngine {
             let connection = connections[pendingAborts.removeFirst()]
             if connection.isBusy { end(connection, result: .aborted) }
         }
+    }
+
+    /// Resumes the connections paused by the rate limit once it has tokens again, in turn from where the last round
+    /// stopped: each gets the chunk libcurl kept, while tokens last.
+    private func resumeThrottled() {
+        guard let limiter, connections.contains(where: \.isThrottled) else { return }
+        let count = connections.count
+        performing += 1
+        for offset in 0..<count {
+            let connection = connections[(resumeCursor + offset) % count]
+            guard connection.isThrottled else { continue }
+            guard limiter.mayReceive(now: Self.now()) else { break }
+            connection.resumeReceiving()
+            resumeCursor = (connection.slot + 1) % count
+        }
+        performing -= 1
+        takeAborts()
     }
 
     /// Hands the machine the result of the last sync, once it is done.
