@@ -1,3 +1,4 @@
+import Braid
 import BraidTestServer
 import BraidTestSupport
 import Foundation
@@ -58,6 +59,28 @@ struct TimestampingTests {
         #expect(try Self.modified(path) == modified)
         #expect(try Self.content.firstDifference(fromFileAt: path) == nil)
         #expect(!FileManager.default.fileExists(atPath: path + ".part"))
+    }
+
+    @Test("a server that refuses HEAD: the ranged GET carries If-Modified-Since, and its 304 settles it")
+    func headRefused() async throws {
+        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: [.refuseHead])])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
+        defer { directory.remove() }
+        let path = directory.appending("f").path
+        try Self.plant(
+            Data("a copy".utf8), at: path, modified: Double(Self.content.lastModifiedSecondsSince1970 + 1))
+
+        let run = try await BraidCLI.run([server.url("/f"), "-N", "-o", path])
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardError.contains("is up to date"), "\(run.standardError)")
+        #expect(server.waitUntilIdle())
+        let log = server.requestLog
+        #expect(log.map(\.method) == ["HEAD", "GET"], "\(log)")
+        #expect(log.map(\.status) == [405, 304])
+        #expect(log.allSatisfy { $0.ifModifiedSince != nil })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("a copy".utf8))
     }
 
     @Test("--json says a file left as it was is up to date: a notice, and done with skipped and unmodified")
@@ -158,6 +181,25 @@ struct TimestampingTests {
         #expect(server.waitUntilIdle())
         #expect(server.requestLog.first?.ifModifiedSince != nil)
         #expect(server.requestLog.first?.status == 200)
+    }
+
+    @Test("the library: DownloadOptions.timestamping reports a file left as it was as unmodified, fetching nothing")
+    func library() async throws {
+        let server = TestServer(routes: ["/f": .init(content: Self.content)])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
+        defer { directory.remove() }
+
+        let first = await LibraryDownload.run(server.url("/f"), into: directory) { $0.timestamping = true }
+        #expect(try first.result.get().unmodified == false)
+        #expect(try Self.modified(first.path) == Double(Self.content.lastModifiedSecondsSince1970))
+        let again = await LibraryDownload.run(server.url("/f"), into: directory) { $0.timestamping = true }
+        let result = try again.result.get()
+        #expect(result.unmodified)
+        #expect(result.fetchedBytes == 0 && result.bytes == Int64(Self.content.size))
+        #expect(!again.events.contains { if case .started = $0 { true } else { false } }, "no transfer")
+        #expect(again.notices.contains { $0.contains("is up to date") }, "\(again.notices)")
     }
 
     @Test("a list with -N: files as new as the server's are skipped as up to date, each after one request")
