@@ -3,8 +3,8 @@ import Foundation
 extension ResponsePlan {
     /// Decides the answer to `request` for `route` (`nil` when no route has the path).
     ///
-    /// Precedence, first match wins: connection limit, forced status, redirect, method checks, then the content
-    /// itself, to which the body, range and header faults apply.
+    /// Precedence, first match wins: connection limit, forced status, redirect, method checks, the conditional
+    /// headers (`304`), then the content itself, to which the body, range and header faults apply.
     init(answering request: HTTPRequestHead, route: TestServer.Route?, context: RequestContext) {
         self.init(status: 404)
         add("Date", HTTPDate.now())
@@ -72,7 +72,7 @@ extension ResponsePlan {
         return nil
     }
 
-    /// Fills in a `200`, `206` or `416` answer serving `content`.
+    /// Fills in a `304`, `200`, `206` or `416` answer serving `content`.
     private mutating func serve(
         _ content: TestContent, for request: HTTPRequestHead, faults: [TestServer.Fault], context: RequestContext
     ) {
@@ -83,13 +83,24 @@ extension ResponsePlan {
         }
         let recentlyModified = faults.contains(.recentlyModified)
         if recentlyModified { entityTag = "W/" + entityTag }
+        let lastModified = faults.contains(.noLastModified) ? nil : content.lastModified
+        if !faults.contains(.ignoreConditionals),
+            Self.notModified(
+                request, entityTag: entityTag,
+                lastModified: lastModified == nil ? nil : content.lastModifiedSecondsSince1970)
+        {
+            status = 304
+            add("ETag", entityTag)
+            if let lastModified { add("Last-Modified", lastModified) }
+            return
+        }
         var selected = 0..<content.size
         var partial = false
         if !isHead, !faults.contains(.ignoreRange), let header = request.header("Range"),
             let spec = ByteRangeSpec(header: header),
             Self.ifRangeHolds(
                 request.header("If-Range"), entityTag: entityTag,
-                lastModified: recentlyModified ? nil : content.lastModified)
+                lastModified: recentlyModified ? nil : lastModified)
         {
             guard let range = spec.resolve(size: content.size) else {
                 status = 416
@@ -106,7 +117,7 @@ extension ResponsePlan {
         add("Accept-Ranges", "bytes")
         add("Content-Type", "application/octet-stream")
         add("ETag", entityTag)
-        add("Last-Modified", content.lastModified)
+        if let lastModified { add("Last-Modified", lastModified) }
         if partial {
             let total = Self.claimedLength(of: content, faults: faults)
             add("Content-Range", "bytes \(selected.lowerBound)-\(selected.upperBound - 1)/\(total)")
@@ -122,6 +133,23 @@ extension ResponsePlan {
                 closeConnection = true
             }
         }
+    }
+
+    /// Whether the request's preconditions ask for `304 Not Modified` (RFC 9110 §13.2.2): `If-None-Match` naming
+    /// the entity tag (weak comparison), or, only without `If-None-Match`, an `If-Modified-Since` date no earlier
+    /// than the last modification. A date that is not an IMF-fixdate is ignored.
+    private static func notModified(_ request: HTTPRequestHead, entityTag: String, lastModified: Int?) -> Bool {
+        func opaque(_ tag: Substring) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+        if let ifNoneMatch = request.header("If-None-Match") {
+            let tags = ifNoneMatch.split(separator: ",").map {
+                opaque(Substring($0.trimmingCharacters(in: .whitespaces)))
+            }
+            return tags.contains("*") || tags.contains(opaque(Substring(entityTag)))
+        }
+        guard let lastModified, let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse) else {
+            return false
+        }
+        return lastModified <= since
     }
 
     /// Whether `If-Range` (absent, an entity tag or a date) lets the `Range` header apply (RFC 9110 §13.1.5):

@@ -39,6 +39,7 @@ struct ResponsePlan {
         case 301: "Moved Permanently"
         case 302: "Found"
         case 303: "See Other"
+        case 304: "Not Modified"
         case 307: "Temporary Redirect"
         case 308: "Permanent Redirect"
         case 400: "Bad Request"

@@ -7,6 +7,11 @@ extension TestContent {
     /// The `Last-Modified` date as an IMF-fixdate; derived from the seed (not the clock) so that runs are
     /// reproducible and a new seed gives a new date.
     public var lastModified: String {
-        HTTPDate.format(secondsSinceEpoch: 1_500_000_000 + Int(seed % 100_000_000))
+        HTTPDate.format(secondsSinceEpoch: lastModifiedSecondsSince1970)
+    }
+
+    /// The `Last-Modified` date in seconds since 1970 UTC, to compare with a file's modification time.
+    public var lastModifiedSecondsSince1970: Int {
+        1_500_000_000 + Int(seed % 100_000_000)
     }
 }

@@ -55,6 +55,7 @@ extension TestServer {
             host: request.header("Host"),
             range: request.header("Range"),
             ifRange: request.header("If-Range"),
+            ifModifiedSince: request.header("If-Modified-Since"),
             authorization: request.header("Authorization"),
             cookie: request.header("Cookie"),
             userAgent: request.header("User-Agent"),

@@ -80,6 +80,10 @@ extension TestServer {
         /// The content was modified less than a second ago, as Apache sees it: its `ETag` is weak, and an
         /// `If-Range` date is not a strong validator, so a range request carrying one gets the whole body (200).
         case recentlyModified
+        /// Sends no `Last-Modified`, so a client has no date to compare (and `If-Modified-Since` is not answered).
+        case noLastModified
+        /// Ignores `If-Modified-Since` and `If-None-Match`, answering as if they were absent, as some servers do.
+        case ignoreConditionals
         /// Sends a header with raw bytes for its value, for filenames that are not valid UTF-8.
         case rawHeader(name: String, value: [UInt8])
         /// Sends `Content-MD5` (base64 of the MD5 of the whole representation) on `200` and `HEAD`; a wrong

@@ -11,6 +11,8 @@ extension TestServer {
         public var range: String?
         /// The `If-Range` header.
         public var ifRange: String?
+        /// The `If-Modified-Since` header.
+        public var ifModifiedSince: String?
         /// The `Authorization` header, to check credentials are not forwarded to another host.
         public var authorization: String?
         /// The `Cookie` header.

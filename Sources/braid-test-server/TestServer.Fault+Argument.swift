@@ -56,6 +56,8 @@ extension TestServer.Fault {
         case "content-disposition": self = .contentDisposition(String(value))
         case "etag": self = .entityTag(String(value))
         case "recently-modified": self = .recentlyModified
+        case "no-last-modified": self = .noLastModified
+        case "ignore-conditionals": self = .ignoreConditionals
         case "content-md5": self = .contentMD5(correct: try correct())
         case "digest": self = .digest([.md5, .sha256], correct: try correct())
         case "repr-digest": self = .reprDigest([.sha256, .sha512], correct: try correct())

@@ -99,6 +99,15 @@ struct DownloadArguments: ParsableArguments {
     @Flag(name: [.customShort("R"), .long], help: "Give the file the server's Last-Modified time, as curl -R.")
     var remoteTime = false
 
+    @Flag(
+        name: [.customShort("N"), .long],
+        help: ArgumentHelp(
+            "Skip the download if the file is as new as the server's (one If-Modified-Since request), as wget -N; "
+                + "else replace it. Sets the file's time as -R does."
+        )
+    )
+    var timestamping = false
+
     @Flag(help: "Do not flush the finished file to disk before renaming it into place.")
     var noFsync = false
 
@@ -168,6 +177,7 @@ struct DownloadArguments: ParsableArguments {
         options.overwrite = force
         options.syncOnCompletion = !noFsync
         options.setsRemoteTime = remoteTime
+        options.timestamping = timestamping
         options.verbose = verbose >= 3
         return options
     }

@@ -6,7 +6,8 @@ struct DownloadOutcome: Sendable {
     /// The final path, once the download chose it.
     let path: String?
     let result: Result<DownloadResult, BraidError>
-    /// Whether the file was already complete and verified, so nothing was fetched.
+    /// Whether the file was already complete and verified, or (with `-N`) as new as the server's, so nothing was
+    /// fetched.
     let skipped: Bool
     /// Wall time of this download in this run.
     let seconds: Double
@@ -20,6 +21,11 @@ struct DownloadOutcome: Sendable {
     var name: String {
         guard let path, let last = path.split(separator: "/").last else { return item.name }
         return String(last)
+    }
+
+    /// Why a skipped download was skipped, as the list's lines and table say it.
+    var skipReason: String {
+        (try? result.get())?.unmodified == true ? "up to date" : "already complete"
     }
 
     /// `completed`, `skipped`, `failed` or `interrupted`, as the summary reports it.
@@ -66,7 +72,8 @@ struct DownloadOutcome: Sendable {
             item: item,
             path: path,
             result: result,
-            // Only an existing file verified in place completes without ever starting a transfer.
+            // Only an existing file verified in place, or one as new as the server's, completes without ever
+            // starting a transfer.
             skipped: !started && (try? result.get()) != nil,
             seconds: (clock.now - start).seconds
         )

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// Every line has `event` and `time` (seconds since the command started); every line about one download has its
 /// `id` (its position in the list, 1 for a single URL) and `url`. `progress` is written about once a second per
-/// download (`--progress-interval`). A download's last lines are `verified` then `done`, or `error`; a list's last line is `summary`.
+/// download (`--progress-interval`). A download's last lines are `verified` then `done` (`done` alone for a file
+/// left as it was because the server's is not newer), or `error`; a list's last line is `summary`.
 final class JSONEventWriter: ListObserver {
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
@@ -71,16 +72,19 @@ final class JSONEventWriter: ListObserver {
         switch outcome.result {
         case let .success(result):
             let digest = result.verifiedDigest
-            write(
-                "verified",
-                id + [
-                    ("path", .string(result.path)),
-                    ("algorithm", .string(digest.map { "\($0.algorithm)" } ?? "length")),
-                    ("hex", .string(digest?.hex)),
-                    ("source", .string(digest?.source.rawValue)),
-                    ("bytes", .integer(result.bytes)),
-                ]
-            )
+            // A file left as it was (-N) was not verified: it was compared by date.
+            if !result.unmodified {
+                write(
+                    "verified",
+                    id + [
+                        ("path", .string(result.path)),
+                        ("algorithm", .string(digest.map { "\($0.algorithm)" } ?? "length")),
+                        ("hex", .string(digest?.hex)),
+                        ("source", .string(digest?.source.rawValue)),
+                        ("bytes", .integer(result.bytes)),
+                    ]
+                )
+            }
             write(
                 "done",
                 id + [
@@ -91,6 +95,7 @@ final class JSONEventWriter: ListObserver {
                     ("retries", .integer(Int64(result.retries))),
                     ("seconds", .number(result.seconds)),
                     ("skipped", .bool(outcome.skipped)),
+                    ("unmodified", .bool(result.unmodified)),
                 ]
             )
         case let .failure(error):

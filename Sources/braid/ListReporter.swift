@@ -77,7 +77,7 @@ final class ListReporter: ListObserver {
         switch outcome.result {
         case let .success(result):
             if outcome.skipped {
-                line("\(tag(outcome.item)) skipped \(outcome.name): already complete")
+                line("\(tag(outcome.item)) skipped \(outcome.name): \(outcome.skipReason)")
             } else {
                 line(
                     "\(tag(outcome.item)) completed \(outcome.name) (\(Formatting.bytes(result.bytes)), "
@@ -111,7 +111,7 @@ final class ListReporter: ListObserver {
         let rows: [[String]] = outcomes.map { outcome in
             switch outcome.result {
             case let .success(result):
-                let what = outcome.skipped ? "skipped (already complete)" : "completed (\(verification(result)))"
+                let what = outcome.skipped ? "skipped (\(outcome.skipReason))" : "completed (\(verification(result)))"
                 return [
                     outcome.name, what, Formatting.bytes(result.bytes),
                     Formatting.fixed(outcome.seconds, digits: 1) + " s",

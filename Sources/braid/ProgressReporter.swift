@@ -52,8 +52,11 @@ final class ProgressReporter: Sendable {
             line(message)
         case .state:
             break
-        case let .completed(result):
+        case let .completed(result) where !result.unmodified:
             line(Self.summary(of: result))
+        case .completed:
+            // The notice before it said the file is up to date; nothing was saved.
+            break
         }
     }
 

@@ -122,6 +122,40 @@ final class TestServerTests {
         #expect(settledLog().map(\.ifRange) == [validator])
     }
 
+    @Test(
+        "If-None-Match naming the entity tag, or else an If-Modified-Since no earlier than Last-Modified, gets 304",
+        arguments: [
+            (["If-Modified-Since: \(TestContent(seed: 3, size: 1).lastModified)"], 304),
+            (["If-Modified-Since: \(TestContent(seed: 4, size: 1).lastModified)"], 304),
+            (["If-Modified-Since: \(TestContent(seed: 2, size: 1).lastModified)"], 200),
+            (["If-Modified-Since: not a date"], 200),
+            (["If-None-Match: \(TestContent(seed: 3, size: 100_003).entityTag)"], 304),
+            (
+                ["If-None-Match: \"braid-other\"", "If-Modified-Since: \(TestContent(seed: 3, size: 1).lastModified)"],
+                200
+            ),
+        ]
+    )
+    func conditionalGet(headers: [String], expectedStatus: Int) throws {
+        let run = try CurlRun(["-D", "-", "-o", file()] + headers.flatMap { ["-H", $0] } + [serve()])
+        #expect(run.status == expectedStatus)
+        // curl creates no file for a response without a body.
+        #expect(((try? bytes(at: file()))?.count ?? 0) == (expectedStatus == 304 ? 0 : 100_003))
+        if expectedStatus == 304 { #expect(run.header("ETag") == content.entityTag) }
+        #expect(settledLog().map(\.status) == [expectedStatus])
+    }
+
+    @Test("ignoreConditionals answers 200 whatever the conditions; noLastModified sends no date and never 304")
+    func conditionalFaults() throws {
+        let since = "If-Modified-Since: \(content.lastModified)"
+        let ignoring = try CurlRun(["-D", "-", "-o", file(), "-H", since, serve([.ignoreConditionals])])
+        #expect(ignoring.status == 200)
+        let undated = try CurlRun(["-D", "-", "-o", file(), "-H", since, serve([.noLastModified])])
+        #expect(undated.status == 200)
+        #expect(undated.header("Last-Modified") == nil)
+        #expect(settledLog().map(\.ifModifiedSince) == [content.lastModified, content.lastModified])
+    }
+
     @Test("Requests on one connection are kept alive and logged one by one")
     func keepAlive() throws {
         let url = serve()

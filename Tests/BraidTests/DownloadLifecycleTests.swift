@@ -33,6 +33,13 @@ struct DownloadLifecycleTests {
         #expect(lifecycle.stage == .finished)
     }
 
+    @Test("A conditional probe answered 304 finishes from probing: the local copy is up to date")
+    func notModified() {
+        var lifecycle = DownloadLifecycle()
+        lifecycle.notModified()
+        #expect(lifecycle.stage == .finished)
+    }
+
     @Test("A measured transfer finishes without verifying or committing")
     func measured() {
         var lifecycle = Self.transferring()

@@ -42,4 +42,7 @@ public struct DownloadResult: Sendable, Equatable {
     public var retries: Int
     /// Seconds from the start of the run to the first body byte, when any arrived.
     public var timeToFirstByte: Double?
+    /// Whether the file was left as it was because the server's is not newer (`DownloadOptions.timestamping`):
+    /// nothing was fetched or written, and nothing but its length may have been compared.
+    public var unmodified = false
 }

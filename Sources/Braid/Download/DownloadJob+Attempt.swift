@@ -21,7 +21,15 @@ extension DownloadJob {
     ) throws(BraidError) -> AttemptOutcome {
         let paths = try claimDestination(for: resource)
         let store = ManifestStore(path: paths.manifest)
-        if paths.exists(paths.final) && !options.overwrite && !store.exists {
+        // With timestamping, a file at the final name is replaced unless it is as new as the server's.
+        let replacesFinal = options.overwrite || (options.timestamping && paths.exists(paths.final))
+        if options.timestamping && paths.exists(paths.final) && !store.exists,
+            let result = keepIfUpToDate(paths: paths, resource: resource, started: started)
+        {
+            lifecycle.alreadyComplete()
+            return .done(result)
+        }
+        if paths.exists(paths.final) && !replacesFinal && !store.exists {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
@@ -31,7 +39,7 @@ extension DownloadJob {
         let digest = try expectedDigest(for: resource, paths: paths)
         let file = try PartFile(lockingAt: paths.part)
         defer { file.close() }
-        if paths.exists(paths.final) && !options.overwrite, try file.currentSize() == 0 {
+        if paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
             // Another run finished this download between the check above and the lock, renaming its partial file:
             // the one just locked is a new, empty one.
             try? paths.part.unlink()
@@ -56,7 +64,7 @@ extension DownloadJob {
         lifecycle.advance()
         try verify(file, length: length, resource: resource, plan: plan, hasher: hasher, paths: paths)
         lifecycle.advance()
-        try commit(file, paths: paths, store: store, resource: resource)
+        try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal)
         lifecycle.advance()
         let result = DownloadResult(
             path: paths.final.string, bytes: length, verifiedDigest: plan.digest,
@@ -214,18 +222,22 @@ extension DownloadJob {
         }
     }
 
-    /// Moves the verified file into place with the permissions of any new file, and forgets the manifest.
+    /// Moves the verified file into place with the permissions of any new file, and forgets the manifest; a file at
+    /// the final name is replaced only when `replacing`.
     private func commit(
         _ file: PartFile,
         paths: DestinationPaths,
         store: ManifestStore,
-        resource: RemoteResource
+        resource: RemoteResource,
+        replacing: Bool
     ) throws(BraidError) {
         guard file.isStill(at: paths.part) else {
             throw BraidError.localIO(
                 "\(paths.part) was replaced by another file during the download; nothing was moved to \(paths.final)")
         }
-        if options.setsRemoteTime, let modified = resource.lastModified.flatMap(HTTPDate.parse) {
+        // Timestamping gives the file the server's time too, so that the next run compares against it (wget -N).
+        if options.setsRemoteTime || options.timestamping, let modified = resource.lastModified.flatMap(HTTPDate.parse)
+        {
             // Through the descriptor, before the rename: the finished file appears with the server's time.
             do {
                 try file.descriptor.setModificationTime(secondsSince1970: modified)
@@ -236,7 +248,7 @@ extension DownloadJob {
         // FILE.part was private while incomplete.
         try file.setPermissions(DestinationPaths.permissionsForNewFiles)
         do {
-            try paths.moveIntoPlace(replacing: options.overwrite)
+            try paths.moveIntoPlace(replacing: replacing)
         } catch {
             try? file.setPermissions(0o600)
             throw error

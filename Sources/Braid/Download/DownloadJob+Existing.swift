@@ -1,7 +1,66 @@
+import Logging
 import SystemPackage
 
-/// A file already at the destination: refused, or (in list mode) verified in place and skipped.
+/// A file already at the destination: refused, (in list mode) verified in place and skipped, or (with
+/// timestamping) kept when the server's is not newer.
 extension DownloadJob {
+    /// The file a timestamping download asks the server about: `-o FILE`, or the URL's name in the directory. A
+    /// name the server proposes (`Content-Disposition`) is known only from an answer that is not `304`; that file is
+    /// then compared by its `Last-Modified` (`keepIfUpToDate`).
+    func timestampedCopy() -> LocalCopy? {
+        LocalCopy.at(DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url).final)
+    }
+
+    /// The server answered the conditional probe `304 Not Modified`: the local copy is left as it is.
+    func notModified(_ copy: LocalCopy, started: Double) -> DownloadResult {
+        let since = HTTPDate.format(secondsSince1970: copy.modified)
+        emit(.notice("\(copy.path) is up to date (not modified on the server since \(since))"))
+        return unmodified(copy, started: started)
+    }
+
+    /// With timestamping, after a probe that was answered with the server's file: the result of keeping the file at
+    /// the final name when the server's is not newer and has the same length (a server that ignores
+    /// `If-Modified-Since`, as `wget -N` judges it), or nil when it is to be downloaded again and replaced.
+    func keepIfUpToDate(paths: DestinationPaths, resource: RemoteResource, started: Double) -> DownloadResult? {
+        guard let copy = LocalCopy.at(paths.final) else { return nil }
+        let local = HTTPDate.format(secondsSince1970: copy.modified)
+        let reason: String
+        switch copy.freshness(of: resource) {
+        case .upToDate:
+            emit(
+                .notice(
+                    "\(paths.final) is up to date (the server's copy, modified \(resource.lastModified ?? ""), is not "
+                        + "newer and has the same length)"
+                ))
+            return unmodified(copy, started: started)
+        case .serverNewer:
+            reason = "the server's copy (modified \(resource.lastModified ?? "")) is newer than this one (\(local))"
+        case .sizeDiffers:
+            reason =
+                "the server's copy is not newer but its length differs (\(resource.length ?? -1) bytes, "
+                + "\(copy.size) here)"
+        case .undated:
+            reason = "the server sends no Last-Modified to compare with"
+        }
+        logger.debug("\(paths.final): \(reason); downloading it again")
+        return nil
+    }
+
+    /// The result of a download that left the file at the destination as it was.
+    private func unmodified(_ copy: LocalCopy, started: Double) -> DownloadResult {
+        var result = DownloadResult(
+            path: copy.path.string,
+            bytes: copy.size,
+            verifiedDigest: nil,
+            resumedBytes: copy.size,
+            seconds: TransferEngine.now() - started,
+            statistics: TransferMachine.Statistics(fetchedBytes: 0, retries: 0, timeToFirstByte: nil)
+        )
+        result.unmodified = true
+        emit(.completed(result))
+        return result
+    }
+
     /// A file already at the final name: refused, or in list mode verified in place and skipped.
     func existingFinal(
         paths: DestinationPaths,

@@ -53,7 +53,16 @@ struct DownloadJob: Sendable {
             do throws(BraidError) {
                 emit(.state(.probing))
                 defer { firstContact = false }
-                let (resource, mirrors) = try probe(lifecycle, firstContact: firstContact)
+                // Only the first probe asks whether the file changed: a later one continues a download under way.
+                let local = firstContact && options.timestamping && !options.measures ? timestampedCopy() : nil
+                let (resource, mirrors): (RemoteResource, [RemoteResource])
+                switch try probe(lifecycle, firstContact: firstContact, unlessNewer: local) {
+                case let .found(found, foundMirrors):
+                    (resource, mirrors) = (found, foundMirrors)
+                case let .notModified(copy):
+                    lifecycle.notModified()
+                    return notModified(copy, started: started)
+                }
                 lifecycle.advance()
                 let outcome =
                     options.measures
@@ -78,11 +87,21 @@ struct DownloadJob: Sendable {
         }
     }
 
-    /// The URL's resource as a fresh probe finds it, and the mirrors that serve the same file.
+    /// What a probe found.
+    enum Probed {
+        /// The URL's resource, and the mirrors that serve the same file.
+        case found(RemoteResource, mirrors: [RemoteResource])
+        /// The server answered `304 Not Modified`: its file is not newer than this local copy.
+        case notModified(LocalCopy)
+    }
+
+    /// The URL's resource as a fresh probe finds it, with the mirrors that serve the same file; or, when asked about
+    /// a local copy, the server's answer that its file is not newer.
     private func probe(
         _ lifecycle: DownloadLifecycle,
-        firstContact: Bool
-    ) throws(BraidError) -> (RemoteResource, [RemoteResource]) {
+        firstContact: Bool,
+        unlessNewer local: LocalCopy?
+    ) throws(BraidError) -> Probed {
         var prober = Prober(
             options: requestOptions,
             retryPolicy: options.retryPolicy,
@@ -92,9 +111,15 @@ struct DownloadJob: Sendable {
         )
         prober.trustsHead = !lifecycle.distrustsHead
         prober.isFirstContact = firstContact
-        var resource = try prober.probe(url)
-        if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
-        return (resource, usableMirrors(of: resource, prober: prober))
+        switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
+        case .notModified:
+            // A probe without conditions is never answered "not modified" (`Prober.probe(_:conditions:)`).
+            guard let local else { preconditionFailure("Invalid state: not modified without a local copy") }
+            return .notModified(local)
+        case var .resource(resource):
+            if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober))
+        }
     }
 
     /// How one pass from the probe's answer ended.

@@ -2,8 +2,9 @@
 /// and the lifecycle says what comes next.
 ///
 /// - `probing` → `preparing` (the probe answered) → `transferring` → `verifying` → `committing` → `finished`;
-/// - `preparing` → `finished` when the destination already holds the verified file, and `transferring` →
-///   `finished` when the transfer was only measured;
+/// - `preparing` → `finished` when the destination already holds the verified file (or, with timestamping, a file
+///   as new as the server's), `probing` → `finished` when a conditional probe was answered `304 Not Modified`,
+///   and `transferring` → `finished` when the transfer was only measured;
 /// - `transferring` → `paused` on `pause()`, and `paused` → `probing` on `resume()` (the server is probed anew);
 /// - `transferring` → `probing` when the transfer must start over: the remote file changed, the server ignores
 ///   ranges (every later attempt is one stream), or its ranges contradict its HEAD (later probes use a ranged
@@ -65,6 +66,12 @@ struct DownloadLifecycle: Sendable, Equatable {
     /// The destination already holds the verified file: nothing to transfer.
     mutating func alreadyComplete() {
         guard stage == .preparing else { preconditionFailure("Invalid state: already complete while \(stage)") }
+        stage = .finished
+    }
+
+    /// The server answered the conditional probe `304 Not Modified`: the local copy stays as it is.
+    mutating func notModified() {
+        guard stage == .probing else { preconditionFailure("Invalid state: not modified while \(stage)") }
         stage = .finished
     }
 

@@ -58,6 +58,11 @@ public struct DownloadOptions: Sendable {
     public var rateLimit: Int64?
     /// Gives the finished file the server's `Last-Modified` time, as curl's `--remote-time`.
     public var setsRemoteTime = false
+    /// Skip the download when the file at the destination is as new as the server's, as `wget -N`: the probe asks
+    /// with `If-Modified-Since` (the file's modification time), and a `304`, or a `Last-Modified` no newer and the
+    /// same length, leaves the file untouched (`DownloadResult.unmodified`). Otherwise the file is downloaded and
+    /// replaces the old one; either way the new file gets the server's time, so that the next run can compare.
+    public var timestamping = false
     /// A CA bundle to trust for HTTPS, in PEM (also for an `https://` proxy).
     public var caCertificatePath: String?
     /// Skip TLS certificate verification (insecure).

@@ -13,7 +13,8 @@ import CCurl
 /// Learns a resource's length, range support, validators and digests before anything is downloaded.
 ///
 /// HEAD first, following redirects; when HEAD is refused or does not promise ranges, a ranged GET of one byte
-/// (`Range: bytes=0-0`) settles it from `Content-Range`.
+/// (`Range: bytes=0-0`) settles it from `Content-Range`. A conditional probe (`-N`) sends `If-Modified-Since` with
+/// its first request, and ends at a `304 Not Modified`.
 ///
 /// Redirects are followed here, one hop at a time, not by libcurl: each hop is sent the user's headers only if
 /// its origin is one the user named, a redirect to a scheme outside `redirectSchemes` is refused, and one from
@@ -31,14 +32,32 @@ struct Prober {
     /// (`RetryPolicy.attemptsForFirstContact`).
     var isFirstContact = false
 
+    /// What a conditional probe found.
+    enum Answer: Equatable {
+        case resource(RemoteResource)
+        /// The server answered `304 Not Modified`: its file is not newer than the local copy.
+        case notModified
+    }
+
     func probe(_ url: String) throws(BraidError) -> RemoteResource {
-        let resource = try probeHeaders(url)
-        try RemoteResource.checkLength(resource.length)
+        let answer = try probe(url, conditions: [])
+        guard case let .resource(resource) = answer else { preconditionFailure("Invalid state: 304 unasked") }
         return resource
     }
 
-    private func probeHeaders(_ url: String) throws(BraidError) -> RemoteResource {
-        let head = try withRetries { () throws(ProbeFailure) in try request(url, method: .head) }
+    /// Probes `url`, sending `conditions` (`If-Modified-Since: …`) with its first request the server answers (the
+    /// HEAD, or the ranged GET when HEAD is refused), so that one request settles a file that has not changed.
+    func probe(_ url: String, conditions: [String]) throws(BraidError) -> Answer {
+        let answer = try probeHeaders(url, conditions: conditions)
+        if case let .resource(resource) = answer { try RemoteResource.checkLength(resource.length) }
+        return answer
+    }
+
+    private func probeHeaders(_ url: String, conditions: [String]) throws(BraidError) -> Answer {
+        let head = try withRetries { () throws(ProbeFailure) in
+            try request(url, method: .head, conditions: conditions)
+        }
+        if !conditions.isEmpty && head.headers.status == 304 { return .notModified }
         let headUsable = head.headers.status >= 200 && head.headers.status < 300
         var resource = RemoteResource(
             requestedURL: url,
@@ -56,10 +75,15 @@ struct Prober {
         {
             resource.acceptsRanges = true
             if resource.length == 0 { resource.acceptsRanges = false }
-            return resource
+            return .resource(resource)
         }
 
-        let get = try withRetries { () throws(ProbeFailure) in try request(url, method: .rangedGet) }
+        // A HEAD that answered has settled the conditions: the ranged GET asks for the file whatever its date.
+        let getConditions = headUsable ? [] : conditions
+        let get = try withRetries { () throws(ProbeFailure) in
+            try request(url, method: .rangedGet, conditions: getConditions)
+        }
+        if !getConditions.isEmpty && get.headers.status == 304 { return .notModified }
         let headers = get.headers
         resource.resolvedURL = get.effectiveURL ?? resource.resolvedURL
         resource.etag = headers["etag"] ?? resource.etag
@@ -95,7 +119,7 @@ struct Prober {
         default:
             throw failure(for: headers)
         }
-        return resource
+        return .resource(resource)
     }
 
     private enum Method { case head, rangedGet }
@@ -107,13 +131,14 @@ struct Prober {
 
     /// Runs one probe request, following redirects; a transport failure or a retryable status is thrown as
     /// `ProbeFailure`.
-    private func request(_ url: String, method: Method) throws(ProbeFailure) -> Response {
+    private func request(_ url: String, method: Method, conditions: [String]) throws(ProbeFailure) -> Response {
         let handle = EasyHandle()
         var current = url
         var hops = 0
         while true {
             let collector = ProbeCollector()
-            handle.configure(url: current, options: options, headers: options.headers(for: current))
+            // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
+            handle.configure(url: current, options: options, headers: options.headers(for: current) + conditions)
             let context = Unmanaged.passUnretained(collector).toOpaque()
             handle.set(CURLOPT_HEADERDATA, pointer: context)
             handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
