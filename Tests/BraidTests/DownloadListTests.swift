@@ -46,8 +46,10 @@ struct DownloadListTests {
             \tconnections=4
               header=Authorization: Bearer t=1
               HEADER = X-Trace: yes
+              limit-rate=1.5M
             https://example.org/b.bin
               connections=1
+              limit-rate=0
             """
 
         let list = try DownloadList(parsing: text)
@@ -59,7 +61,9 @@ struct DownloadListTests {
         #expect(first.checksum?.source == .user)
         #expect(first.connections == 4)
         #expect(first.headers == ["Authorization: Bearer t=1", "X-Trace: yes"], "only the first = splits")
+        #expect(first.rateLimit == .some(3 << 19))
         #expect(list.entries[1].connections == 1)
+        #expect(list.entries[1].rateLimit == .some(nil), "0 lifts the list's limit for this entry")
         #expect(list.entries[1].output == nil, "options do not leak into the next entry")
     }
 
@@ -95,6 +99,7 @@ struct DownloadListTests {
             ("https://example.org/a\n  connections=1025", 2, "1 to 1024"),
             ("https://example.org/a\n  connections=four", 2, "1 to 1024"),
             ("https://example.org/a\n  header=NoColon", 2, "Name: value"),
+            ("https://example.org/a\n  limit-rate=fast", 2, "not a rate"),
             ("# one\n# two\nhttps://example.org/a\n  out=../x", 4, "plain file name"),
             ("https://example.org/a\n  out=/etc/passwd", 2, "plain file name"),
             ("https://example.org/a\n  out=dir/x.bin", 2, "plain file name"),
