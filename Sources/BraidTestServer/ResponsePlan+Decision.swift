@@ -3,8 +3,9 @@ import Foundation
 extension ResponsePlan {
     /// Decides the answer to `request` for `route` (`nil` when no route has the path).
     ///
-    /// Precedence, first match wins: connection limit, forced status, redirect, method checks, the conditional
-    /// headers (`304`), then the content itself, to which the body, range and header faults apply.
+    /// Precedence, first match wins: connection limit, forced status, signed URLs (minted or required), redirect,
+    /// method checks, the conditional headers (`304`), then the content itself, to which the body, range and header
+    /// faults apply.
     init(answering request: HTTPRequestHead, route: TestServer.Route?, context: RequestContext) {
         self.init(status: 404)
         add("Date", HTTPDate.now())
@@ -53,6 +54,18 @@ extension ResponsePlan {
             case .statusRawRetryAfter(let status, let retryAfter): return (status, retryAfter, nil, false)
             default: continue
             }
+        }
+        for case .mintSignedURL(let path, let validFor) in faults {
+            let expires =
+                Date().timeIntervalSince1970 + Double(validFor.components.seconds)
+                + Double(validFor.components.attoseconds) / 1e18
+            let target = SignedURL.target(path: path, expires: expires)
+            return (302, nil, "http://127.0.0.1:\(context.port)\(target)", false)
+        }
+        if faults.contains(.requireSignedURL),
+            request.method != "GET" || SignedURL.refusal(of: request.target, now: Date().timeIntervalSince1970) != nil
+        {
+            return (403, nil, nil, false)
         }
         for case .redirect(let status, let target) in faults {
             let location =

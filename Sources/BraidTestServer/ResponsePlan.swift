@@ -43,6 +43,7 @@ struct ResponsePlan {
         case 307: "Temporary Redirect"
         case 308: "Permanent Redirect"
         case 400: "Bad Request"
+        case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 416: "Range Not Satisfiable"

@@ -71,6 +71,15 @@ extension TestServer {
         /// Answers with a redirect status (301, 302, 307, 308) to `target`.
         case redirect(status: Int, to: RedirectTarget)
 
+        // MARK: Signed URLs
+
+        /// Answers `302` with a fresh signed URL for `path` on this server that expires `validFor` from now, minted
+        /// per request as an object store's redirector does.
+        case mintSignedURL(path: String, validFor: Duration)
+        /// Serves the route only to a `GET` through an unexpired signed URL from ``mintSignedURL(path:validFor:)``;
+        /// anything else, `HEAD` included (the signature is for `GET`, as S3's presigned URLs are), gets `403`.
+        case requireSignedURL
+
         // MARK: Headers
 
         /// Sends `Content-Disposition` with exactly this value, e.g. `attachment; filename="../x"`.

@@ -419,6 +419,44 @@ final class TestServerTests {
         #expect(run.header("Location") == "file:///etc/passwd")
     }
 
+    // MARK: - Signed URLs
+
+    @Test("A minted signed URL serves the content, ranges too, to GET; HEAD and an unsigned request get 403")
+    func signedURLServesGet() throws {
+        serve([.requireSignedURL])
+        server.setRoute(
+            "/sign", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .seconds(60))]))
+        let whole = try CurlRun(["-L", "-o", file(), server.url("/sign")])
+        #expect(whole.exitCode == 0)
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+        let range = try CurlRun(["-L", "-D", "-", "-r", "10-19", "-o", file("range"), server.url("/sign")])
+        #expect(range.status == 206)
+        #expect(try bytes(at: file("range")) == content.bytes(in: 10..<20))
+        let head = try CurlRun(["-L", "-I", server.url("/sign")])
+        #expect(head.status == 403)
+        let unsigned = try CurlRun(["-D", "-", "-o", file("unsigned"), server.url("/file")])
+        #expect(unsigned.status == 403)
+        let log = settledLog()
+        #expect(log.filter { $0.target == "/sign" }.map(\.status) == [302, 302, 302])
+        #expect(log.filter { $0.target.hasPrefix("/file?expires=") }.map(\.status) == [200, 206, 403])
+    }
+
+    @Test("A signed URL past its expiry, or with its expiry or signature altered, gets 403")
+    func expiredOrForgedSignedURL() throws {
+        serve([.requireSignedURL])
+        server.setRoute("/expired", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .zero)]))
+        server.setRoute(
+            "/sign", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .seconds(60))]))
+        let expired = try CurlRun(["-L", "-D", "-", "-o", file(), server.url("/expired")])
+        #expect(expired.status == 403, "\(String(decoding: expired.output, as: UTF8.self))")
+        let minted = try CurlRun(["-D", "-", "-o", file(), server.url("/sign")])
+        let location = try #require(minted.header("Location"))
+        let extended = location.replacingOccurrences(of: "expires=", with: "expires=9")
+        #expect(try CurlRun(["-D", "-", "-o", file(), extended]).status == 403)
+        #expect(try CurlRun(["-D", "-", "-o", file(), location + "0"]).status == 403)
+        #expect(try CurlRun(["-D", "-", "-o", file(), location]).status == 200)
+    }
+
     @Test("A redirect to another host name shows whether credentials were forwarded")
     func redirectToOtherHost() throws {
         serve()

@@ -50,7 +50,8 @@ struct TransferMachineTests {
         usesRanges: Bool = true,
         sharesConnections: Bool = false,
         keepsCheckpoints: Bool = false,
-        randomSeed: UInt64 = 0
+        randomSeed: UInt64 = 0,
+        renewsURLs: Bool = false
     ) -> TransferMachine {
         TransferMachine(
             resource: resources[0],
@@ -70,7 +71,8 @@ struct TransferMachineTests {
                 checkpointInterval: 1,
                 durableInterval: 5,
                 progressInterval: 0.25,
-                randomSeed: randomSeed
+                randomSeed: randomSeed,
+                renewsURLs: renewsURLs
             )
         )
     }

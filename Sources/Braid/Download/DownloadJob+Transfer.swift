@@ -47,14 +47,16 @@ extension DownloadJob {
                 sharesConnections: budget != nil,
                 keepsCheckpoints: checkpoints != nil,
                 durableInterval: options.durableCheckpointInterval,
-                randomSeed: .random(in: 0...UInt64.max)
+                randomSeed: .random(in: 0...UInt64.max),
+                renewsURLs: plan.segmented
             )
         )
         let engine = TransferEngine(
             machine: machine,
             sink: file ?? DiscardingSink(),
             configuration: TransferEngine.Configuration(
-                machine: machine.configuration, requestOptions: requestOptions, logger: logger),
+                machine: machine.configuration, requestOptions: requestOptions, logger: logger,
+                refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) }),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,
@@ -70,5 +72,27 @@ extension DownloadJob {
         let outcome = engine.run()
         return TransferRun(
             outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes)
+    }
+
+    /// Follows `source`'s URL as given again, redirects and all, as the probe did: a signed URL it redirected to
+    /// may have expired. The machine decides whether what it finds is the same file.
+    private func renew(
+        _ source: Source,
+        options requestOptions: RequestOptions,
+        usesRanges: Bool
+    ) -> Result<Source, BraidError> {
+        let prober = Prober(
+            options: requestOptions,
+            retryPolicy: options.retryPolicy,
+            onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
+            onNotice: { [emit] message in emit(.notice(message)) },
+            isCancelled: { [interrupter] in interrupter.isEnding }
+        )
+        do throws(BraidError) {
+            let resource = try prober.probe(source.resource.requestedURL)
+            return .success(Source(resource: resource, options: requestOptions, usesRanges: usesRanges))
+        } catch {
+            return .failure(error)
+        }
     }
 }

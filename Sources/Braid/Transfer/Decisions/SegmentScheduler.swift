@@ -241,6 +241,21 @@ struct SegmentScheduler: Sendable {
         }
     }
 
+    /// A transfer of a segment ended for a reason that is not the segment's (the URL it went to expired, and
+    /// its source is being renewed): what it wrote stays, and the rest waits for the next connection without a
+    /// failure counted or a backoff.
+    mutating func requeue(segment index: Int, now: Double) {
+        guard case .active = segments[index].state else {
+            preconditionFailure("Invalid state: segment \(index) requeued while \(segments[index].state)")
+        }
+        activeCount -= 1
+        segments[index].received = segments[index].flushed
+        segments[index].confirmed = segments[index].flushed
+        advancePrefixCursor()
+        segments[index].state =
+            segments[index].flushed >= segments[index].length ? .complete : .waiting(notBefore: now)
+    }
+
     /// A stream of unknown length ended cleanly: the segment ends where its bytes did.
     mutating func endUnknownLength(segment index: Int) {
         segments[index].end = segments[index].start + segments[index].flushed

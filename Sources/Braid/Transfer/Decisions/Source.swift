@@ -1,14 +1,22 @@
 /// One server a transfer fetches from: the URL the user gave, or one of its mirrors, with its own validators,
 /// request headers and health.
 struct Source: Equatable, Sendable {
-    let resource: RemoteResource
+    /// What the probe learnt; `resolvedURL` changes when an expired signed URL is renewed.
+    private(set) var resource: RemoteResource
+    /// The host the shared connection budget counts it under: the one of the URL the probe resolved.
     let host: String
     /// The user's headers (when this source is on an origin the user named), plus `If-Range`.
-    let headers: [String]
+    private(set) var headers: [String]
     var alive = true
     /// Failures in a row on this source.
     var failures = 0
     var activeConnections = 0
+    /// How many times its URL was renewed by following the URL as given again.
+    private(set) var generation = 0
+    /// Whether its URL is being renewed: no request starts on it meanwhile.
+    var refreshing = false
+    /// Whether a response from its current URL was accepted since the URL was last renewed (the probe's counts).
+    var answeredSinceRenewal = true
 
     /// Consecutive failures after which a source is dropped, while another is still alive.
     static let maximumFailures = 3
@@ -21,5 +29,21 @@ struct Source: Equatable, Sendable {
             headers.append("If-Range: \(validator)")
         }
         self.headers = headers
+    }
+
+    /// Whether a fresh probe of the URL as given found the same file: the same length and validators.
+    func sameFile(as fresh: Source) -> Bool {
+        fresh.resource.length == resource.length && fresh.resource.etag == resource.etag
+            && fresh.resource.lastModified == resource.lastModified && fresh.resource.isSegmentable
+    }
+
+    /// Takes the URL (and the headers that go with it) a fresh probe of the same file redirected to; its health,
+    /// connections and place in the connection budget stay.
+    mutating func renew(from fresh: Source) {
+        resource.resolvedURL = fresh.resource.resolvedURL
+        headers = fresh.headers
+        generation += 1
+        refreshing = false
+        answeredSinceRenewal = false
     }
 }

@@ -28,6 +28,9 @@ extension TransferMachine {
         attempt.accepted = attempt.verdict == nil
         slots[slot] = .busy(attempt)
         guard attempt.accepted else { return [.abort(slot: slot)] }
+        if attempt.generation == sources[attempt.source].generation {
+            sources[attempt.source].answeredSinceRenewal = true
+        }
         if firstByteAt == nil { firstByteAt = now }
         return []
     }
@@ -95,6 +98,10 @@ extension TransferMachine {
             // Ending: what the attempt wrote was accepted, so it stays; nothing is retried.
             _ = scheduler.ended(segment: attempt.segment, failure: nil, now: now, random: 0)
             return actions + confirmPrefix() + finishIfIdle()
+        }
+        if let renewal = renewal(after: attempt, now: now) {
+            let confirmed = confirmPrefix()
+            return actions + confirmed + renewal + proceed()
         }
         var ending: Outcome?
         var failure = failure(of: attempt, result: result, ending: &ending, actions: &actions)
@@ -216,7 +223,7 @@ extension TransferMachine {
         return Self.elsewhere
     }
 
-    private mutating func drop(_ source: Int, because reason: String) -> Action {
+    mutating func drop(_ source: Int, because reason: String) -> Action {
         sources[source].alive = false
         return .notice("dropping \(sources[source].resource.requestedURL): \(reason)")
     }

@@ -33,6 +33,9 @@ struct TransferMachine {
         var progressInterval = 0.25
         /// Seeds the jitter of retry delays.
         var randomSeed: UInt64 = 0
+        /// Whether a range request refused with 401, 403, 404 or 410 after the probe succeeded has its source's
+        /// URL as given followed again (a signed URL that expired), rather than ending the download.
+        var renewsURLs = false
     }
 
     enum State: Equatable {
@@ -73,6 +76,9 @@ struct TransferMachine {
         case reserveConnection(source: Int)
         /// Give back a connection reserved for `source`.
         case releaseConnection(source: Int)
+        /// Follow `source`'s URL as given again, redirects and all, for a fresh URL to the same file; answer with
+        /// `sourceRefreshed`. No request starts on `source` meanwhile.
+        case refreshSource(source: Int)
         /// Start a request on `slot` to `source`, writing what arrives from `request.range.lowerBound` on.
         case start(slot: Int, source: Int, request: TransferRequest)
         /// Another connection took over the rest of the segment: `slot` writes nothing at or past `end`.
@@ -112,6 +118,8 @@ struct TransferMachine {
         var segment: Int
         var source: Int
         var request: TransferRequest
+        /// The source's `generation` when the request started: which of its URLs it went to.
+        var generation = 0
         /// The response head's status, once it arrived.
         var status = 0
         /// Whether the response head was accepted, so its body is being written.
@@ -123,6 +131,7 @@ struct TransferMachine {
 
         static func == (left: Attempt, right: Attempt) -> Bool {
             left.segment == right.segment && left.source == right.source && left.request == right.request
+                && left.generation == right.generation
                 && left.status == right.status && left.accepted == right.accepted && left.verdict == right.verdict
                 && left.writeError?.code == right.writeError?.code
                 && left.writeError?.message == right.writeError?.message
@@ -361,9 +370,10 @@ struct TransferMachine {
         return actions
     }
 
-    /// The live source with the fewest connections: segments spread evenly over the URL and its mirrors.
+    /// The live source with the fewest connections, among those not being renewed: segments spread evenly over the
+    /// URL and its mirrors.
     private func chooseSource() -> Int? {
-        sources.indices.filter { sources[$0].alive }.min {
+        sources.indices.filter { sources[$0].alive && !sources[$0].refreshing }.min {
             sources[$0].activeConnections < sources[$1].activeConnections
         }
     }
@@ -386,7 +396,8 @@ struct TransferMachine {
             // Without ranges the body always starts at byte 0: skip what is already on disk.
             : TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
         sources[source].activeConnections += 1
-        slots[slot] = .busy(Attempt(segment: index, source: source, request: request))
+        slots[slot] = .busy(
+            Attempt(segment: index, source: source, request: request, generation: sources[source].generation))
         actions.append(.start(slot: slot, source: source, request: request))
         return actions
     }

@@ -21,6 +21,10 @@ final class TransferEngine {
         /// Small received chunks are gathered into blocks of this size before each positional write.
         var writeBlockSize = 128 << 10
         var logger = Logger(label: "braid", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Follows a source's URL as given again (on this thread), for a fresh URL to the same file.
+        var refresher: (Source) -> Result<Source, BraidError> = { _ in
+            .failure(BraidError(.protocolViolation, "the URL cannot be followed again"))
+        }
     }
 
     /// Where checkpoints go: the store, and the manifest they fill in with the machine's segments.
@@ -48,6 +52,8 @@ final class TransferEngine {
     private let reports: Reports
     private let multi: MultiHandle
     private var connections: [Connection] = []
+    /// The URL each connection's handle was last pointed at.
+    private var configuredURLs: [String?] = []
     /// Each source's place in the shared budget, when there is one.
     private var tickets: [Int] = []
     /// Slots the machine aborted; taken off the multi handle once no callback is running.
@@ -94,6 +100,7 @@ final class TransferEngine {
         connections = machine.slots.indices.map {
             Connection(slot: $0, engine: self, bufferSize: configuration.writeBlockSize)
         }
+        configuredURLs = Array(repeating: nil, count: connections.count)
         defer {
             interrupter.unregister()
             for connection in connections where connection.isBusy { multi.remove(connection.easy) }
@@ -201,6 +208,9 @@ final class TransferEngine {
             perform(machine.connectionReserved(source: source, granted: granted, now: Self.now()))
         case let .releaseConnection(source):
             budget?.release(tickets[source])
+        case let .refreshSource(source):
+            let result = configuration.refresher(machine.sources[source])
+            perform(machine.sourceRefreshed(source: source, result: result, now: Self.now()))
         case let .start(slot, source, request):
             start(connections[slot], source: source, request: request)
         case let .shrink(slot, end):
@@ -236,10 +246,12 @@ final class TransferEngine {
 
     private func start(_ connection: Connection, source: Int, request: TransferRequest) {
         let target = machine.sources[source]
-        if connection.source != source {
-            // A different server: point the handle there (its keep-alive connection to the old one is pooled).
+        if connection.source != source || configuredURLs[connection.slot] != target.resource.resolvedURL {
+            // A different server, or a renewed URL: point the handle there (its keep-alive connection to the old
+            // one is pooled).
             connection.easy.configure(
                 url: target.resource.resolvedURL, options: configuration.requestOptions, headers: target.headers)
+            configuredURLs[connection.slot] = target.resource.resolvedURL
         }
         connection.begin(request, source: source)
         connection.easy.set(CURLOPT_RANGE, request.rangeHeader)

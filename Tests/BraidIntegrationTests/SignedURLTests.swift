@@ -1,0 +1,170 @@
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Signed URLs that expire, as object stores and CDNs hand them out: the URL the user gives redirects (302) to a
+/// signed URL minted per request, valid for a short while, that refuses `HEAD` and answers 403 once expired.
+/// Braid probes it with a ranged GET, and when a range is refused mid-download follows the URL as given again to a
+/// fresh one, going on where it was if the file is the same.
+///
+/// The test server makes expiry real (moto, the S3 stand-in, accepts any presigned URL, expired or not): its
+/// `/sign` route mints `/file?expires=…&signature=…` and `/file` serves only through an unexpired one.
+@Suite("braid and expiring signed URLs")
+struct SignedURLTests {
+    /// A test server with the redirector at `/sign` and what it signs, and a scratch directory.
+    struct Harness {
+        let server: TestServer
+        let directory: TemporaryDirectory
+        let content: TestContent
+
+        init(content: TestContent, file: [TestServer.Fault] = [], redirector: [TestServer.Fault]) throws {
+            self.content = content
+            server = TestServer(routes: [
+                "/file": .init(content: content, faults: [.requireSignedURL] + file),
+                "/sign": .init(size: 0, faults: redirector),
+            ])
+            try server.start()
+            directory = try TemporaryDirectory(prefix: "braid-signed")
+        }
+
+        var url: String { server.url("/sign") }
+        var output: URL { directory.appending("out.bin") }
+
+        /// Requests that minted a signed URL (the redirector's, each answered 302).
+        func mints(in log: [TestServer.RequestRecord]) -> Int {
+            log.filter { $0.target == "/sign" }.count
+        }
+
+        /// Body bytes the signed URLs served for ranges, leaving out the probes' 1-byte ranges.
+        func rangeBytes(in log: [TestServer.RequestRecord], path: String = "/file") -> UInt64 {
+            log.filter { $0.target.hasPrefix(path + "?") && $0.status == 206 && $0.range != "bytes=0-0" }
+                .reduce(0) { $0 + $1.bodyBytesSent }
+        }
+
+        func shutdown() {
+            server.shutdown()
+            directory.remove()
+        }
+    }
+
+    @Test("a throttled download outlives several signed URLs, renews each as it expires, and fetches no byte twice")
+    func outlivesSeveralURLs() async throws {
+        // 12 pieces of 1 MiB over 3 connections at 512 KiB/s each: four rounds of 2 s, each (after the first)
+        // starting after the URL of the round before expired (1.5 s).
+        let harness = try Harness(
+            content: TestContent(seed: 11, size: 12 << 20),
+            file: [.throttle(bytesPerSecond: 512 << 10)],
+            redirector: [.mintSignedURL(path: "/file", validFor: .milliseconds(1500))]
+        )
+        defer { harness.shutdown() }
+        let started = ContinuousClock.now
+
+        let run = try await BraidCLI.run([harness.url, "-n", "3", "-o", harness.output.path, "--no-fsync"])
+
+        let elapsed = ContinuousClock.now - started
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try harness.content.firstDifference(fromFileAt: harness.output.path) == nil)
+        #expect(harness.server.waitUntilIdle())
+        let log = harness.server.requestLog
+        let renewals = run.standardError.components(separatedBy: "again for a fresh one").count - 1
+        // The probe minted two URLs (HEAD, refused, then a ranged GET); each renewal is such a probe again.
+        #expect(renewals >= 2, "\(run.standardError)")
+        #expect(harness.mints(in: log) == 2 + 2 * renewals)
+        #expect(
+            log.contains { $0.target.hasPrefix("/file?") && $0.method == "HEAD" && $0.status == 403 }, "HEAD refused")
+        #expect(
+            log.contains { $0.target.hasPrefix("/file?") && $0.method == "GET" && $0.status == 403 }, "URLs expired")
+        #expect(harness.rangeBytes(in: log) == harness.content.size, "no byte fetched twice")
+        print("signed URLs: \(renewals) renewals, \(harness.mints(in: log)) URLs minted, \(elapsed)")
+    }
+
+    @Test("a renewed URL that leads to another file restarts the download from scratch, as a changed file does")
+    func renewedURLToAnotherFile() async throws {
+        let other = TestContent(seed: 12, size: 3 << 20)
+        // One connection, three pieces at 512 KiB/s: the second piece starts after the first URL expired.
+        let harness = try Harness(
+            content: TestContent(seed: 11, size: 3 << 20),
+            file: [.throttle(bytesPerSecond: 512 << 10)],
+            redirector: [
+                .onlyFirst(requests: 2, .mintSignedURL(path: "/file", validFor: .milliseconds(1500))),
+                .afterFirst(requests: 2, .mintSignedURL(path: "/other", validFor: .seconds(60))),
+            ]
+        )
+        defer { harness.shutdown() }
+        harness.server.setRoute("/other", .init(content: other, faults: [.requireSignedURL]))
+
+        let run = try await BraidCLI.run([harness.url, "-n", "1", "-o", harness.output.path, "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardError.contains("the file on the server changed since the download started"))
+        #expect(try other.firstDifference(fromFileAt: harness.output.path) == nil)
+    }
+
+    @Test("a renewed URL refused at once fails with the server's refusal (exit 5), the download resumable")
+    func renewedURLRefused() async throws {
+        let harness = try Harness(
+            content: TestContent(seed: 11, size: 3 << 20),
+            file: [.throttle(bytesPerSecond: 512 << 10)],
+            redirector: [
+                .onlyFirst(requests: 2, .mintSignedURL(path: "/file", validFor: .milliseconds(1500))),
+                .afterFirst(requests: 2, .mintSignedURL(path: "/file", validFor: .zero)),
+            ]
+        )
+        defer { harness.shutdown() }
+
+        let run = try await BraidCLI.run([harness.url, "-n", "1", "-o", harness.output.path, "--no-fsync"])
+
+        #expect(run.status == .exited(5), "\(run.standardError)")
+        #expect(run.standardError.contains("the server refused access (HTTP 403)"), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: harness.output.path))
+        #expect(ManifestFile(at: URL(fileURLWithPath: harness.output.path + ".braid"))?.done ?? 0 >= 1 << 20)
+    }
+
+    @Test("a download killed mid-way resumes in a later run through a fresh signed URL, fetching only what is missing")
+    func resumesThroughAFreshURL() async throws {
+        // The first run is slow (12 s for the whole file), so that it is surely killed part-way, even on a loaded
+        // machine; the second is not throttled.
+        let harness = try Harness(
+            content: TestContent(seed: 11, size: 6 << 20),
+            file: [.throttle(bytesPerSecond: 256 << 10)],
+            redirector: [.mintSignedURL(path: "/file", validFor: .milliseconds(1500))]
+        )
+        defer { harness.shutdown() }
+        let manifestURL = URL(fileURLWithPath: harness.output.path + ".braid")
+
+        let first = try BraidCLI.start([harness.url, "-n", "2", "-o", harness.output.path, "-q"])
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("a sixth of the file checkpointed", timeout: .seconds(30)) {
+            (ManifestFile(at: manifestURL)?.done ?? 0) >= 1 << 20
+        }
+        first.send(SIGKILL)
+        #expect(try await first.waitForExit(timeout: .seconds(10)) == .signalled(SIGKILL))
+        try await Polling.until("the server to see the killed connections close", timeout: .seconds(30)) {
+            LoopbackConnections.established(toPort: harness.server.port) == 0
+        }
+        #expect(harness.server.waitUntilIdle())
+        let manifest = try #require(ManifestFile(at: manifestURL))
+        let logged = harness.server.requestLog.count
+        let firstTargets = Set(harness.server.requestLog.map(\.target))
+        harness.server.setRoute("/file", .init(content: harness.content, faults: [.requireSignedURL]))
+
+        let second = try await BraidCLI.run([harness.url, "-n", "2", "-o", harness.output.path, "--no-fsync"])
+
+        #expect(second.status == .exited(0), "\(second.standardError)")
+        #expect(second.standardError.contains("resuming at"), "\(second.standardError)")
+        #expect(try harness.content.firstDifference(fromFileAt: harness.output.path) == nil)
+        #expect(harness.server.waitUntilIdle())
+        let resumed = Array(harness.server.requestLog.dropFirst(logged))
+        let fetched = harness.rangeBytes(in: resumed)
+        #expect(fetched >= UInt64(manifest.length - manifest.done))
+        #expect(fetched <= UInt64(manifest.length - manifest.done) + (1 << 20), "fetched \(fetched)")
+        #expect(
+            resumed.filter { $0.target.hasPrefix("/file?") }.allSatisfy { !firstTargets.contains($0.target) },
+            "the second run went through URLs of its own")
+    }
+}
