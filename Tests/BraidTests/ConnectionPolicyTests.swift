@@ -159,3 +159,29 @@ struct ConnectionPolicyTests {
         #expect(policy.reason == .ceiling)
     }
 }
+
+@Suite("ConnectionPolicy: costly requests")
+struct ConnectionPolicyPieceTests {
+    @Test("when the first byte takes long, requests grow to twenty times what a connection gets meanwhile")
+    func piecesGrow() {
+        var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
+        var now = 0.35
+        var received: Int64 = 0
+        _ = policy.sample(now: now, receivedTotal: received, active: 4, rateLimit: nil)
+        for _ in 0..<4 { policy.firstByte(after: 0.1) }
+        ConnectionPolicyTests.cycle(&policy, rate: 40e6, now: &now, received: &received)
+        // 10 MB/s per connection, 0.1 s to the first byte: 1 MB waited for, 20 MB a request.
+        #expect(policy.pieceBytes == 20_000_000)
+    }
+
+    @Test("cheap requests leave the plan's pieces as they are")
+    func cheapRequests() {
+        var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
+        var now = 0.35
+        var received: Int64 = 0
+        _ = policy.sample(now: now, receivedTotal: received, active: 4, rateLimit: nil)
+        for _ in 0..<4 { policy.firstByte(after: 0.0005) }
+        ConnectionPolicyTests.cycle(&policy, rate: 400e6, now: &now, received: &received)
+        #expect(policy.pieceBytes == nil)
+    }
+}

@@ -81,6 +81,10 @@ struct ConnectionPolicy: Equatable, Sendable {
     private(set) var best: (count: Int, rate: Double)?
     /// The count the server accepted when it last refused one, and until when that caps the count.
     private var refusal: (accepted: Int, until: Double)?
+    /// How much one request may fetch when requests are costly: about 20 times what a connection receives while
+    /// it waits for a first byte, so that the wait is a twentieth of each request's time. It only grows, and stays
+    /// nil while requests are cheap (below 1 MiB).
+    private(set) var pieceBytes: Int64?
     /// Times to first byte of requests started at the current count, and at the best count.
     private var firstBytes: [Double] = []
     private var bestFirstByte: Double?
@@ -153,6 +157,10 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     private mutating func decide(rate: Double, now: Double, rateLimit: Double?) -> Bool {
         let firstByte = Self.median(firstBytes)
+        if let firstByte {
+            let piece = rate / Double(target) * firstByte * 20
+            if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
+        }
         if let rateLimit, rate >= rateLimit * 0.95 {
             best = (target, rate)
             bestFirstByte = firstByte

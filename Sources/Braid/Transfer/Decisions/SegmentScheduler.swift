@@ -151,9 +151,14 @@ struct SegmentScheduler: Sendable {
     ///
     /// Waiting segments go first, in file order; with none left, the connection steals the second half of the
     /// active segment with the most bytes still to come.
-    mutating func assign(connection: Int, now: Double) -> Int? {
+    ///
+    /// - Parameter pieceBytes: when requests are costly (their first byte takes long), how much one request may
+    ///   fetch: the waiting segments that follow the one assigned are joined to it up to that size, so that fewer
+    ///   requests are made.
+    mutating func assign(connection: Int, now: Double, pieceBytes: Int64? = nil) -> Int? {
         guard activeCount < connectionLimit else { return nil }
         if let index = nextWaiting(now: now) {
+            if let pieceBytes { join(followersOf: index, upTo: pieceBytes, now: now) }
             activate(index, connection: connection)
             return index
         }
@@ -278,6 +283,26 @@ struct SegmentScheduler: Sendable {
 
     // MARK: Helpers
 
+    /// Joins the untouched waiting segments that follow `index` in the file to it, while the bytes it still has to
+    /// fetch stay within `pieceBytes`. A joined segment leaves the plan: it stays in `segments` (indices do not
+    /// move) as an empty, complete one, outside `order`.
+    private mutating func join(followersOf index: Int, upTo pieceBytes: Int64, now: Double) {
+        guard var position = order.firstIndex(of: index) else { return }
+        while position + 1 < order.count {
+            let next = order[position + 1]
+            guard case let .waiting(notBefore) = segments[next].state, notBefore <= now, segments[next].flushed == 0,
+                segments[next].start == segments[index].end,
+                segments[index].remaining + segments[next].length <= pieceBytes
+            else { break }
+            segments[index].end = segments[next].end
+            let end = segments[next].end
+            segments[next] = Segment(
+                start: end, end: end, received: 0, flushed: 0, durable: 0, confirmed: 0, state: .complete)
+            order.remove(at: position + 1)
+            position = order.firstIndex(of: index) ?? position
+        }
+    }
+
     private mutating func activate(_ index: Int, connection: Int) {
         segments[index].state = .active(connection: connection)
         segments[index].received = segments[index].flushed
@@ -293,7 +318,7 @@ struct SegmentScheduler: Sendable {
     }
 
     private func stealCandidate() -> Int? {
-        guard segments.count < segmentLimit else { return nil }
+        guard order.count < segmentLimit else { return nil }
         var best: Int?
         var bestRemaining = 2 * minimumSteal - 1
         for index in order[prefixCursor...] {

@@ -408,7 +408,9 @@ struct TransferMachine {
     /// Gives `slot` the next piece of work from `source`: a waiting segment, or half of the largest active one.
     private mutating func begin(slot: Int, source: Int) -> [Action]? {
         let segmentCount = scheduler.segments.count
-        guard let index = scheduler.assign(connection: slot, now: now) else { return nil }
+        guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: policy?.pieceBytes) else {
+            return nil
+        }
         var actions: [Action] = []
         if scheduler.segments.count > segmentCount, let position = scheduler.order.firstIndex(of: index),
             position > 0, case let .active(victimSlot) = scheduler.segments[scheduler.order[position - 1]].state

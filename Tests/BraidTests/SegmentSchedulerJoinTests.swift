@@ -1,0 +1,40 @@
+import Testing
+
+@testable import Braid
+
+/// Costly requests: the scheduler joins waiting segments into one request, up to a size.
+@Suite("SegmentScheduler joining pieces")
+struct SegmentSchedulerJoinTests {
+    @Test("waiting segments after the one assigned are joined up to the piece size; the plan keeps covering the file")
+    func joins() {
+        var scheduler = SegmentSchedulerTests.threeSegments(progress: [40, 0, 0])
+        let index = scheduler.assign(connection: 0, now: 0, pieceBytes: 170)
+        #expect(index == 0)
+        #expect(scheduler.segments[0].start == 0 && scheduler.segments[0].end == 200, "60 left + 100 joined")
+        #expect(scheduler.order == [0, 2])
+        #expect(scheduler.manifestSegments.map { $0.start..<$0.end } == [0..<200, 200..<300])
+        #expect(scheduler.segments[1].length == 0 && scheduler.segments[1].state == .complete)
+        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 170) == 2, "the next request takes what is left")
+    }
+
+    @Test("a segment with bytes of its own, or one waiting out a retry, is never joined")
+    func keepsTouchedSegments() {
+        var scheduler = SegmentSchedulerTests.threeSegments(progress: [0, 10, 0])
+        #expect(scheduler.assign(connection: 0, now: 0, pieceBytes: 1000) == 0)
+        #expect(scheduler.segments[0].end == 100)
+        #expect(scheduler.order == [0, 1, 2])
+        var waiting = SegmentSchedulerTests.threeSegments()
+        _ = waiting.assign(connection: 0, now: 0)
+        _ = waiting.assign(connection: 1, now: 0)
+        waiting.flushed(segment: 0, bytes: 50)
+        _ = waiting.ended(segment: 0, failure: SegmentSchedulerTests.reset, now: 0, random: 0)
+        _ = waiting.ended(segment: 1, failure: SegmentSchedulerTests.reset, now: 10, random: 0)
+        guard case let .waiting(due) = waiting.segments[0].state else {
+            Issue.record("segment 0 should wait for its retry")
+            return
+        }
+        #expect(waiting.assign(connection: 0, now: due, pieceBytes: 1000) == 0)
+        #expect(waiting.segments[0].end == 100, "segment 1 is not due yet")
+        #expect(waiting.order == [0, 1, 2])
+    }
+}
