@@ -38,3 +38,14 @@ struct SegmentSchedulerJoinTests {
         #expect(waiting.order == [0, 1, 2])
     }
 }
+
+extension SegmentSchedulerJoinTests {
+    @Test("with costly requests, nothing smaller than a quarter of a piece is stolen")
+    func stealsOnlyWorthwhileShares() {
+        var scheduler = SegmentScheduler(ranges: [0..<1000], connectionLimit: 2, minimumSteal: 10)
+        #expect(scheduler.assign(connection: 0, now: 0) == 0)
+        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 4000) == nil, "half of 1000 is under 4000 / 4")
+        let stolen = scheduler.assign(connection: 1, now: 0, pieceBytes: 2000)
+        #expect(stolen.map { scheduler.segments[$0].start } == 500, "half of 1000 is 500, a quarter of 2000")
+    }
+}

@@ -85,6 +85,11 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// it waits for a first byte, so that the wait is a twentieth of each request's time. It only grows, and stays
     /// nil while requests are cheap (below 1 MiB).
     private(set) var pieceBytes: Int64?
+    /// The last requests' times to first byte, for `pieceBytes`.
+    private var recentFirstBytes: [Double] = []
+    /// The previous sample, and the bytes a second one connection received since, smoothed.
+    private var lastSample: (time: Double, bytes: Int64)?
+    private var perConnectionRate: Double?
     /// Times to first byte of requests started at the current count, and at the best count.
     private var firstBytes: [Double] = []
     private var bestFirstByte: Double?
@@ -112,6 +117,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, and
     /// `rateLimit` (bytes a second) caps the download, if anything does. Returns whether `target` changed.
     mutating func sample(now: Double, receivedTotal: Int64, active: Int, rateLimit: Double?) -> Bool {
+        sizePieces(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
         case let .settling(until):
             // Measure once every connection runs, or after a while if some cannot start (the end of the file,
@@ -136,8 +142,9 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// A request's first byte came `seconds` after it was sent.
     mutating func firstByte(after seconds: Double) {
-        guard firstBytes.count < 256 else { return }
-        firstBytes.append(seconds)
+        if firstBytes.count < 256 { firstBytes.append(seconds) }
+        recentFirstBytes.append(seconds)
+        if recentFirstBytes.count > 32 { recentFirstBytes.removeFirst() }
     }
 
     /// The server refused a connection while `accepted` others ran: the count drops to those, and stays at most
@@ -155,12 +162,22 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     // MARK: Decisions
 
+    /// Grows `pieceBytes` from the recent times to first byte and what a connection receives a second, from the
+    /// first samples on: a costly server is found out within the first requests, not after a measurement.
+    private mutating func sizePieces(now: Double, receivedTotal: Int64, active: Int) {
+        defer { lastSample = (now, receivedTotal) }
+        guard let lastSample, now > lastSample.time, active > 0 else { return }
+        let rate = Double(receivedTotal - lastSample.bytes) / (now - lastSample.time) / Double(active)
+        guard rate > 0 else { return }
+        let smoothed = perConnectionRate.map { ($0 + rate) / 2 } ?? rate
+        perConnectionRate = smoothed
+        guard let firstByte = Self.median(recentFirstBytes) else { return }
+        let piece = smoothed * firstByte * 20
+        if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
+    }
+
     private mutating func decide(rate: Double, now: Double, rateLimit: Double?) -> Bool {
         let firstByte = Self.median(firstBytes)
-        if let firstByte {
-            let piece = rate / Double(target) * firstByte * 20
-            if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
-        }
         if let rateLimit, rate >= rateLimit * 0.95 {
             best = (target, rate)
             bestFirstByte = firstByte

@@ -153,8 +153,8 @@ struct SegmentScheduler: Sendable {
     /// active segment with the most bytes still to come.
     ///
     /// - Parameter pieceBytes: when requests are costly (their first byte takes long), how much one request may
-    ///   fetch: the waiting segments that follow the one assigned are joined to it up to that size, so that fewer
-    ///   requests are made.
+    ///   fetch: the waiting segments that follow the one assigned are joined to it up to that size, and nothing
+    ///   smaller than a quarter of it is stolen, so that fewer requests are made.
     mutating func assign(connection: Int, now: Double, pieceBytes: Int64? = nil) -> Int? {
         guard activeCount < connectionLimit else { return nil }
         if let index = nextWaiting(now: now) {
@@ -162,7 +162,8 @@ struct SegmentScheduler: Sendable {
             activate(index, connection: connection)
             return index
         }
-        guard let victim = stealCandidate() else { return nil }
+        // A costly request is worth it only for a good share of a piece.
+        guard let victim = stealCandidate(minimum: max(minimumSteal, (pieceBytes ?? 0) / 4)) else { return nil }
         let segment = segments[victim]
         let position = segment.start + segment.received
         var split = position + segment.remaining / 2
@@ -317,10 +318,11 @@ struct SegmentScheduler: Sendable {
         return nil
     }
 
-    private func stealCandidate() -> Int? {
+    /// The active segment with the most bytes still to come, if half of them is at least `minimum`.
+    private func stealCandidate(minimum: Int64? = nil) -> Int? {
         guard order.count < segmentLimit else { return nil }
         var best: Int?
-        var bestRemaining = 2 * minimumSteal - 1
+        var bestRemaining = 2 * (minimum ?? minimumSteal) - 1
         for index in order[prefixCursor...] {
             guard case .active = segments[index].state else { continue }
             let remaining = segments[index].remaining
