@@ -8,7 +8,7 @@ import Testing
 /// connections where each one is capped, no more than the server accepts, and what it reports.
 @Suite("-n auto")
 struct AutoConnectionsTests {
-    static let content = TestContent(seed: 1313, size: 24 << 20)
+    static let content = TestContent(seed: 1313, size: 48 << 20)
 
     static func run(_ server: TestServer, _ arguments: [String]) async throws -> (JSONEvents, String, Int32?) {
         let directory = try TemporaryDirectory(prefix: "braid-auto")
@@ -25,7 +25,7 @@ struct AutoConnectionsTests {
     @Test("where each connection is capped, it adds connections past the four it starts with, and says why")
     func addsWhileEachPays() async throws {
         let server = TestServer(routes: [
-            "/f": .init(content: Self.content, faults: [.throttle(bytesPerSecond: 1 << 20)])
+            "/f": .init(content: Self.content, faults: [.throttle(bytesPerSecond: 2 << 20)])
         ])
         try server.start()
         defer { server.shutdown() }
@@ -46,7 +46,7 @@ struct AutoConnectionsTests {
         let server = TestServer(routes: [
             "/f": .init(
                 content: Self.content,
-                faults: [.throttle(bytesPerSecond: 1 << 20), .limitConnections(perClient: 6, retryAfter: nil)])
+                faults: [.throttle(bytesPerSecond: 2 << 20), .limitConnections(perClient: 6, retryAfter: nil)])
         ])
         try server.start()
         defer { server.shutdown() }

@@ -185,3 +185,33 @@ struct ConnectionPolicyPieceTests {
         #expect(policy.pieceBytes == nil)
     }
 }
+
+extension ConnectionPolicyPieceTests {
+    @Test("before any first byte, the first requests take an eighth of the file each, at most 16 MiB")
+    func firstRound() {
+        var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
+        #expect(policy.pieceSize(totalLength: 64 << 20) == 8 << 20)
+        #expect(policy.pieceSize(totalLength: 1 << 30) == 16 << 20)
+        policy.firstByte(after: 0.0005)
+        #expect(policy.pieceSize(totalLength: 64 << 20) == nil, "cheap requests: the plan's pieces")
+    }
+}
+
+extension ConnectionPolicyTests {
+    @Test("a measurement during which fewer connections ran than the count says nothing: the count is held")
+    func notEnoughWork() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        Self.cycle(&policy, rate: 100e6, now: &now, received: &received)
+        #expect(policy.target == 8)
+        // Only 5 of the 8 get work, and the throughput drops as the file's end nears.
+        for _ in 0..<40 {
+            now += 0.1
+            received += 5_000_000
+            _ = policy.sample(now: now, receivedTotal: received, active: 5, rateLimit: nil)
+        }
+        #expect(policy.target == 8)
+        #expect(policy.reason == .notEnoughWork)
+    }
+}

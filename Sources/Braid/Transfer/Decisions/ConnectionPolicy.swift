@@ -44,6 +44,9 @@ struct ConnectionPolicy: Equatable, Sendable {
         case ceiling
         /// The throughput reaches the rate limit: more connections could not use it.
         case rateLimit
+        /// Fewer connections than the count ran while it was measured (too little of the file is left to share):
+        /// the measurement says nothing about the count.
+        case notEnoughWork
 
         var description: String {
             switch self {
@@ -54,13 +57,15 @@ struct ConnectionPolicy: Equatable, Sendable {
             case .refused: "the server refused a connection"
             case .ceiling: "the ceiling is reached"
             case .rateLimit: "the rate limit is reached"
+            case .notEnoughWork: "too little is left to share among more connections"
             }
         }
     }
 
     enum Phase: Equatable, Sendable {
         case settling(until: Double)
-        case measuring(from: Double, bytes: Int64)
+        /// `fewest`: the fewest connections that ran at once during the measurement.
+        case measuring(from: Double, bytes: Int64, fewest: Int)
         case holding(until: Double)
     }
 
@@ -123,18 +128,26 @@ struct ConnectionPolicy: Equatable, Sendable {
             // Measure once every connection runs, or after a while if some cannot start (the end of the file,
             // a shared budget): what runs is then what the count gives.
             guard now >= until, active >= target || now >= until + 2 else { return false }
-            phase = .measuring(from: now, bytes: receivedTotal)
+            phase = .measuring(from: now, bytes: receivedTotal, fewest: active)
             firstBytes = []
             return false
-        case let .measuring(from, bytes):
-            guard now - from >= configuration.window else { return false }
+        case let .measuring(from, bytes, fewest):
+            let fewest = min(fewest, active)
+            guard now - from >= configuration.window else {
+                phase = .measuring(from: from, bytes: bytes, fewest: fewest)
+                return false
+            }
+            guard fewest >= target else {
+                hold(.notEnoughWork, now: now)
+                return false
+            }
             let rate = Double(receivedTotal - bytes) / (now - from)
             return decide(rate: rate, now: now, rateLimit: rateLimit)
         case let .holding(until):
             guard now >= until else { return false }
             // Measure the current count again: the next decision compares a step with it, not with the past.
             best = nil
-            phase = .measuring(from: now, bytes: receivedTotal)
+            phase = .measuring(from: now, bytes: receivedTotal, fewest: active)
             firstBytes = []
             return false
         }
@@ -161,6 +174,14 @@ struct ConnectionPolicy: Equatable, Sendable {
     }
 
     // MARK: Decisions
+
+    /// How much the next request may fetch, of a file of `totalLength` bytes: before any first byte came, the
+    /// first requests take an eighth of it each (at most 16 MiB), so that a server where requests are costly is
+    /// not sent many small ones before that is known; after, `pieceBytes`.
+    func pieceSize(totalLength: Int64) -> Int64? {
+        guard recentFirstBytes.isEmpty else { return pieceBytes }
+        return min(16 << 20, totalLength / Int64(2 * max(1, configuration.initial)))
+    }
 
     /// Grows `pieceBytes` from the recent times to first byte and what a connection receives a second, from the
     /// first samples on: a costly server is found out within the first requests, not after a measurement.

@@ -408,7 +408,8 @@ struct TransferMachine {
     /// Gives `slot` the next piece of work from `source`: a waiting segment, or half of the largest active one.
     private mutating func begin(slot: Int, source: Int) -> [Action]? {
         let segmentCount = scheduler.segments.count
-        guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: policy?.pieceBytes) else {
+        let pieceBytes = policy?.pieceSize(totalLength: scheduler.totalLength)
+        guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: pieceBytes) else {
             return nil
         }
         var actions: [Action] = []
