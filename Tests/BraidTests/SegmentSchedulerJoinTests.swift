@@ -7,14 +7,22 @@ import Testing
 struct SegmentSchedulerJoinTests {
     @Test("waiting segments after the one assigned are joined up to the piece size; the plan keeps covering the file")
     func joins() {
-        var scheduler = SegmentSchedulerTests.threeSegments(progress: [40, 0, 0])
+        var scheduler = SegmentSchedulerTests.threeSegments(progress: [40, 0, 0], connectionLimit: 1)
         let index = scheduler.assign(connection: 0, now: 0, pieceBytes: 170)
         #expect(index == 0)
         #expect(scheduler.segments[0].start == 0 && scheduler.segments[0].end == 200, "60 left + 100 joined")
         #expect(scheduler.order == [0, 2])
         #expect(scheduler.manifestSegments.map { $0.start..<$0.end } == [0..<200, 200..<300])
         #expect(scheduler.segments[1].length == 0 && scheduler.segments[1].state == .complete)
-        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 170) == 2, "the next request takes what is left")
+    }
+
+    @Test("a join leaves every connection that may still start its share of what waits")
+    func leavesShares() {
+        var scheduler = SegmentSchedulerTests.threeSegments(connectionLimit: 2)
+        #expect(scheduler.assign(connection: 0, now: 0, pieceBytes: 1000) == 0)
+        #expect(scheduler.segments[0].end == 100, "300 waiting, shared by 2 connections: 150 each, no join")
+        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 1000) == 1)
+        #expect(scheduler.segments[1].end == 300, "the last connection may take all that waits")
     }
 
     @Test("a segment with bytes of its own, or one waiting out a retry, is never joined")

@@ -158,7 +158,15 @@ struct SegmentScheduler: Sendable {
     mutating func assign(connection: Int, now: Double, pieceBytes: Int64? = nil) -> Int? {
         guard activeCount < connectionLimit else { return nil }
         if let index = nextWaiting(now: now) {
-            if let pieceBytes { join(followersOf: index, upTo: pieceBytes, now: now) }
+            if let pieceBytes {
+                // Leave every connection that may still start a share of what waits.
+                let waiting = order[prefixCursor...].reduce(Int64(0)) { sum, index in
+                    if case .waiting = segments[index].state { return sum + segments[index].remaining }
+                    return sum
+                }
+                let share = waiting / Int64(max(1, connectionLimit - activeCount))
+                join(followersOf: index, upTo: min(pieceBytes, max(share, segments[index].remaining)), now: now)
+            }
             activate(index, connection: connection)
             return index
         }
