@@ -193,6 +193,9 @@ extension ConnectionPolicyPieceTests {
         #expect(policy.pieceSize(totalLength: 64 << 20) == 8 << 20)
         #expect(policy.pieceSize(totalLength: 1 << 30) == 16 << 20)
         policy.firstByte(after: 0.0005)
+        #expect(policy.pieceSize(totalLength: 64 << 20) == 8 << 20, "no rate sampled yet")
+        _ = policy.sample(now: 0.1, receivedTotal: 0, active: 4, rateLimit: nil)
+        _ = policy.sample(now: 0.2, receivedTotal: 40_000_000, active: 4, rateLimit: nil)
         #expect(policy.pieceSize(totalLength: 64 << 20) == nil, "cheap requests: the plan's pieces")
     }
 }

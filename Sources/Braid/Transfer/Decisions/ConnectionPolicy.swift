@@ -175,11 +175,11 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     // MARK: Decisions
 
-    /// How much the next request may fetch, of a file of `totalLength` bytes: before any first byte came, the
-    /// first requests take an eighth of it each (at most 16 MiB), so that a server where requests are costly is
-    /// not sent many small ones before that is known; after, `pieceBytes`.
+    /// How much the next request may fetch, of a file of `totalLength` bytes: until a first byte came and a
+    /// connection's rate was sampled, the requests take an eighth of it each (at most 16 MiB), so that a server
+    /// where requests are costly is not sent many small ones before that is known; after, `pieceBytes`.
     func pieceSize(totalLength: Int64) -> Int64? {
-        guard recentFirstBytes.isEmpty else { return pieceBytes }
+        guard recentFirstBytes.isEmpty || perConnectionRate == nil else { return pieceBytes }
         return min(16 << 20, totalLength / Int64(2 * max(1, configuration.initial)))
     }
 
