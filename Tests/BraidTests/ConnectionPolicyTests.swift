@@ -73,7 +73,7 @@ struct ConnectionPolicyTests {
         #expect(policy.target == 4)
     }
 
-    @Test("a step after which the first byte comes much later is undone, even if it paid")
+    @Test("a step that gained under 25 % while the first byte came much later is undone; a strong gain is kept")
     func slowerFirstByte() {
         var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
         var now = 0.0
@@ -86,10 +86,21 @@ struct ConnectionPolicyTests {
         now += 0.35
         _ = policy.sample(now: now, receivedTotal: received, active: 8, rateLimit: nil)
         for _ in 0..<8 { policy.firstByte(after: 0.5) }
-        let changed4 = Self.cycle(&policy, rate: 130e6, now: &now, received: &received)
+        let changed4 = Self.cycle(&policy, rate: 115e6, now: &now, received: &received)
         #expect(changed4)
         #expect(policy.target == 4)
         #expect(policy.reason == .slowerFirstByte(tried: 8))
+        var strong = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var strongNow = 0.25
+        var strongReceived: Int64 = 0
+        _ = strong.sample(now: strongNow, receivedTotal: 0, active: 4, rateLimit: nil)
+        for _ in 0..<4 { strong.firstByte(after: 0.04) }
+        Self.cycle(&strong, rate: 100e6, now: &strongNow, received: &strongReceived)
+        strongNow += 0.25
+        _ = strong.sample(now: strongNow, receivedTotal: strongReceived, active: 8, rateLimit: nil)
+        for _ in 0..<8 { strong.firstByte(after: 0.5) }
+        Self.cycle(&strong, rate: 190e6, now: &strongNow, received: &strongReceived)
+        #expect(strong.target == 16, "a 90 % gain is kept however late the first byte")
     }
 
     @Test("a refusal drops the count to what the server accepted, and caps it there for a while")

@@ -19,15 +19,18 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// The share by which a step must raise the throughput to be kept.
         var minimumGain = 0.05
         /// Seconds after a change before measuring, so that new connections have their first bytes.
-        var settle = 0.3
+        var settle = 0.2
         /// Seconds a measurement lasts, at least.
-        var window = 0.7
+        var window = 0.5
         /// Seconds between two tries to add connections while holding.
         var recheckInterval = 15.0
         /// Seconds the count stays at most what the server accepted, after a refusal.
         var refusalCooldown = 60.0
-        /// How many times later the first byte may come after a step, before the step counts as not paying.
+        /// How many times later (and at least 50 ms later) the first byte may come after a step that gained less
+        /// than `strongGain`, before the step counts as not paying.
         var firstByteTolerance = 2.0
+        /// A gain that a later first byte does not undo: the server is slower to answer, but the step pays well.
+        var strongGain = 0.25
     }
 
     /// Why the count is what it is, for progress displays.
@@ -214,8 +217,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         }
         let gain = rate / max(1, best.rate) - 1
         let tried = target
-        if let firstByte, let before = bestFirstByte,
-            firstByte > before * configuration.firstByteTolerance, firstByte - before > 0.02
+        if let firstByte, let before = bestFirstByte, gain < configuration.strongGain,
+            firstByte > before * configuration.firstByteTolerance, firstByte - before > 0.05
         {
             target = best.count
             hold(.slowerFirstByte(tried: tried), now: now)
