@@ -11,7 +11,7 @@ import Testing
 struct CommandLineTests {
     /// Options of the download, as `braid --help` must list them.
     static let downloadOptions = [
-        "-i, --input-file <FILE>", "-o, --output <FILE>", "-d, --dir <DIR>", "-n, -x, --connections <N>",
+        "-i, --input-file <FILE>", "-o, --output <FILE>", "-d, --dir <DIR>", "-n, -x, --connections <N|auto>",
         "--checksum <ALG=HEX>", "-H, --header <HEADER>", "--cacert <FILE>", "-k, --insecure", "--json", "-q, --quiet",
         "-f, --force", "--no-fsync", "-v, --verbose", "-V, --version",
     ]

@@ -86,7 +86,7 @@ struct InstallTests {
         let bench = try #require(page.range(of: "\n.It Em bench\n"), "the bench subcommand is described")
         let items = [
             "Fl i , -input-file Ar FILE", "Fl o , -output Ar FILE", "Fl d , -dir Ar DIR",
-            "Fl n , x , -connections Ar N",
+            "Fl n , x , -connections Ar N|auto",
             "Fl -checksum Ar ALG=HEX", "Fl -cacert Ar FILE", "Fl V , -version",
         ]
         for item in items {

@@ -127,11 +127,11 @@ struct SignedURLTests {
 
     @Test("a download killed mid-way resumes in a later run through a fresh signed URL, fetching only what is missing")
     func resumesThroughAFreshURL() async throws {
-        // The first run is slow (12 s for the whole file), so that it is surely killed part-way, even on a loaded
-        // machine; the second is not throttled.
+        // The first run cannot finish: every response stalls after 768 KiB, so it is killed part-way however late
+        // a loaded machine runs this test's wait; the second run gets the file whole.
         let harness = try Harness(
             content: TestContent(seed: 11, size: 6 << 20),
-            file: [.throttle(bytesPerSecond: 256 << 10)],
+            file: [.throttle(bytesPerSecond: 1 << 20), .stall(afterBytes: 768 << 10)],
             redirector: [.mintSignedURL(path: "/file", validFor: .milliseconds(1500))]
         )
         defer { harness.shutdown() }
