@@ -198,13 +198,13 @@ struct ConnectionPolicyPieceTests {
 }
 
 extension ConnectionPolicyPieceTests {
-    @Test("before any first byte, the first requests take an eighth of the file each, at most 16 MiB")
+    @Test("before any first byte, the first four requests share the file, at most 16 MiB each")
     func firstRound() {
         var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
-        #expect(policy.pieceSize(totalLength: 64 << 20) == 8 << 20)
+        #expect(policy.pieceSize(totalLength: 32 << 20) == 8 << 20)
         #expect(policy.pieceSize(totalLength: 1 << 30) == 16 << 20)
         policy.firstByte(after: 0.0005)
-        #expect(policy.pieceSize(totalLength: 64 << 20) == 8 << 20, "no rate sampled yet")
+        #expect(policy.pieceSize(totalLength: 32 << 20) == 8 << 20, "no rate sampled yet")
         _ = policy.sample(now: 0.1, receivedTotal: 0, active: 4, rateLimit: nil)
         _ = policy.sample(now: 0.2, receivedTotal: 40_000_000, active: 4, rateLimit: nil)
         #expect(policy.pieceSize(totalLength: 64 << 20) == nil, "cheap requests: the plan's pieces")
@@ -227,5 +227,19 @@ extension ConnectionPolicyTests {
         }
         #expect(policy.target == 8)
         #expect(policy.reason == .notEnoughWork)
+    }
+}
+
+extension ConnectionPolicyPieceTests {
+    @Test("grown pieces stay within half of each connection's share of the file")
+    func piecesCappedByShare() {
+        var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
+        var now = 0.35
+        var received: Int64 = 0
+        _ = policy.sample(now: now, receivedTotal: received, active: 4, rateLimit: nil)
+        for _ in 0..<4 { policy.firstByte(after: 1.0) }
+        ConnectionPolicyTests.cycle(&policy, rate: 40e6, now: &now, received: &received)
+        #expect(policy.pieceBytes == 200_000_000)
+        #expect(policy.pieceSize(totalLength: 48 << 20) == Int64(48 << 20) / Int64(2 * policy.target))
     }
 }

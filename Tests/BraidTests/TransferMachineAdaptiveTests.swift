@@ -5,16 +5,19 @@ import Testing
 /// The machine with `-n auto`: its slots are the ceiling, and the policy sets how many of them run.
 @Suite("TransferMachine with automatic connections")
 struct TransferMachineAdaptiveTests {
-    /// Eight segments of 1000 bytes, eight slots, and a policy starting at 2 connections.
+    static let mebibytes8: Int64 = 8 << 20
+
+    /// Eight segments of 8 MiB, eight slots, and a policy starting at 2 connections, whose first requests take
+    /// 16 MiB each (two segments) until the server's answers tell what a request costs.
     static func machine() -> TransferMachine {
         let resource = TransferMachineTests.origin
         var sized = resource
-        sized.length = 8000
+        sized.length = 8 * mebibytes8
         return TransferMachine(
             resource: sized,
             sources: [Source(resource: sized, options: RequestOptions(), usesRanges: true)],
             scheduler: SegmentScheduler(
-                ranges: (0..<8).map { Int64($0 * 1000)..<Int64($0 * 1000 + 1000) }, connectionLimit: 8,
+                ranges: (0..<8).map { Int64($0) * mebibytes8..<Int64($0 + 1) * mebibytes8 }, connectionLimit: 8,
                 minimumSteal: 1 << 20),
             configuration: TransferMachine.Configuration(
                 usesRanges: true, slots: 8,
@@ -36,7 +39,8 @@ struct TransferMachineAdaptiveTests {
                 slot: slot,
                 headers: TransferMachineTests.head(
                     "HTTP/1.1 206 Partial Content",
-                    "Content-Range: bytes \(slot * 1000)-\(slot * 1000 + 999)/8000", "ETag: \"v1\""), now: 0.05)
+                    "Content-Range: bytes \(Int64(slot) * 2 * Self.mebibytes8)-\(Int64(slot + 1) * 2 * Self.mebibytes8 - 1)/\(8 * Self.mebibytes8)",
+                    "ETag: \"v1\""), now: 0.05)
         }
         var started: [Int] = []
         var now = 0.0

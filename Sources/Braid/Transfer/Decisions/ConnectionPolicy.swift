@@ -179,11 +179,15 @@ struct ConnectionPolicy: Equatable, Sendable {
     // MARK: Decisions
 
     /// How much the next request may fetch, of a file of `totalLength` bytes: until a first byte came and a
-    /// connection's rate was sampled, the requests take an eighth of it each (at most 16 MiB), so that a server
-    /// where requests are costly is not sent many small ones before that is known; after, `pieceBytes`.
+    /// connection's rate was sampled, the first connections share it (at most 16 MiB each), so that a server where
+    /// requests are costly is not sent many small ones before that is known; after, `pieceBytes`, but never more
+    /// than half of each connection's share of the file, so that a first byte slowed by a loaded machine cannot
+    /// leave connections without work.
     func pieceSize(totalLength: Int64) -> Int64? {
-        guard recentFirstBytes.isEmpty || perConnectionRate == nil else { return pieceBytes }
-        return min(16 << 20, totalLength / Int64(2 * max(1, configuration.initial)))
+        guard recentFirstBytes.isEmpty || perConnectionRate == nil else {
+            return pieceBytes.map { min($0, max(1, totalLength / Int64(2 * target))) }
+        }
+        return min(16 << 20, totalLength / Int64(max(1, configuration.initial)))
     }
 
     /// Grows `pieceBytes` from the recent times to first byte and what a connection receives a second, from the
