@@ -216,6 +216,19 @@ final class TestServerTests {
         #expect((Double(run.writtenOut) ?? 0) >= 0.45)
     }
 
+    @Test("Latency delays every request, not only a connection's first")
+    func latencyPerRequest() throws {
+        let url = serve([.latency(.milliseconds(300))])
+        let run = try CurlRun(
+            ["-o", file("first"), "-w", "%{time_starttransfer}\n", url]
+                + ["--next", "--silent", "-r", "0-9", "-o", file("second"), "-w", "%{time_starttransfer}\n", url])
+        #expect(run.exitCode == 0)
+        let firstBytes = run.writtenOut.split(separator: "\n").compactMap { Double($0) }
+        #expect(firstBytes.count == 2)
+        #expect(firstBytes.allSatisfy { $0 >= 0.28 })
+        #expect(settledLog().map(\.connection) == [1, 1])
+    }
+
     @Test("A total throttle caps the route's connections together, and they take turns")
     func totalThrottle() throws {
         let size: UInt64 = 2 << 20
