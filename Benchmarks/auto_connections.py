@@ -268,6 +268,7 @@ class Run:
     refusals: int = 0
     error: str = ""
     stdout: bytes = b""
+    reason: str = ""  # the last `reason` of a progress event: why auto last changed its count
 
     @property
     def connections(self):
@@ -335,6 +336,7 @@ class Runner:
                 continue
             if event.get("event") == "progress":
                 run.peak = max(run.peak, event.get("connections", 0))
+                run.reason = event.get("reason") or run.reason
             elif event.get("event") == "done":
                 run.settled = event.get("connections")
         return run
@@ -415,10 +417,7 @@ class Profiles:
     def auto_runs(self, row, server):
         for index in range(self.options.repeat):
             log(f"profile {row.number}: braid {' '.join(self.options.auto_args)}, run {index + 1}")
-            run = self.runner.braid_auto(server)
-            row.runs.append(run)
-            if not run.ok:
-                row.notes.append(f"auto run {index + 1} failed: {run.error}")
+            row.runs.append(self.runner.braid_auto(server))
 
     def benched(self, row, server, counts):
         """Runs `braid bench` and notes its medians; returns {count: median bytes/s}."""
@@ -532,9 +531,6 @@ class Profiles:
             for index, run in enumerate(peers):
                 if not run.ok:
                     row.notes.append(f"aria2c run {index + 1} failed: {run.error}")
-            for index, run in enumerate(row.runs):
-                if not run.ok:
-                    row.notes.append(f"auto run {index + 1} failed: {run.error}")
             row.reference_label = aria2
             if good:
                 row.reference_rate = statistics.median(size / run.seconds for run in good)
@@ -576,7 +572,11 @@ def print_table(rows, options):
         for line in [header] + table:
             print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip())
     print()
-    for row, _ in rows:
+    for row, size in rows:
+        for index, run in enumerate(row.runs, start=1):
+            outcome = f"{size / run.seconds / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
+            reason = f"; last reason: {run.reason}" if run.reason else ""
+            print(f"{row.number}: auto run {index}: {outcome}, {run.seconds:.2f} s{reason}")
         if row.skipped:
             print(f"{row.number}: skipped: {row.skipped}")
         if row.error:
