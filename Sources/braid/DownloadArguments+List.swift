@@ -27,7 +27,7 @@ extension DownloadArguments {
         let limits = DownloadManager.Limits(
             concurrentDownloads: concurrentDownloads,
             maximumConnections: maxConnections,
-            maximumConnectionsPerHost: maxConnectionsPerHost,
+            maximumConnectionsPerHost: maxConnectionsPerHost ?? 16,
             overallRateLimit: maxOverallLimit?.bytesPerSecond
         )
         let runner = ListRunner(list: list, options: sharedOptions, limits: limits, observer: observer)

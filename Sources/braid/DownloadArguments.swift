@@ -32,9 +32,13 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         name: [.customShort("n"), .customShort("x"), .customLong("connections")],
-        help: ArgumentHelp("Parallel connections (per download).", valueName: "N")
+        help: ArgumentHelp(
+            "Parallel connections per download, or 'auto' to let each download choose while it runs (up to "
+                + "--max-connections-per-host, else 16; 64 to a server on this machine).",
+            valueName: "N|auto"
+        )
     )
-    var connections = 8
+    var connections = ConnectionCount.fixed(8)
 
     @Option(
         name: [.customShort("j"), .customLong("concurrent-downloads")],
@@ -45,8 +49,14 @@ struct DownloadArguments: ParsableArguments {
     @Option(help: ArgumentHelp("With -i: connections across all downloads.", valueName: "N"))
     var maxConnections = 48
 
-    @Option(help: ArgumentHelp("With -i: connections to any one host across all downloads.", valueName: "N"))
-    var maxConnectionsPerHost = 16
+    @Option(
+        help: ArgumentHelp(
+            "With -i: connections to any one host across all downloads (default 16); with -n auto, also the most "
+                + "it chooses.",
+            valueName: "N"
+        )
+    )
+    var maxConnectionsPerHost: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -137,7 +147,7 @@ struct DownloadArguments: ParsableArguments {
         }
         if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
-        if maxConnectionsPerHost < 1 {
+        if let maxConnectionsPerHost, maxConnectionsPerHost < 1 {
             throw ValidationError("--max-connections-per-host must be at least 1, got \(maxConnectionsPerHost)")
         }
         do throws(BraidError) {
@@ -170,7 +180,12 @@ struct DownloadArguments: ParsableArguments {
     var sharedOptions: DownloadOptions {
         var options = DownloadOptions()
         options.destination = .directory(directory ?? ".")
-        options.connections = connections
+        switch connections {
+        case let .fixed(count): options.connections = count
+        case .automatic:
+            options.automaticConnections = true
+            options.maximumAutomaticConnections = maxConnectionsPerHost.map { min($0, 1024) }
+        }
         options.rateLimit = limitRate?.bytesPerSecond
         options.checksumFile = checksumFile
         request.apply(to: &options)

@@ -8,7 +8,7 @@ struct GetCommand: AsyncParsableCommand {
         discussion: """
             A list (-i FILE, or -i - for stdin) has one URL per line; tab-separated URLs on one line are mirrors \
             of the same file. Indented lines after a URL set its options: out=NAME, checksum=ALG=HEX, \
-            connections=N, header=Name: value, proxy=URL, limit-rate=RATE. '#' starts a comment. Run the same command again to \
+            connections=N|auto, header=Name: value, proxy=URL, limit-rate=RATE. '#' starts a comment. Run the same command again to \
             resume: complete files are verified and skipped.
             """
     )

@@ -96,6 +96,8 @@ final class JSONEventWriter: ListObserver {
                     ("seconds", .number(result.seconds)),
                     ("skipped", .bool(outcome.skipped)),
                     ("unmodified", .bool(result.unmodified)),
+                    // The count -n auto settled on; null for a fixed count.
+                    ("connections", .integer(result.connections.map(Int64.init))),
                 ]
             )
         case let .failure(error):
@@ -150,6 +152,11 @@ final class JSONEventWriter: ListObserver {
                 ("active", .bool(segment.isActive)),
             ])
         }
+        // With -n auto: the count it aims for now, and why.
+        let adaptive: [(String, JSONValue)] =
+            progress.targetConnections.map { target in
+                [("target", .integer(Int64(target))), ("reason", .string(progress.connectionsReason))]
+            } ?? []
         write(
             "progress",
             id + [
@@ -159,8 +166,7 @@ final class JSONEventWriter: ListObserver {
                 ("eta", .number(progress.estimatedSecondsRemaining)),
                 ("connections", .integer(Int64(progress.activeConnections))),
                 ("retries", .integer(Int64(progress.retries))),
-                ("segments", .array(segments)),
-            ]
+            ] + adaptive + [("segments", .array(segments))]
         )
     }
 

@@ -41,7 +41,11 @@ final class ListRunner: Sendable {
         }
         options.mirrors = Array(entry.urls.dropFirst())
         options.expectedDigest = entry.checksum
-        if let connections = entry.connections { options.connections = connections }
+        if let connections = entry.connections {
+            options.connections = connections
+            options.automaticConnections = false
+        }
+        if entry.automaticConnections { options.automaticConnections = true }
         options.headers = shared.headers + entry.headers
         if let proxy = entry.proxy { options.proxy = proxy }
         if let rateLimit = entry.rateLimit { options.rateLimit = rateLimit }

@@ -71,9 +71,10 @@ final class ProgressReporter: Sendable {
         guard result.fetchedBytes > 0 else { return saved + ", nothing fetched" }
         let speed = result.seconds > 0 ? Double(result.fetchedBytes) / result.seconds : 0
         let rate = "\(Formatting.bytes(Formatting.integer(speed)))/s"
-        guard result.resumedBytes > 0 else { return saved + ", " + rate }
+        let settled = result.connections.map { ", settled on \($0) connection\($0 == 1 ? "" : "s") (-n auto)" } ?? ""
+        guard result.resumedBytes > 0 else { return saved + ", " + rate + settled }
         return saved + ": \(Formatting.bytes(result.fetchedBytes)) fetched at \(rate), "
-            + "\(Formatting.bytes(result.resumedBytes)) resumed"
+            + "\(Formatting.bytes(result.resumedBytes)) resumed" + settled
     }
 
     func warn(_ message: String) {
@@ -94,6 +95,7 @@ final class ProgressReporter: Sendable {
         text += "  \(Formatting.bytes(Formatting.integer(progress.bytesPerSecond)))/s"
         if let eta = progress.estimatedSecondsRemaining { text += "  ETA " + Formatting.duration(eta) }
         text += "  \(progress.activeConnections) conn"
+        if let target = progress.targetConnections, target != progress.activeConnections { text += " (→\(target))" }
         if progress.retries > 0 { text += "  \(progress.retries) retries" }
         if isTerminal {
             text += "  [" + Self.segmentMap(progress, width: 24) + "]"

@@ -126,17 +126,21 @@ struct LibraryAPITests {
             options.connections = 8
             return manager.makeDownload(url: server.url("/f"), options: options)
         }
+        // Sampled on a thread of its own, not a task: on a loaded machine the tasks of other tests can keep the
+        // cooperative pool busy for the whole download, and a sampling task would see nothing.
         let peak = Mutex(0)
-        let sampling = Task {
-            while !Task.isCancelled {
+        let stop = Mutex(false)
+        let sampling = Thread {
+            while !stop.withLock({ $0 }) {
                 let now = manager.connectionsInUse
                 peak.withLock { $0 = max($0, now) }
-                try? await Task.sleep(for: .milliseconds(5))
+                usleep(2000)
             }
         }
+        sampling.start()
 
         let outcomes = await manager.run(downloads)
-        sampling.cancel()
+        stop.withLock { $0 = true }
 
         for outcome in outcomes {
             #expect(try Self.content.firstDifference(fromFileAt: try outcome.get().path) == nil)

@@ -50,6 +50,8 @@ struct DownloadListTests {
             https://example.org/b.bin
               connections=1
               limit-rate=0
+            https://example.org/c.bin
+              connections=AUTO
             """
 
         let list = try DownloadList(parsing: text)
@@ -64,6 +66,8 @@ struct DownloadListTests {
         #expect(first.rateLimit == .some(3 << 19))
         #expect(list.entries[1].connections == 1)
         #expect(list.entries[1].rateLimit == .some(nil), "0 lifts the list's limit for this entry")
+        #expect(list.entries[2].automaticConnections && list.entries[2].connections == nil)
+        #expect(!first.automaticConnections)
         #expect(list.entries[1].output == nil, "options do not leak into the next entry")
     }
 
@@ -97,7 +101,7 @@ struct DownloadListTests {
             ("https://example.org/a\n  checksum=0123456789abcdef0123456789abcdef", 2, "ALG=HEX"),
             ("https://example.org/a\n  connections=0", 2, "1 to 1024"),
             ("https://example.org/a\n  connections=1025", 2, "1 to 1024"),
-            ("https://example.org/a\n  connections=four", 2, "1 to 1024"),
+            ("https://example.org/a\n  connections=four", 2, "1 to 1024 or auto"),
             ("https://example.org/a\n  header=NoColon", 2, "Name: value"),
             ("https://example.org/a\n  limit-rate=fast", 2, "not a rate"),
             ("# one\n# two\nhttps://example.org/a\n  out=../x", 4, "plain file name"),

@@ -45,4 +45,6 @@ public struct DownloadResult: Sendable, Equatable {
     /// Whether the file was left as it was because the server's is not newer (`DownloadOptions.timestamping`):
     /// nothing was fetched or written, and nothing but its length may have been compared.
     public var unmodified = false
+    /// With automatic connections, the number it settled on by the end; nil for a fixed count.
+    public var connections: Int? = nil
 }

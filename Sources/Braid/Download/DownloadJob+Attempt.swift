@@ -164,7 +164,7 @@ extension DownloadJob {
     func freshPlan(length: Int64) -> [Range<Int64>] {
         SegmentPlanner.plan(
             length: length,
-            connections: options.connections,
+            connections: options.plannedConnections,
             piecesPerConnection: options.piecesPerConnection
         )
     }
@@ -275,7 +275,8 @@ extension DownloadResult {
             seconds: seconds,
             fetchedBytes: statistics.fetchedBytes,
             retries: statistics.retries,
-            timeToFirstByte: statistics.timeToFirstByte
+            timeToFirstByte: statistics.timeToFirstByte,
+            connections: statistics.connections
         )
     }
 }

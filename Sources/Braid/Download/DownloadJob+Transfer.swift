@@ -23,10 +23,16 @@ extension DownloadJob {
         checkpoints: TransferEngine.Checkpoints? = nil,
         paths: DestinationPaths
     ) -> TransferRun {
+        // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
+        let automatic = plan.segmented && options.automaticConnections
+        let ceiling =
+            options.maximumAutomaticConnections
+            ?? ConnectionPolicy.defaultCeiling(host: Origin(url: resource.resolvedURL)?.host ?? "")
+        let slots = !plan.segmented ? 1 : automatic ? ceiling : options.connections
         let scheduler = SegmentScheduler(
             ranges: plan.ranges,
             progress: plan.progress,
-            connectionLimit: plan.segmented ? options.connections : 1,
+            connectionLimit: slots,
             retryPolicy: options.retryPolicy
         )
         emit(.started(resource: resource, path: paths.final.string, resumedBytes: scheduler.flushedBytes))
@@ -43,12 +49,13 @@ extension DownloadJob {
             scheduler: scheduler,
             configuration: TransferMachine.Configuration(
                 usesRanges: plan.segmented,
-                slots: plan.segmented ? options.connections : 1,
+                slots: slots,
                 sharesConnections: budget != nil,
                 keepsCheckpoints: checkpoints != nil,
                 durableInterval: options.durableCheckpointInterval,
                 randomSeed: .random(in: 0...UInt64.max),
-                renewsURLs: plan.segmented
+                renewsURLs: plan.segmented,
+                adaptiveConnections: automatic ? ConnectionPolicy.Configuration(ceiling: ceiling) : nil
             )
         )
         let engine = TransferEngine(

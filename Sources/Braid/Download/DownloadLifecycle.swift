@@ -48,6 +48,7 @@ struct DownloadLifecycle: Sendable, Equatable {
         spent.fetchedBytes += statistics.fetchedBytes
         spent.retries += statistics.retries
         spent.timeToFirstByte = spent.timeToFirstByte ?? statistics.timeToFirstByte
+        spent.connections = statistics.connections ?? spent.connections
     }
 
     /// The stage that just ended without an error moves the download on.

@@ -25,6 +25,8 @@ public struct DownloadList: Sendable, Equatable {
         public var checksum: ExpectedDigest?
         /// `connections=N`.
         public var connections: Int?
+        /// `connections=auto`: as `DownloadOptions.automaticConnections`.
+        public var automaticConnections = false
         /// `header=Name: value`, repeatable.
         public var headers: [String] = []
         /// `proxy=URL`, as `DownloadOptions.proxy`: this entry's proxy, in place of the one given for the whole
@@ -79,11 +81,15 @@ public struct DownloadList: Sendable, Equatable {
             } catch {
                 throw .usage("line \(line): \(error.message)")
             }
+        case "connections" where value.lowercased() == "auto":
+            entry.automaticConnections = true
+            entry.connections = nil
         case "connections":
             guard let count = Int(value), count >= 1, count <= 1024 else {
-                throw .usage("line \(line): connections= takes a number from 1 to 1024, got '\(value)'")
+                throw .usage("line \(line): connections= takes a number from 1 to 1024 or auto, got '\(value)'")
             }
             entry.connections = count
+            entry.automaticConnections = false
         case "header":
             guard value.contains(":") else { throw .usage("line \(line): header= takes 'Name: value', got '\(value)'") }
             entry.headers.append(value)

@@ -15,6 +15,13 @@ public struct DownloadOptions: Sendable {
     public var mirrors: [String] = []
     /// Parallel connections (segments fetched at once).
     public var connections = 8
+    /// Let the download choose its number of connections as it runs (`-n auto`), instead of `connections`: it
+    /// starts with a few, adds more while each step raises the throughput by at least 5 %, and drops back when a
+    /// step does not pay, when the first byte comes much later, or when the server refuses connections; never
+    /// above `maximumAutomaticConnections`.
+    public var automaticConnections = false
+    /// The most connections `automaticConnections` may choose; nil for 16, or 64 for a server on this machine.
+    public var maximumAutomaticConnections: Int?
     /// How many pieces the file is planned in per connection. More pieces keep the verifier's in-order prefix
     /// moving and limit what a slow connection holds; 1 gives each connection one long request.
     public var piecesPerConnection = 4
@@ -105,6 +112,12 @@ public struct DownloadOptions: Sendable {
         }
         guard connections <= 1024 else {
             throw .usage("at most 1024 connections, got \(connections)", option: .connections)
+        }
+        if let maximumAutomaticConnections, !(1...1024).contains(maximumAutomaticConnections) {
+            throw .usage(
+                "the most automatic connections must be between 1 and 1024, got \(maximumAutomaticConnections)",
+                option: .connections
+            )
         }
         guard (1...1024).contains(piecesPerConnection) else {
             throw .usage(
@@ -228,6 +241,12 @@ public struct DownloadOptions: Sendable {
         options.stallTimeoutSeconds = stallTimeoutSeconds
         options.verbose = verbose
         return options
+    }
+
+    /// The connections the plan is cut for: the fixed count, or with automatic connections, as many as the
+    /// default (more come from idle connections taking over half of another's piece).
+    var plannedConnections: Int {
+        automaticConnections ? 8 : connections
     }
 
     var retryPolicy: RetryPolicy {

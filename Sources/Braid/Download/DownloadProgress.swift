@@ -16,6 +16,11 @@ public struct DownloadProgress: Sendable, Equatable {
     /// Recent throughput.
     public var bytesPerSecond: Double
     public var activeConnections: Int
+    /// With automatic connections (`DownloadOptions.automaticConnections`), the number it aims for now; nil for a
+    /// fixed count.
+    public var targetConnections: Int?
+    /// With automatic connections, why the count is what it is ("the last step gained 42%").
+    public var connectionsReason: String?
     /// Requests retried so far.
     public var retries: Int
     /// Segments in file order.

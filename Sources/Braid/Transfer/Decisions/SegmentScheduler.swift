@@ -141,6 +141,12 @@ struct SegmentScheduler: Sendable {
 
     // MARK: Events
 
+    /// Lets `limit` connections be active from now on. Lowering it lets the connections above it finish what they
+    /// fetch; they are given nothing more.
+    mutating func setConnectionLimit(_ limit: Int) {
+        connectionLimit = max(1, limit)
+    }
+
     /// A connection is idle: returns the segment it should fetch, `segments[i].start + flushed ..< end`, or nil.
     ///
     /// Waiting segments go first, in file order; with none left, the connection steals the second half of the

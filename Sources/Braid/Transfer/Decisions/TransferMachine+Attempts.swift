@@ -32,6 +32,7 @@ extension TransferMachine {
             sources[attempt.source].answeredSinceRenewal = true
         }
         if firstByteAt == nil { firstByteAt = now }
+        policy?.firstByte(after: now - attempt.startedAt)
         return []
     }
 
@@ -107,6 +108,11 @@ extension TransferMachine {
         var failure = failure(of: attempt, result: result, ending: &ending, actions: &actions)
         failure = account(failure, on: attempt.source, actions: &actions)
         let decision = scheduler.ended(segment: attempt.segment, failure: failure, now: now, random: jitter.nextUnit())
+        if case .transient(_, _, _, refusedConnection: true)? = failure, policy != nil {
+            // The server turns connections away: the adaptive count drops to the ones it accepts, for a while.
+            _ = policy?.refused(now: now, accepted: scheduler.activeCount)
+            scheduler.setConnectionLimit(policy?.target ?? 1)
+        }
         actions += confirmPrefix()
         switch decision {
         case .completed:

@@ -36,6 +36,9 @@ struct TransferMachine {
         /// Whether a range request refused with 401, 403, 404 or 410 after the probe succeeded has its source's
         /// URL as given followed again (a signed URL that expired), rather than ending the download.
         var renewsURLs = false
+        /// Chooses the number of connections while the transfer runs (`-n auto`), up to `slots`; nil keeps
+        /// `slots` connections.
+        var adaptiveConnections: ConnectionPolicy.Configuration?
     }
 
     enum State: Equatable {
@@ -128,6 +131,8 @@ struct TransferMachine {
         var verdict: ResponseCheck.Verdict?
         /// The error writing its bytes failed with, if it did.
         var writeError: BraidError?
+        /// When the request was sent.
+        var startedAt: Double = 0
 
         static func == (left: Attempt, right: Attempt) -> Bool {
             left.segment == right.segment && left.source == right.source && left.request == right.request
@@ -143,6 +148,8 @@ struct TransferMachine {
         var fetchedBytes: Int64
         var retries: Int
         var timeToFirstByte: Double?
+        /// The number of connections an adaptive transfer settled on; nil for a fixed count.
+        var connections: Int? = nil
     }
 
     let configuration: Configuration
@@ -159,6 +166,11 @@ struct TransferMachine {
     var firstByteAt: Double?
     var receivedTotal: Int64 = 0
     var retries = 0
+    /// Chooses the connection count, when it adapts.
+    var policy: ConnectionPolicy?
+    /// The rate limit (bytes a second) that binds the transfer, if any, as the executor last saw it: an adaptive
+    /// count adds no connection the limit could not use.
+    var rateLimit: Double?
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -193,7 +205,8 @@ struct TransferMachine {
         Statistics(
             fetchedBytes: receivedTotal - resumedBytes,
             retries: retries,
-            timeToFirstByte: firstByteAt.map { $0 - startedAt }
+            timeToFirstByte: firstByteAt.map { $0 - startedAt },
+            connections: policy?.target
         )
     }
 
@@ -220,6 +233,8 @@ struct TransferMachine {
             totalBytes: resource.length.map { min($0, scheduler.totalLength) },
             bytesPerSecond: speed.bytesPerSecond,
             activeConnections: scheduler.activeCount,
+            targetConnections: policy?.target,
+            connectionsReason: policy.map { "\($0.reason)" },
             retries: retries,
             segments: scheduler.order.map { index in
                 let segment = scheduler.segments[index]
@@ -246,6 +261,13 @@ struct TransferMachine {
         nextCheckpoint = now + configuration.checkpointInterval
         nextDurable = now + configuration.durableInterval
         nextProgress = now
+        if let adaptive = configuration.adaptiveConnections {
+            var adaptive = adaptive
+            adaptive.ceiling = min(adaptive.ceiling, slots.count)
+            let policy = ConnectionPolicy(configuration: adaptive, now: now)
+            scheduler.setConnectionLimit(policy.target)
+            self.policy = policy
+        }
         var actions = confirmPrefix()
         if configuration.keepsCheckpoints {
             actions.append(.createReserve)
@@ -280,6 +302,11 @@ struct TransferMachine {
         if now >= nextProgress {
             nextProgress = now + configuration.progressInterval
             actions.append(.progress(progress(now: now)))
+        }
+        if policy?.sample(now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, rateLimit: rateLimit)
+            == true, let target = policy?.target
+        {
+            scheduler.setConnectionLimit(target)
         }
         return actions + proceed()
     }
@@ -397,7 +424,9 @@ struct TransferMachine {
             : TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
         sources[source].activeConnections += 1
         slots[slot] = .busy(
-            Attempt(segment: index, source: source, request: request, generation: sources[source].generation))
+            Attempt(
+                segment: index, source: source, request: request, generation: sources[source].generation,
+                startedAt: now))
         actions.append(.start(slot: slot, source: source, request: request))
         return actions
     }

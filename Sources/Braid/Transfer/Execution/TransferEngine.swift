@@ -115,6 +115,7 @@ final class TransferEngine {
                 perform(machine.stopRequested(reason))
                 continue
             }
+            machine.rateLimit = limiter?.effectiveRate.map(Double.init)
             perform(machine.tick(now: Self.now()))
             guard outcome == nil else { break }
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))

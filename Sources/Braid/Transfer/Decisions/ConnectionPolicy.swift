@@ -1,0 +1,214 @@
+/// Chooses how many connections a download uses while it runs (`-n auto`), from the throughput it measures and
+/// what the server answers: a pure value, fed samples and events with the time, tested without a network.
+///
+/// It starts with a few connections and adds more while each step still raises the throughput by
+/// `minimumGain` (the rule `braid bench` recommends by), measured over a window after the new connections have
+/// settled. A step that does not pay, or that makes the first byte come much later, is undone and the count held;
+/// a server that refuses a connection (429, 503, a reset) caps the count at what it accepted for a while. While
+/// holding, it tries one step more now and then, so a link that got faster can get more connections.
+///
+/// Its life: `settling` (new connections start) → `measuring` (a window of throughput) → a decision: a step up
+/// (back to `settling`) or `holding` until the next recheck, which measures again. A refusal goes to `holding`
+/// from any phase.
+struct ConnectionPolicy: Equatable, Sendable {
+    struct Configuration: Equatable, Sendable {
+        /// Connections at the start.
+        var initial = 4
+        /// The most connections it may choose.
+        var ceiling: Int
+        /// The share by which a step must raise the throughput to be kept.
+        var minimumGain = 0.05
+        /// Seconds after a change before measuring, so that new connections have their first bytes.
+        var settle = 0.3
+        /// Seconds a measurement lasts, at least.
+        var window = 0.7
+        /// Seconds between two tries to add connections while holding.
+        var recheckInterval = 15.0
+        /// Seconds the count stays at most what the server accepted, after a refusal.
+        var refusalCooldown = 60.0
+        /// How many times later the first byte may come after a step, before the step counts as not paying.
+        var firstByteTolerance = 2.0
+    }
+
+    /// Why the count is what it is, for progress displays.
+    enum Reason: Equatable, Sendable, CustomStringConvertible {
+        case starting
+        /// The last step raised the throughput by this many per cent.
+        case gained(percent: Int)
+        /// The last step, to `tried` connections, raised the throughput by only this many per cent.
+        case didNotPay(tried: Int, percent: Int)
+        /// The first byte came much later with `tried` connections.
+        case slowerFirstByte(tried: Int)
+        /// The server refused a connection.
+        case refused
+        case ceiling
+        /// The throughput reaches the rate limit: more connections could not use it.
+        case rateLimit
+
+        var description: String {
+            switch self {
+            case .starting: "starting"
+            case let .gained(percent): "the last step gained \(percent)%"
+            case let .didNotPay(tried, percent): "\(tried) connections gained only \(percent)%"
+            case let .slowerFirstByte(tried): "\(tried) connections made the first byte come much later"
+            case .refused: "the server refused a connection"
+            case .ceiling: "the ceiling is reached"
+            case .rateLimit: "the rate limit is reached"
+            }
+        }
+    }
+
+    enum Phase: Equatable, Sendable {
+        case settling(until: Double)
+        case measuring(from: Double, bytes: Int64)
+        case holding(until: Double)
+    }
+
+    /// The ceiling when none is given: 16 connections to a server elsewhere (as aria2 allows at most), 64 to one
+    /// on this machine, where only the server's own limits and the CPU bound what pays.
+    static func defaultCeiling(host: String) -> Int {
+        var name = host.lowercased()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        let loopback = name == "localhost" || name == "::1" || name.hasPrefix("127.")
+        return loopback ? 64 : 16
+    }
+
+    let configuration: Configuration
+    private(set) var target: Int
+    private(set) var reason = Reason.starting
+    private(set) var phase: Phase
+    /// The count that gave the best throughput so far, and that throughput (bytes a second).
+    private(set) var best: (count: Int, rate: Double)?
+    /// The count the server accepted when it last refused one, and until when that caps the count.
+    private var refusal: (accepted: Int, until: Double)?
+    /// Times to first byte of requests started at the current count, and at the best count.
+    private var firstBytes: [Double] = []
+    private var bestFirstByte: Double?
+
+    init(configuration: Configuration, now: Double) {
+        self.configuration = configuration
+        target = max(1, min(configuration.initial, configuration.ceiling))
+        phase = .settling(until: now + configuration.settle)
+    }
+
+    static func == (left: ConnectionPolicy, right: ConnectionPolicy) -> Bool {
+        left.configuration == right.configuration && left.target == right.target && left.reason == right.reason
+            && left.phase == right.phase && left.best?.count == right.best?.count
+            && left.best?.rate == right.best?.rate
+    }
+
+    /// The most connections allowed now: the ceiling, or what the server accepted while a refusal is recent.
+    func ceiling(now: Double) -> Int {
+        guard let refusal, now < refusal.until else { return configuration.ceiling }
+        return min(configuration.ceiling, refusal.accepted)
+    }
+
+    // MARK: Events
+
+    /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, and
+    /// `rateLimit` (bytes a second) caps the download, if anything does. Returns whether `target` changed.
+    mutating func sample(now: Double, receivedTotal: Int64, active: Int, rateLimit: Double?) -> Bool {
+        switch phase {
+        case let .settling(until):
+            // Measure once every connection runs, or after a while if some cannot start (the end of the file,
+            // a shared budget): what runs is then what the count gives.
+            guard now >= until, active >= target || now >= until + 2 else { return false }
+            phase = .measuring(from: now, bytes: receivedTotal)
+            firstBytes = []
+            return false
+        case let .measuring(from, bytes):
+            guard now - from >= configuration.window else { return false }
+            let rate = Double(receivedTotal - bytes) / (now - from)
+            return decide(rate: rate, now: now, rateLimit: rateLimit)
+        case let .holding(until):
+            guard now >= until else { return false }
+            // Measure the current count again: the next decision compares a step with it, not with the past.
+            best = nil
+            phase = .measuring(from: now, bytes: receivedTotal)
+            firstBytes = []
+            return false
+        }
+    }
+
+    /// A request's first byte came `seconds` after it was sent.
+    mutating func firstByte(after seconds: Double) {
+        guard firstBytes.count < 256 else { return }
+        firstBytes.append(seconds)
+    }
+
+    /// The server refused a connection while `accepted` others ran: the count drops to those, and stays at most
+    /// that for `refusalCooldown`. Returns whether `target` changed.
+    mutating func refused(now: Double, accepted: Int) -> Bool {
+        let accepted = max(1, accepted)
+        refusal = (accepted, now + configuration.refusalCooldown)
+        let previous = target
+        target = min(target, accepted)
+        if let best, best.count > accepted { self.best = nil }
+        reason = .refused
+        phase = .holding(until: now + configuration.refusalCooldown)
+        return target != previous
+    }
+
+    // MARK: Decisions
+
+    private mutating func decide(rate: Double, now: Double, rateLimit: Double?) -> Bool {
+        let firstByte = Self.median(firstBytes)
+        if let rateLimit, rate >= rateLimit * 0.95 {
+            best = (target, rate)
+            bestFirstByte = firstByte
+            hold(.rateLimit, now: now)
+            return false
+        }
+        guard let best, best.count < target else {
+            // The first measurement, or the current count measured again after holding.
+            self.best = (target, rate)
+            bestFirstByte = firstByte
+            return stepUp(gain: nil, now: now)
+        }
+        let gain = rate / max(1, best.rate) - 1
+        let tried = target
+        if let firstByte, let before = bestFirstByte,
+            firstByte > before * configuration.firstByteTolerance, firstByte - before > 0.02
+        {
+            target = best.count
+            hold(.slowerFirstByte(tried: tried), now: now)
+            return true
+        }
+        guard gain >= configuration.minimumGain else {
+            target = best.count
+            hold(.didNotPay(tried: tried, percent: Int((gain * 100).rounded())), now: now)
+            return true
+        }
+        self.best = (target, rate)
+        bestFirstByte = firstByte
+        return stepUp(gain: gain, now: now)
+    }
+
+    /// Adds connections: doubling up to 8, then half as many again, or doubling while each step scales almost
+    /// linearly (the connections are capped one by one, so each new one adds as much). Returns whether the count
+    /// changed.
+    private mutating func stepUp(gain: Double?, now: Double) -> Bool {
+        let ceiling = ceiling(now: now)
+        guard target < ceiling else {
+            hold(.ceiling, now: now)
+            return false
+        }
+        let linear = (gain ?? 0) >= 0.6
+        target = min(ceiling, target < 8 || linear ? target * 2 : target + max(1, target / 2))
+        reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
+        phase = .settling(until: now + configuration.settle)
+        return true
+    }
+
+    /// Keeps the count until the next recheck.
+    private mutating func hold(_ why: Reason, now: Double) {
+        reason = why
+        phase = .holding(until: now + configuration.recheckInterval)
+    }
+
+    private static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+}

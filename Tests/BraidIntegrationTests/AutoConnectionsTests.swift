@@ -1,0 +1,79 @@
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+/// `-n auto` end to end. Whether it reaches the best fixed count's throughput is measured by
+/// `Benchmarks/auto_connections.py`; these tests check the decisions that do not depend on timing: more
+/// connections where each one is capped, no more than the server accepts, and what it reports.
+@Suite("-n auto")
+struct AutoConnectionsTests {
+    static let content = TestContent(seed: 1313, size: 24 << 20)
+
+    static func run(_ server: TestServer, _ arguments: [String]) async throws -> (JSONEvents, String, Int32?) {
+        let directory = try TemporaryDirectory(prefix: "braid-auto")
+        defer { directory.remove() }
+        let output = directory.appending("f").path
+        let run = try await BraidCLI.run(
+            [server.url("/f"), "--json", "--progress-interval", "0.25", "-o", output] + arguments)
+        #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
+        var status: Int32?
+        if case let .exited(code) = run.status { status = code }
+        return (try JSONEvents(run.standardOutput), run.standardError, status)
+    }
+
+    @Test("where each connection is capped, it adds connections past the four it starts with, and says why")
+    func addsWhileEachPays() async throws {
+        let server = TestServer(routes: [
+            "/f": .init(content: Self.content, faults: [.throttle(bytesPerSecond: 1 << 20)])
+        ])
+        try server.start()
+        defer { server.shutdown() }
+
+        let (events, errors, status) = try await Self.run(server, ["-n", "auto"])
+
+        #expect(status == 0, "\(errors)")
+        let settled = try #require(JSONEvents.integer(events.named("done").first?["connections"]))
+        #expect(settled >= 8, "each step doubled the throughput")
+        let progress = events.named("progress")
+        #expect(progress.first.flatMap { JSONEvents.integer($0["target"]) } == 4, "it starts with four")
+        let reasons = Set(progress.compactMap { $0["reason"] as? String })
+        #expect(reasons.contains { $0.hasPrefix("the last step gained") }, "\(reasons)")
+    }
+
+    @Test("a server that refuses connections past 6 gets no more than 6, and the file is whole")
+    func refusalsCap() async throws {
+        let server = TestServer(routes: [
+            "/f": .init(
+                content: Self.content,
+                faults: [.throttle(bytesPerSecond: 1 << 20), .limitConnections(perClient: 6, retryAfter: nil)])
+        ])
+        try server.start()
+        defer { server.shutdown() }
+
+        let (events, errors, status) = try await Self.run(server, ["-n", "auto"])
+
+        #expect(status == 0, "\(errors)")
+        let settled = try #require(JSONEvents.integer(events.named("done").first?["connections"]))
+        #expect(settled <= 6)
+        let refusals = server.requestLog.filter { $0.status == 503 }.count
+        #expect(refusals <= 4, "one step past the limit costs at most the connections it added: \(refusals)")
+        let reasons = Set(events.named("progress").compactMap { $0["reason"] as? String })
+        #expect(reasons.contains("the server refused a connection"), "\(reasons)")
+    }
+
+    @Test("a fixed count reports no target and settles on nothing; 'auto' is refused where a number is wrong")
+    func fixedCount() async throws {
+        let server = TestServer(routes: ["/f": .init(content: Self.content)])
+        try server.start()
+        defer { server.shutdown() }
+
+        let (events, _, status) = try await Self.run(server, ["-n", "4"])
+
+        #expect(status == 0)
+        #expect(events.named("done").first?["connections"] is NSNull)
+        #expect(events.named("progress").allSatisfy { $0["target"] == nil })
+        let bad = try await BraidCLI.run([server.url("/f"), "-n", "lots"])
+        #expect(bad.status == .exited(2), "\(bad.standardError)")
+    }
+}
