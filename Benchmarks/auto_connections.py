@@ -290,8 +290,10 @@ class Runner:
         os.sync()
         return os.path.join(self.output, "file.bin")
 
-    def timeout(self, server, floor_rate):
-        return 120 + 4 * server.size / floor_rate
+    @staticmethod
+    def timeout(server):
+        """Two minutes, and four more seconds per MiB: a download slower than 256 KiB/s here is broken."""
+        return 120 + 4 * server.size / MiB
 
     def execute(self, argv, server, path, timeout):
         """Runs `argv` (which writes `path`), times it, verifies the file and counts the server's log."""
@@ -330,7 +332,7 @@ class Runner:
         path = self.fresh_output()
         argv = ([self.options.braid, server.url] + self.options.auto_args + self.options.braid_args
                 + ["--json", "-o", path])
-        run = self.execute(argv, server, path, self.timeout(server, 1 * MiB))
+        run = self.execute(argv, server, path, self.timeout(server))
         for line in run.stdout.splitlines():
             try:
                 event = json.loads(line)
@@ -351,7 +353,7 @@ class Runner:
                 + ["--allow-overwrite=true", "--auto-file-renaming=false", "--file-allocation=none",
                    "-d", self.output, "-o", os.path.basename(path),
                    "--console-log-level=warn", "--summary-interval=0", server.url])
-        return self.execute(argv, server, path, self.timeout(server, 1 * MiB))
+        return self.execute(argv, server, path, self.timeout(server))
 
     def bench(self, server, counts):
         """`braid bench --json` over the whole file: {connections: median bytes/s}, and its recommendation."""
