@@ -326,11 +326,12 @@ class Runner:
             run.stdout = file.read()
         return run
 
-    def braid_auto(self, server, own_clock=True):
-        """`braid URL -n auto`, timed by its `done` event's `seconds` when `own_clock` (from its first request to
-        the verified file, as braid bench times its runs in-process), else by the process's wall time."""
+    def braid_auto(self, server, own_clock=True, count_args=None):
+        """`braid URL -n auto` (or `count_args`), timed by its `done` event's `seconds` when `own_clock` (from its
+        first request to the verified file, as braid bench times its runs in-process), else by the process's wall
+        time."""
         path = self.fresh_output()
-        argv = ([self.options.braid, server.url] + self.options.auto_args + self.options.braid_args
+        argv = ([self.options.braid, server.url] + (count_args or self.options.auto_args) + self.options.braid_args
                 + ["--json", "-o", path])
         run = self.execute(argv, server, path, self.timeout(server))
         for line in run.stdout.splitlines():
@@ -388,6 +389,10 @@ class Row:
     reference_rate: float = None
     reference_requests: str = "-"
     ratio_base: float = None  # what auto's throughput is divided by (the best fixed count, fixed 8, the cap, aria2c)
+    # The reference count, also downloaded with `braid -n COUNT` between auto's runs: the same code path as auto's,
+    # where braid bench's runs write a sparse temporary file and make one request per connection.
+    fixed_count: int = None
+    fixed_runs: list = field(default_factory=list)
     checks: list = field(default_factory=list)  # (description, passed)
     notes: list = field(default_factory=list)
     error: str = ""
@@ -397,8 +402,7 @@ class Row:
         return [run for run in self.runs if run.ok]
 
     def auto_rate(self, size):
-        good = self.good_runs()
-        return statistics.median(size / run.seconds for run in good) if good else None
+        return median_rate(self.runs, size)
 
     def ratio(self, size):
         rate = self.auto_rate(size)
@@ -413,6 +417,11 @@ class Row:
         return "PASS" if all(passed for _, passed in self.checks) else "FAIL"
 
 
+def median_rate(runs, size):
+    good = [run for run in runs if run.ok]
+    return statistics.median(size / run.seconds for run in good) if good else None
+
+
 class Profiles:
     def __init__(self, options, children, workdir):
         self.options = options
@@ -421,9 +430,13 @@ class Profiles:
         self.children = children
 
     def auto_runs(self, row, server):
+        """`braid -n auto`, alternating with `braid -n FIXED` when the row has a reference count."""
         for index in range(self.options.repeat):
             log(f"profile {row.number}: braid {' '.join(self.options.auto_args)}, run {index + 1}")
             row.runs.append(self.runner.braid_auto(server))
+            if row.fixed_count:
+                log(f"profile {row.number}: braid -n {row.fixed_count}, run {index + 1}")
+                row.fixed_runs.append(self.runner.braid_auto(server, count_args=["-n", str(row.fixed_count)]))
 
     def benched(self, row, server, counts):
         """Runs `braid bench` and notes its medians; returns {count: median bytes/s}."""
@@ -435,6 +448,7 @@ class Profiles:
         best = max(medians, key=medians.get)
         row.reference_label = f"fixed {best}"
         row.reference_rate = medians[best]
+        row.fixed_count = best
         return medians
 
     def judge_common(self, row, size, minimum, max_connections=None):
@@ -466,6 +480,7 @@ class Profiles:
         if limit in medians:
             row.reference_label = f"fixed {limit}"
             row.reference_rate = medians[limit]
+            row.fixed_count = limit
         else:
             row.notes.append(f"{limit} is not among the counts benched; judged against the best fixed count")
         row.ratio_base = row.reference_rate
@@ -584,6 +599,12 @@ def print_table(rows, options):
             outcome = f"{size / run.seconds / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
             reason = f"; last reason: {run.reason}" if run.reason else ""
             print(f"{row.number}: auto run {index}: {outcome}, {run.seconds:.2f} s{reason}")
+        if row.fixed_runs:
+            rate, auto = median_rate(row.fixed_runs, size), row.auto_rate(size)
+            versus = f"; auto / that = {auto / rate:.2f}" if rate and auto else ""
+            requests = "/".join(str(run.requests) for run in row.fixed_runs)
+            print(f"{row.number}: braid -n {row.fixed_count} downloads between auto's (the same code path): "
+                  f"{mib(rate)} MiB/s, {requests} requests{versus}")
         if row.skipped:
             print(f"{row.number}: skipped: {row.skipped}")
         if row.error:
