@@ -181,16 +181,20 @@ class Location:
     alias: str
     limit_rate: int = 0
     headers: dict = field(default_factory=dict)
+    # Further directives, written as given: "sendfile_max_chunk 64k;", "limit_conn perclient 8;".
+    directives: list = field(default_factory=list)
 
 
 class Nginx:
     """nginx on free 127.0.0.1 ports, plain and TLS, with everything it writes inside `directory`."""
 
-    def __init__(self, children, directory, document_root, locations):
+    def __init__(self, children, directory, document_root, locations, http_directives=()):
         self.children = children
         self.directory = directory
         self.document_root = document_root
         self.locations = locations
+        # Directives for the http block, written as given: "limit_conn_zone $binary_remote_addr zone=z:1m;".
+        self.http_directives = list(http_directives)
         self.process = None
         self.port = None
         self.tls_port = None
@@ -278,7 +282,7 @@ class Nginx:
             "    keepalive_requests 100000;",
             "    log_format requests '$status $body_bytes_sent \"$http_range\" \"$request\"';",
             f"    access_log {quoted(self.access_log)} requests;",
-        ]
+        ] + [f"    {directive}" for directive in self.http_directives]
         if os.geteuid() == 0:
             # Workers would otherwise run as nobody, who cannot enter the 0700 temporary directory.
             lines.insert(0, "user root;")
@@ -301,6 +305,7 @@ class Nginx:
                 lines.append(f"            limit_rate {location.limit_rate};")
             for name, value in location.headers.items():
                 lines.append(f"            add_header {name} {quoted(value)} always;")
+            lines += [f"            {directive}" for directive in location.directives]
             lines.append("        }")
         lines += ["    }", "}"]
         return "\n".join(lines) + "\n"

@@ -10,6 +10,8 @@ struct ResponseBody {
     var chunked = false
     /// The pacing, or `nil` for as fast as the client reads.
     var bytesPerSecond: Int?
+    /// A rate shared with every other response of the route being sent at the same time, or `nil` for none.
+    var routeBytesPerSecond: Int?
     /// What happens once `length` bytes are sent.
     var ending = Ending.complete
 }

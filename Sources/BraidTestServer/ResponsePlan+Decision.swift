@@ -257,6 +257,8 @@ extension ResponsePlan {
                 body.chunked = true
             case .throttle(let rate) where body.bytesPerSecond == nil:
                 body.bytesPerSecond = rate
+            case .totalThrottle(let rate):
+                body.routeBytesPerSecond = rate
             case .slowConnection(let number, let rate) where context.connectionNumber == number:
                 body.bytesPerSecond = rate
             case .slowConnections(let every, let rate) where context.connectionNumber % every == 0:

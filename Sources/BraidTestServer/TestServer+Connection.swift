@@ -48,7 +48,7 @@ extension TestServer {
         )
         let plan = ResponsePlan(answering: request, route: route, context: context)
         var bodyBytesSent: UInt64 = 0
-        let reusable = perform(plan, on: connection, bodyBytesSent: &bodyBytesSent)
+        let reusable = perform(plan, for: path, on: connection, bodyBytesSent: &bodyBytesSent)
         let record = RequestRecord(
             method: request.method,
             target: request.target,
@@ -64,32 +64,45 @@ extension TestServer {
             bodyBytesSent: bodyBytesSent,
             connection: number
         )
-        lock.withLock { state.log.append(record) }
+        logResponse(record)
         return reusable
     }
 
-    /// Sends what `plan` describes; `true` when the connection is still usable for another request.
-    private func perform(_ plan: ResponsePlan, on connection: Socket, bodyBytesSent: inout UInt64) -> Bool {
+    /// Sends what `plan` describes for the route at `path`; `true` when the connection is still usable for another
+    /// request.
+    private func perform(
+        _ plan: ResponsePlan, for path: String, on connection: Socket, bodyBytesSent: inout UInt64
+    ) -> Bool {
         if plan.latency > .zero && connection.waitForHangup(timeout: plan.latency) {
             return false
         }
         guard connection.send(plan.head) else { return false }
         if let body = plan.body {
-            guard send(body, on: connection, bodyBytesSent: &bodyBytesSent) else { return false }
+            guard send(body, for: path, on: connection, bodyBytesSent: &bodyBytesSent) else { return false }
         }
         return !plan.closeConnection
     }
 
-    /// Sends `body`, paced when it has a rate; `true` when it ended normally.
-    private func send(_ body: ResponseBody, on connection: Socket, bodyBytesSent: inout UInt64) -> Bool {
+    /// Sends `body` of the route at `path`, paced when it has a rate of its own or one shared by the route; `true`
+    /// when it ended normally.
+    private func send(
+        _ body: ResponseBody, for path: String, on connection: Socket, bodyBytesSent: inout UInt64
+    ) -> Bool {
         let bufferSize = 64 * 1024
         // Slices of about 1/20 s keep a paced stream smooth without a syscall per byte.
-        let sliceSize = body.bytesPerSecond.map { min(bufferSize, max(1, $0 / 20)) } ?? bufferSize
+        let slowest = [body.bytesPerSecond, body.routeBytesPerSecond].compactMap { $0 }.min()
+        let sliceSize = slowest.map { min(bufferSize, max(1, $0 / 20)) } ?? bufferSize
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 8)
         defer { buffer.deallocate() }
         let start = ContinuousClock.now
         while bodyBytesSent < body.length {
             let count = Int(min(UInt64(sliceSize), body.length - bodyBytesSent))
+            if let rate = body.routeBytesPerSecond {
+                let turn = reserveRouteSlice(of: path, bytes: count, bytesPerSecond: rate)
+                if connection.waitForHangup(timeout: ContinuousClock.now.duration(to: turn)) {
+                    return false
+                }
+            }
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
             body.source.fill(slice, from: body.offset + bodyBytesSent)
             if body.chunked {
@@ -118,6 +131,26 @@ extension TestServer {
             return false
         }
     }
+
+    /// Reserves the next `count` bytes of the rate the route at `path` shares, and returns when they may be sent.
+    ///
+    /// Slices are reserved back to back, so the route's responses together never run ahead of the rate by more
+    /// than a slice; each response holds one reservation at a time, so they take turns. A response woken a little
+    /// late keeps its place (up to ``routeRateSlack``) rather than losing the time.
+    private func reserveRouteSlice(of path: String, bytes count: Int, bytesPerSecond rate: Int)
+        -> ContinuousClock.Instant
+    {
+        lock.withLock {
+            let earliest = ContinuousClock.now - Self.routeRateSlack
+            let turn = max(state.routeRateFreeAt[path] ?? earliest, earliest)
+            state.routeRateFreeAt[path] = turn + .seconds(Double(count) / Double(rate))
+            return turn
+        }
+    }
+
+    /// How far behind the clock a route's shared rate may fall and still be caught up: a short burst after an
+    /// idle spell, in exchange for not losing the millisecond of each wake-up that `poll` rounds up.
+    static let routeRateSlack = Duration.milliseconds(20)
 
     /// The digest of `content`, computed once per server.
     private func digest(of content: TestContent, _ algorithm: TestContent.DigestAlgorithm) -> [UInt8] {

@@ -8,6 +8,9 @@ extension TestServer {
 
         /// Sends every body at most this fast, per connection.
         case throttle(bytesPerSecond: Int)
+        /// Sends the route's bodies at most this fast all together, however many connections carry them, as a
+        /// server behind one capped link does; the responses being sent take turns, a slice each.
+        case totalThrottle(bytesPerSecond: Int)
         /// Waits this long after reading a request before sending the first byte of the response.
         case latency(Duration)
         /// Gives the `number`-th accepted connection its own, usually much lower, rate.

@@ -17,6 +17,9 @@ extension TestServer {
         var requestCounts: [String: Int] = [:]
         /// Responses being sent, per path and then per client address, for the connection limit.
         var requestsInFlight: [String: [String: Int]] = [:]
+        /// When each throttled route's shared rate is next free: the end of the last slice one of its responses
+        /// reserved (see ``TestServer/Fault/totalThrottle(bytesPerSecond:)``).
+        var routeRateFreeAt: [String: ContinuousClock.Instant] = [:]
         /// Digests already computed, because contents can be gigabytes and clients ask repeatedly.
         var digests: [TestContent: [TestContent.DigestAlgorithm: [UInt8]]] = [:]
         /// One record per finished response, in completion order.

@@ -24,9 +24,16 @@ public final class TestServer: @unchecked Sendable {
     /// Held from reading a request until its record is in the log, so tests can wait for quiescence.
     let responses = DispatchGroup()
 
-    /// A server for `routes` that will listen on `port` (0 for a free port chosen by the kernel).
-    public init(port: Int = 0, routes: [String: Route] = [:]) {
+    /// Called with each response's record as it joins ``requestLog``, on the connection's thread.
+    private let onResponse: (@Sendable (RequestRecord) -> Void)?
+
+    /// A server for `routes` that will listen on `port` (0 for a free port chosen by the kernel), calling
+    /// `onResponse` with the record of every finished response, for a live log.
+    public init(
+        port: Int = 0, routes: [String: Route] = [:], onResponse: (@Sendable (RequestRecord) -> Void)? = nil
+    ) {
         state = State(requestedPort: port, routes: routes)
+        self.onResponse = onResponse
     }
 
     deinit {
@@ -140,6 +147,12 @@ public final class TestServer: @unchecked Sendable {
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         return responses.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
+    }
+
+    /// Adds `record` to the log and tells ``onResponse``.
+    func logResponse(_ record: RequestRecord) {
+        lock.withLock { state.log.append(record) }
+        onResponse?(record)
     }
 
     /// Registers an accepted connection and serves it on its own thread, unless the server is shutting down.

@@ -5,12 +5,15 @@ struct ServerOptions {
     /// The one-screen help printed on `--help` and after a usage error.
     static let usage = """
         usage: braid-test-server --size BYTES [--seed N] [--port P] [--path /file] [--rate BPS] [--fault NAME[=ARG]]...
+                                 [--log-requests]
 
         Serves SIZE deterministic bytes at PATH (default /file) on 127.0.0.1:P (default 0 = any free port),
-        prints the URL on the first line of stdout, and runs until SIGINT or SIGTERM.
+        prints the URL on the first line of stdout, and runs until SIGINT or SIGTERM. With --log-requests,
+        prints one line per finished response on stderr: connection, method, target, Range, status, body bytes.
 
         faults (repeatable):
-          throttle=BPS  latency=SECONDS  slow-connection=N:BPS  slow-connections=EVERY:BPS
+          throttle=BPS (per connection)  total-throttle=BPS (all connections together)  latency=SECONDS (per request)
+          slow-connection=N:BPS  slow-connections=EVERY:BPS
           stall=BYTES  close-after=BYTES  short-body=MISSING  extra-bytes=COUNT
           ignore-range  shift-range=OFFSET  wrong-bytes
           status=CODE[:RETRY_AFTER]  status-retry-after=CODE:RAW_VALUE  refuse-head
@@ -33,6 +36,8 @@ struct ServerOptions {
     var seed: UInt64 = 1
     /// The faults, in command-line order.
     var faults: [TestServer.Fault] = []
+    /// Whether to print a line per finished response on stderr, for scripts that count requests.
+    var logRequests = false
 
     /// Parses the arguments after the program name.
     init(arguments: [String]) throws(UsageError) {
@@ -53,6 +58,7 @@ struct ServerOptions {
             case "--rate":
                 faults.append(.throttle(bytesPerSecond: try Self.number(try value(for: argument), for: argument)))
             case "--fault": faults.append(try TestServer.Fault(argument: try value(for: argument)))
+            case "--log-requests": logRequests = true
             case "--help", "-h": throw UsageError(nil)
             default: throw UsageError("unknown argument \(argument)")
             }

@@ -28,6 +28,7 @@ extension TestServer.Fault {
         }
         switch name {
         case "throttle": self = .throttle(bytesPerSecond: try number(0))
+        case "total-throttle": self = .totalThrottle(bytesPerSecond: try number(0))
         case "latency":
             guard let seconds = Double(value) else { throw UsageError("\(option) takes seconds") }
             self = .latency(.seconds(seconds))

@@ -24,7 +24,11 @@ sigaddset(&stopSignals, SIGTERM)
 pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
 let route = TestServer.Route(size: options.size, seed: options.seed, faults: options.faults)
-let server = TestServer(port: options.port, routes: [options.path: route])
+let printRecord: @Sendable (TestServer.RequestRecord) -> Void = { record in
+    FileHandle.standardError.write(Data((record.logLine + "\n").utf8))
+}
+let server = TestServer(
+    port: options.port, routes: [options.path: route], onResponse: options.logRequests ? printRecord : nil)
 do {
     try server.start()
 } catch {

@@ -216,6 +216,48 @@ final class TestServerTests {
         #expect((Double(run.writtenOut) ?? 0) >= 0.45)
     }
 
+    @Test("Latency delays every request, not only a connection's first")
+    func latencyPerRequest() throws {
+        let url = serve([.latency(.milliseconds(300))])
+        let run = try CurlRun(
+            ["-o", file("first"), "-w", "%{time_starttransfer}\n", url]
+                + ["--next", "--silent", "-r", "0-9", "-o", file("second"), "-w", "%{time_starttransfer}\n", url])
+        #expect(run.exitCode == 0)
+        let firstBytes = run.writtenOut.split(separator: "\n").compactMap { Double($0) }
+        #expect(firstBytes.count == 2)
+        #expect(firstBytes.allSatisfy { $0 >= 0.28 })
+        #expect(settledLog().map(\.connection) == [1, 1])
+    }
+
+    @Test("A total throttle caps the route's connections together, and they take turns")
+    func totalThrottle() throws {
+        let size: UInt64 = 2 << 20
+        let quarter = size / 4
+        server.setRoute(
+            "/file",
+            TestServer.Route(
+                content: TestContent(seed: 9, size: size), faults: [.totalThrottle(bytesPerSecond: 1 << 20)]))
+        let url = server.url("/file")
+        let transfers = (0..<4).map { index in
+            let range = "\(UInt64(index) * quarter)-\(UInt64(index + 1) * quarter - 1)"
+            return ["-r", range, "-o", file("part\(index)"), "-w", "%{time_total}\n", url]
+        }
+        let start = ContinuousClock.now
+        let run = try CurlRun(
+            ["--parallel", "--parallel-immediate", "--parallel-max", "4"]
+                + transfers.joined(separator: ["--next", "--silent", "--show-error"]))
+        let elapsed = start.duration(to: .now)
+        #expect(run.exitCode == 0)
+        // 2 MiB at 1 MiB/s all together: at least about 2 s however many connections ask, less a slice of burst.
+        #expect(elapsed >= .milliseconds(1700))
+        // Taking turns, each quarter finishes near the end; served one after another, the first would take 0.5 s.
+        let times = run.writtenOut.split(separator: "\n").compactMap { Double($0) }
+        #expect(times.count == 4)
+        #expect(times.allSatisfy { $0 >= 1.4 })
+        #expect(Set(settledLog().map(\.connection)).count == 4)
+        #expect(server.totalBodyBytesSent == size)
+    }
+
     @Test("The chosen connection is much slower than the others")
     func slowConnection() throws {
         let url = serve([.slowConnection(number: 2, bytesPerSecond: 20_000)])
@@ -566,6 +608,36 @@ final class TestServerTests {
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test(
+        "With --log-requests the executable prints one line per response; total-throttle is a fault it takes",
+        .enabled(if: TestServerTests.executable != nil))
+    func executableLogsRequests() throws {
+        let process = Process()
+        process.executableURL = TestServerTests.executable
+        process.arguments = ["--size", "4096", "--fault", "total-throttle=1000000", "--log-requests"]
+        let output = Pipe()
+        let errorOutput = Pipe()
+        process.standardOutput = output
+        process.standardError = errorOutput
+        try process.run()
+        var firstLine = Data()
+        while !firstLine.contains(0x0A) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            firstLine += chunk
+        }
+        let url = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try CurlRun(["-o", file(), url, "--next", "--silent", "-r", "0-9", "-o", file(), url]).exitCode == 0)
+        process.terminate()
+        process.waitUntilExit()
+        let logged = String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(
+            logged.split(separator: "\n") == [
+                #"connection 1 "GET /file" range "-" 200 4096"#, #"connection 1 "GET /file" range "bytes=0-9" 206 10"#,
+            ])
         #expect(process.terminationStatus == 0)
     }
 
