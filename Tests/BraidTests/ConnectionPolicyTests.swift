@@ -243,3 +243,19 @@ extension ConnectionPolicyPieceTests {
         #expect(policy.pieceSize(totalLength: 48 << 20) == Int64(48 << 20) / Int64(2 * policy.target))
     }
 }
+
+extension ConnectionPolicyTests {
+    @Test("the count it settled on is the best one measured while a step is still being tried")
+    func settled() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        #expect(policy.settled == 4)
+        Self.cycle(&policy, rate: 40e6, now: &now, received: &received)
+        Self.cycle(&policy, rate: 80e6, now: &now, received: &received)
+        #expect(policy.target == 16)
+        #expect(policy.settled == 8, "16 is being tried; 8 is the best measured")
+        Self.cycle(&policy, rate: 81e6, now: &now, received: &received)
+        #expect(policy.target == 8 && policy.settled == 8)
+    }
+}

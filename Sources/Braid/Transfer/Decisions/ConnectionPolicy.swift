@@ -114,6 +114,14 @@ struct ConnectionPolicy: Equatable, Sendable {
             && left.best?.rate == right.best?.rate
     }
 
+    /// The count to report as the one it settled on: the one it holds, or while a step is still being tried, the
+    /// best one measured (a download that ends mid-step never ran the count it was stepping to).
+    var settled: Int {
+        if case .holding = phase { return target }
+        if let best, best.count < target { return best.count }
+        return target
+    }
+
     /// The most connections allowed now: the ceiling, or what the server accepted while a refusal is recent.
     func ceiling(now: Double) -> Int {
         guard let refusal, now < refusal.until else { return configuration.ceiling }

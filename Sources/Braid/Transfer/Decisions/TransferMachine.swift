@@ -206,7 +206,7 @@ struct TransferMachine {
             fetchedBytes: receivedTotal - resumedBytes,
             retries: retries,
             timeToFirstByte: firstByteAt.map { $0 - startedAt },
-            connections: policy?.target
+            connections: policy?.settled
         )
     }
 
