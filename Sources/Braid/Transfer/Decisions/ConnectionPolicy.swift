@@ -241,22 +241,24 @@ struct ConnectionPolicy: Equatable, Sendable {
             hold(.didNotPay(tried: tried, percent: Int((gain * 100).rounded())), now: now)
             return true
         }
+        // Near-linear: the step gained at least 80 % of what the added connections would at the old rate each.
+        let linear = gain >= 0.8 * (Double(target) / Double(best.count) - 1)
         self.best = (target, rate)
         bestFirstByte = firstByte
-        return stepUp(gain: gain, now: now)
+        return stepUp(gain: gain, linear: linear, now: now)
     }
 
-    /// Adds connections: doubling up to 8, then half as many again, or doubling while each step scales almost
-    /// linearly (the connections are capped one by one, so each new one adds as much). Returns whether the count
-    /// changed.
-    private mutating func stepUp(gain: Double?, now: Double) -> Bool {
+    /// Adds connections: doubling up to 8, then half as many again, so that a server that takes no more than 8 (a
+    /// common limit) refuses at most 4; from 12 on, doubling again while each step scales almost linearly (the
+    /// connections are capped one by one, so each new one adds as much). Returns whether the count changed.
+    private mutating func stepUp(gain: Double?, linear: Bool = false, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
             hold(.ceiling, now: now)
             return false
         }
-        let linear = (gain ?? 0) >= 0.6
-        target = min(ceiling, target < 8 || linear ? target * 2 : target + max(1, target / 2))
+        let doubles = target < 8 || (target >= 12 && linear)
+        target = min(ceiling, doubles ? target * 2 : target + max(1, target / 2))
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
         phase = .settling(until: now + configuration.settle)
         return true
