@@ -173,26 +173,28 @@ struct ConnectionPolicyTests {
 
 @Suite("ConnectionPolicy: costly requests")
 struct ConnectionPolicyPieceTests {
-    @Test("when the first byte takes long, requests grow to twenty times what a connection gets meanwhile")
-    func piecesGrow() {
+    /// A policy whose four first requests were answered after `firstByte` seconds, and that then measured `rate`
+    /// bytes a second.
+    static func measured(firstByte: Double, rate: Double) -> ConnectionPolicy {
         var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
         var now = 0.35
         var received: Int64 = 0
         _ = policy.sample(now: now, receivedTotal: received, active: 4, rateLimit: nil)
-        for _ in 0..<4 { policy.firstByte(after: 0.1) }
-        ConnectionPolicyTests.cycle(&policy, rate: 40e6, now: &now, received: &received)
+        for _ in 0..<4 { policy.firstByte(after: firstByte) }
+        ConnectionPolicyTests.cycle(&policy, rate: rate, now: &now, received: &received)
+        return policy
+    }
+
+    @Test("when the first byte takes long, requests grow to twenty times what a connection gets meanwhile")
+    func piecesGrow() {
+        let policy = Self.measured(firstByte: 0.1, rate: 40e6)
         // 10 MB/s per connection, 0.1 s to the first byte: 1 MB waited for, 20 MB a request.
         #expect(policy.pieceBytes == 20_000_000)
     }
 
     @Test("cheap requests leave the plan's pieces as they are")
     func cheapRequests() {
-        var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
-        var now = 0.35
-        var received: Int64 = 0
-        _ = policy.sample(now: now, receivedTotal: received, active: 4, rateLimit: nil)
-        for _ in 0..<4 { policy.firstByte(after: 0.0005) }
-        ConnectionPolicyTests.cycle(&policy, rate: 400e6, now: &now, received: &received)
+        let policy = Self.measured(firstByte: 0.0005, rate: 400e6)
         #expect(policy.pieceBytes == nil)
     }
 }
@@ -233,12 +235,7 @@ extension ConnectionPolicyTests {
 extension ConnectionPolicyPieceTests {
     @Test("grown pieces stay within half of each connection's share of the file")
     func piecesCappedByShare() {
-        var policy = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0)
-        var now = 0.35
-        var received: Int64 = 0
-        _ = policy.sample(now: now, receivedTotal: received, active: 4, rateLimit: nil)
-        for _ in 0..<4 { policy.firstByte(after: 1.0) }
-        ConnectionPolicyTests.cycle(&policy, rate: 40e6, now: &now, received: &received)
+        let policy = Self.measured(firstByte: 1.0, rate: 40e6)
         #expect(policy.pieceBytes == 200_000_000)
         #expect(policy.pieceSize(totalLength: 48 << 20) == Int64(48 << 20) / Int64(2 * policy.target))
     }
