@@ -10,6 +10,10 @@ import Testing
 @Suite("library API")
 struct LibraryAPITests {
     static let content = TestContent(seed: 41, size: 8 << 20)
+    /// How long a wait for the first bytes or a state may take. Long: once in several full runs on this 2-core
+    /// machine, the in-process downloads of this suite received nothing for about 30 s (libcurl's stall timeout
+    /// then retried, and they finished); the cause is not found yet, and a shorter wait turned it into a failure.
+    static let patience = Duration.seconds(90)
 
     /// 512 KiB/s per connection: with 4 connections the 8 MiB file takes about 4 s, a wide window to act in even
     /// on a loaded machine.
@@ -65,9 +69,9 @@ struct LibraryAPITests {
         }
         let (download, observer, watching, running) = Self.start(server, into: directory)
 
-        try await Polling.until("bytes to arrive", timeout: .seconds(30)) { observer.downloaded.withLock { $0 } > 0 }
+        try await Polling.until("bytes to arrive", timeout: Self.patience) { observer.downloaded.withLock { $0 } > 0 }
         download.pause()
-        try await Polling.until("the paused state", timeout: .seconds(30)) { download.state == .paused }
+        try await Polling.until("the paused state", timeout: Self.patience) { download.state == .paused }
         let manifest = try #require(ManifestFile(at: directory.appending("out.bin.braid")))
         #expect(manifest.done > 0 && manifest.done < Int64(Self.content.size))
         download.resume()
@@ -90,7 +94,7 @@ struct LibraryAPITests {
             directory.remove()
         }
         let (download, _, watching, running) = Self.start(server, into: directory)
-        try await Polling.until("bytes to arrive", timeout: .seconds(30)) {
+        try await Polling.until("bytes to arrive", timeout: Self.patience) {
             (ManifestFile(at: directory.appending("out.bin.braid"))?.done ?? 0) > 0
         }
 
@@ -158,7 +162,7 @@ struct LibraryAPITests {
             directory.remove()
         }
         let (download, _, watching, running) = Self.start(server, into: directory)
-        try await Polling.until("bytes to arrive", timeout: .seconds(30)) {
+        try await Polling.until("bytes to arrive", timeout: Self.patience) {
             (ManifestFile(at: directory.appending("out.bin.braid"))?.done ?? 0) > 0
         }
 
@@ -191,7 +195,7 @@ struct LibraryAPITests {
             manager.makeDownload(url: server.url("/f"), options: Self.options(directory, name: "m\($0).bin"))
         }
         let running = Task { await manager.run(downloads) }
-        try await Polling.until("the first download to write", timeout: .seconds(30)) {
+        try await Polling.until("the first download to write", timeout: Self.patience) {
             (ManifestFile(at: directory.appending("m0.bin.braid"))?.done ?? 0) > 0
         }
 
