@@ -139,8 +139,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             // Measure once every connection runs, or after a while if some cannot start (the end of the file,
             // a shared budget): what runs is then what the count gives.
             guard now >= until, active >= target || now >= until + 2 else { return false }
-            phase = .measuring(from: now, bytes: receivedTotal, fewest: active)
-            firstBytes = []
+            startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
             return false
         case let .measuring(from, bytes, fewest):
             let fewest = min(fewest, active)
@@ -158,10 +157,15 @@ struct ConnectionPolicy: Equatable, Sendable {
             guard now >= until else { return false }
             // Measure the current count again: the next decision compares a step with it, not with the past.
             best = nil
-            phase = .measuring(from: now, bytes: receivedTotal, fewest: active)
-            firstBytes = []
+            startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
             return false
         }
+    }
+
+    /// Starts a measurement window of the current count, with its own first-byte times.
+    private mutating func startMeasuring(now: Double, receivedTotal: Int64, active: Int) {
+        phase = .measuring(from: now, bytes: receivedTotal, fewest: active)
+        firstBytes = []
     }
 
     /// A request's first byte came `seconds` after it was sent.

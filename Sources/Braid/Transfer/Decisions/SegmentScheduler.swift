@@ -296,7 +296,8 @@ struct SegmentScheduler: Sendable {
     /// fetch stay within `pieceBytes`. A joined segment leaves the plan: it stays in `segments` (indices do not
     /// move) as an empty, complete one, outside `order`.
     private mutating func join(followersOf index: Int, upTo pieceBytes: Int64, now: Double) {
-        guard var position = order.firstIndex(of: index) else { return }
+        // Removing followers leaves the segment's own place in `order` where it is.
+        guard let position = order.firstIndex(of: index) else { return }
         while position + 1 < order.count {
             let next = order[position + 1]
             guard case let .waiting(notBefore) = segments[next].state, notBefore <= now, segments[next].flushed == 0,
@@ -308,7 +309,6 @@ struct SegmentScheduler: Sendable {
             segments[next] = Segment(
                 start: end, end: end, received: 0, flushed: 0, durable: 0, confirmed: 0, state: .complete)
             order.remove(at: position + 1)
-            position = order.firstIndex(of: index) ?? position
         }
     }
 
