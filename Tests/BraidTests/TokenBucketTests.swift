@@ -97,6 +97,19 @@ struct TokenBucketTests {
         #expect(download.effectiveRate == 2 * Self.mebibyte)
     }
 
+    @Test("admitting a chunk counts it against the whole chain, and a closed parent admits nothing")
+    func admit() {
+        let start = TransferEngine.now()
+        let overall = RateLimiter(rate: Self.mebibyte)
+        let download = RateLimiter(rate: nil, parent: overall)
+        #expect(!download.admit(1000, now: start), "the overall limit starts empty")
+        #expect(download.admit(1 << 20, now: start + 0.02))
+        #expect(!overall.mayReceive(now: start + 0.03), "the manager counted the download's chunk")
+        #expect(!download.admit(1000, now: start + 0.03))
+        let alone = RateLimiter(rate: nil)
+        #expect(alone.admit(1 << 30, now: start), "no limit admits everything")
+    }
+
     @Test(
         "rates are written as curl and aria2 take them",
         arguments: [

@@ -38,6 +38,21 @@ final class RateLimiter: Sendable {
         return open && (parent?.mayReceive(now: now) ?? true)
     }
 
+    /// Takes a chunk of `count` bytes if every limiter of the chain has a token left, counting it against all of
+    /// them; returns whether it did. The connection's check before each chunk: one lock per limiter when it is
+    /// admitted without a parent, rather than a pass to ask and another to count.
+    func admit(_ count: Int, now: Double) -> Bool {
+        if let parent, !parent.mayReceive(now: now) { return false }
+        let admitted = bucket.withLock { bucket in
+            bucket.refill(now: now)
+            guard bucket.isOpen else { return false }
+            bucket.take(count, now: now)
+            return true
+        }
+        if admitted { parent?.took(count, now: now) }
+        return admitted
+    }
+
     /// Counts `count` received bytes against every limiter of the chain.
     func took(_ count: Int, now: Double) {
         bucket.withLock { $0.take(count, now: now) }

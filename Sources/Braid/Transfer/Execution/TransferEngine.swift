@@ -158,11 +158,7 @@ final class TransferEngine {
 
     /// Whether a connection may take a chunk of `count` bytes now; if it may, the bytes count against the rate limit.
     func admit(count: Int) -> Bool {
-        guard let limiter else { return true }
-        let now = Self.now()
-        guard limiter.mayReceive(now: now) else { return false }
-        limiter.took(count, now: now)
-        return true
+        limiter?.admit(count, now: Self.now()) ?? true
     }
 
     func received(slot: Int, count: Int) {
