@@ -115,7 +115,8 @@ final class TransferEngine {
                 perform(machine.stopRequested(reason))
                 continue
             }
-            machine.rateLimit = limiter?.effectiveRate.map(Double.init)
+            // Only an adaptive count reads it: no walk of the limiter chain per loop for a fixed one.
+            if machine.policy != nil { machine.rateLimit = limiter?.effectiveRate.map(Double.init) }
             perform(machine.tick(now: Self.now()))
             guard outcome == nil else { break }
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
