@@ -31,6 +31,13 @@ public struct DownloadOptions: Sendable {
     /// digest to verify against, in preference to the server's. It is read before any traffic; a file that
     /// cannot be read, or has no line for the name, is a usage error.
     public var checksumFile: String?
+    /// Digests of the file's pieces (from a Metalink): each piece is checked as soon as it is written, a bad one is
+    /// fetched again alone (from another mirror when there is one), and a resume re-checks what was not yet
+    /// verified instead of trusting it.
+    public var pieceHashes: PieceHashes?
+    /// After a whole-file digest mismatch, keep the data and repair it: fetch every piece once more, rewrite only
+    /// the bytes that differ, and verify again (`--repair`).
+    public var repair = false
     /// Extra request header lines, `Name: value`. They are sent only to the origins (scheme, host and port) of
     /// the URL and the mirrors given, never to an origin a redirect leads to.
     public var headers: [String] = []

@@ -22,9 +22,11 @@ public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConverti
         case entityTag = "ETag"
         /// A line of a `SHA256SUMS`-style file given with `--checksum-file`.
         case checksumFile = "checksum-file"
+        /// A `<hash>` of a Metalink (RFC 5854) file.
+        case metalink = "metalink"
 
         /// Whether the server sent it; a digest the user gave may simply have been corrected since.
-        public var isFromServer: Bool { self != .user && self != .checksumFile }
+        public var isFromServer: Bool { self != .user && self != .checksumFile && self != .metalink }
     }
 
     public var algorithm: DigestAlgorithm
