@@ -10,4 +10,6 @@ struct RequestContext {
     var port: Int
     /// The digest of a content; provided by the server so that repeated requests reuse one computation.
     var digest: (TestContent, TestContent.DigestAlgorithm) -> [UInt8]
+    /// The digest of a range of a content, likewise computed once per server.
+    var rangeDigest: (TestContent, Range<UInt64>, TestContent.DigestAlgorithm) -> [UInt8]
 }

@@ -136,6 +136,13 @@ extension ResponsePlan {
             add("Content-Range", "bytes \(selected.lowerBound)-\(selected.upperBound - 1)/\(total)")
         }
         addMetadata(of: content, faults: faults, partial: partial, context: context)
+        for case .contentDigest(let algorithms) in faults where !isHead {
+            let values = algorithms.map { algorithm in
+                let digest = context.rangeDigest(content, selected, algorithm)
+                return "\(algorithm.reprDigestKey)=:\(Data(digest).base64EncodedString()):"
+            }
+            add("Content-Digest", values.joined(separator: ", "))
+        }
         let length =
             partial
             ? String(selected.upperBound - selected.lowerBound) : Self.claimedLength(of: content, faults: faults)

@@ -44,7 +44,8 @@ extension TestServer {
             connectionNumber: number,
             requestsInFlightFromClient: inFlight,
             port: port,
-            digest: { self.digest(of: $0, $1) }
+            digest: { self.digest(of: $0, $1) },
+            rangeDigest: { self.digest(of: $0, range: $1, $2) }
         )
         let plan = ResponsePlan(answering: request, route: route, context: context)
         var bodyBytesSent: UInt64 = 0
@@ -151,6 +152,19 @@ extension TestServer {
     /// How far behind the clock a route's shared rate may fall and still be caught up: a short burst after an
     /// idle spell, in exchange for not losing the millisecond of each wake-up that `poll` rounds up.
     static let routeRateSlack = Duration.milliseconds(20)
+
+    /// The digest of `range` of `content`, computed once per server.
+    private func digest(
+        of content: TestContent, range: Range<UInt64>, _ algorithm: TestContent.DigestAlgorithm
+    ) -> [UInt8] {
+        let key = State.RangeDigestKey(content: content, range: range, algorithm: algorithm)
+        if let cached = lock.withLock({ state.rangeDigests[key] }) {
+            return cached
+        }
+        let digest = content.digest(algorithm, range: range)
+        lock.withLock { state.rangeDigests[key] = digest }
+        return digest
+    }
 
     /// The digest of `content`, computed once per server.
     private func digest(of content: TestContent, _ algorithm: TestContent.DigestAlgorithm) -> [UInt8] {

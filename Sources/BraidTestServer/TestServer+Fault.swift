@@ -105,6 +105,10 @@ extension TestServer {
         case digest([TestContent.DigestAlgorithm], correct: Bool)
         /// Sends an RFC 9530 `Repr-Digest` header (`sha-256=:<b64>:`) of the whole representation.
         case reprDigest([TestContent.DigestAlgorithm], correct: Bool)
+        /// Sends an RFC 9530 `Content-Digest` header (`sha-256=:<b64>:`) of the content each `200` or `206` carries:
+        /// on a `206`, of the range only. It is always the digest of the true content, whatever other faults do to
+        /// the bytes sent.
+        case contentDigest([TestContent.DigestAlgorithm])
         /// Sends Google Cloud Storage's `x-goog-hash: crc32c=AAAAAA==, md5=<b64>` (the CRC32C is a placeholder).
         case googHash(correct: Bool)
         /// Sends S3's `x-amz-checksum-sha256: <b64>` with `x-amz-checksum-type: FULL_OBJECT`, or, when

@@ -22,11 +22,21 @@ extension TestServer {
         var routeRateFreeAt: [String: ContinuousClock.Instant] = [:]
         /// Digests already computed, because contents can be gigabytes and clients ask repeatedly.
         var digests: [TestContent: [TestContent.DigestAlgorithm: [UInt8]]] = [:]
+        var rangeDigests: [RangeDigestKey: [UInt8]] = [:]
         /// One record per finished response, in completion order.
         var log: [RequestRecord] = []
         /// Body bytes handed to the kernel over all responses.
         var totalBodyBytesSent: UInt64 = 0
         /// Connections accepted since start.
         var connectionsAccepted = 0
+    }
+}
+
+extension TestServer.State {
+    /// A range of a content and an algorithm: what a `Content-Digest` is computed over.
+    struct RangeDigestKey: Hashable {
+        var content: TestContent
+        var range: Range<UInt64>
+        var algorithm: TestContent.DigestAlgorithm
     }
 }

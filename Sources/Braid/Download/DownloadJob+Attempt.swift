@@ -11,6 +11,11 @@ extension DownloadJob {
         /// Byte ranges in parallel (and resumable), or one stream.
         var segmented: Bool
         var digest: ExpectedDigest?
+        /// Bytes at the start of each range that digests vouched for, when the download checks pieces; nil when it
+        /// checks none.
+        var verified: [Int64]? = nil
+        /// The piece hashes each segment is checked against, when there are some.
+        var pieceHashes: PieceHashes? = nil
     }
 
     func attempt(
@@ -135,6 +140,7 @@ extension DownloadJob {
     ) throws(BraidError) -> TransferPlan {
         var plan: TransferPlan
         if resource.isSegmentable, let length = resource.length {
+            try options.pieceHashes?.validate(totalLength: length)
             if let manifest = try loadManifest(store, file: file, resource: resource, digest: digest) {
                 plan = TransferPlan(
                     ranges: manifest.segments.map { $0.start..<$0.end },
@@ -143,8 +149,14 @@ extension DownloadJob {
                     // A digest given to an earlier run still applies when this run is not told one.
                     digest: digest ?? manifest.expectedDigest
                 )
+                try resumePieces(&plan, manifest: manifest, file: file, length: length)
             } else {
                 plan = TransferPlan(ranges: freshPlan(length: length), segmented: true, digest: digest)
+                if let pieceHashes = options.pieceHashes {
+                    plan.ranges = Self.aligned(plan.ranges, to: pieceHashes.pieceLength)
+                    plan.verified = Array(repeating: 0, count: plan.ranges.count)
+                    plan.pieceHashes = pieceHashes
+                }
             }
             if plan.progress.isEmpty && !store.exists, try file.currentSize() > 0 {
                 emit(.notice("discarding \(paths.part): there is no manifest to say which of its bytes are good"))

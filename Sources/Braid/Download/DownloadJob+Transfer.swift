@@ -33,7 +33,9 @@ extension DownloadJob {
             ranges: plan.ranges,
             progress: plan.progress,
             connectionLimit: slots,
-            retryPolicy: options.retryPolicy
+            retryPolicy: options.retryPolicy,
+            verified: plan.verified,
+            pieceAlignment: plan.pieceHashes?.pieceLength
         )
         emit(.started(resource: resource, path: paths.final.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
@@ -55,7 +57,9 @@ extension DownloadJob {
                 durableInterval: options.durableCheckpointInterval,
                 randomSeed: .random(in: 0...UInt64.max),
                 renewsURLs: plan.segmented,
-                adaptiveConnections: automatic ? ConnectionPolicy.Configuration(ceiling: ceiling) : nil
+                adaptiveConnections: automatic ? ConnectionPolicy.Configuration(ceiling: ceiling) : nil,
+                pieceHashes: plan.pieceHashes,
+                checksContentDigests: plan.segmented && file != nil
             )
         )
         let engine = TransferEngine(
@@ -70,6 +74,8 @@ extension DownloadJob {
             hasher: hasher,
             checkpoints: checkpoints,
             syncer: syncer,
+            // Pieces are checked from the file, once written.
+            pieceReader: plan.segmented ? try? file?.openForReading() : nil,
             reports: TransferEngine.Reports(
                 progress: { [emit] progress in emit(.progress(progress)) },
                 retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },

@@ -21,6 +21,9 @@ struct Manifest: Codable, Equatable, Sendable {
         var end: Int64
         var done: Int64
         var durable: Int64
+        /// Bytes from `start` checked against digests (piece hashes or `Content-Digest`), when the download checks
+        /// them; absent otherwise. A resume trusts only these without checking again.
+        var verified: Int64? = nil
     }
 
     var format: String = Self.formatName
@@ -90,6 +93,9 @@ struct Manifest: Codable, Equatable, Sendable {
             }
             guard segment.durable >= 0, segment.durable <= segment.done else {
                 throw .manifest("segment \(index) claims more durable bytes than written")
+            }
+            if let verified = segment.verified, verified < 0 || verified > segment.done {
+                throw .manifest("segment \(index) claims \(verified) bytes verified of \(segment.done) written")
             }
             expectedStart = segment.end
         }

@@ -54,7 +54,7 @@ enum DigestHeaders {
     }
 
     /// `Repr-Digest: sha-256=:<base64>:` — a structured-field dictionary of byte sequences (RFC 8941).
-    static func parseReprDigest(_ value: String) -> [ExpectedDigest] {
+    static func parseReprDigest(_ value: String, source: ExpectedDigest.Source = .reprDigestHeader) -> [ExpectedDigest] {
         guard value.utf8.count <= 8192 else { return [] }
         return value.split(separator: ",").compactMap { member in
             guard let equals = member.firstIndex(of: "=") else { return nil }
@@ -65,8 +65,14 @@ enum DigestHeaders {
                 let algorithm = DigestAlgorithm(name: name),
                 let bytes = decodeBase64(String(item.dropFirst().dropLast()), length: algorithm.byteCount)
             else { return nil }
-            return ExpectedDigest(algorithm: algorithm, bytes: bytes, source: .reprDigestHeader)
+            return ExpectedDigest(algorithm: algorithm, bytes: bytes, source: source)
         }
+    }
+
+    /// `Content-Digest: sha-256=:<base64>:` (RFC 9530), the same syntax as `Repr-Digest`, but of the content the
+    /// response carries: on a `206`, of the range only.
+    static func parseContentDigest(_ value: String) -> [ExpectedDigest] {
+        parseReprDigest(value, source: .contentDigestHeader)
     }
 
     /// `x-goog-hash: crc32c=n03x6A==, md5=Ojk9c3dhfxgoKVVHYwFbHQ==` — only the MD5 is kept; a composite object

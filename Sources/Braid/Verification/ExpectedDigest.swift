@@ -12,6 +12,8 @@ public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConverti
         case contentMD5 = "Content-MD5"
         case digestHeader = "Digest"
         case reprDigestHeader = "Repr-Digest"
+        /// RFC 9530's `Content-Digest` of one response's content (a range of the file).
+        case contentDigestHeader = "Content-Digest"
         /// Google Cloud Storage's `x-goog-hash: crc32c=…, md5=…`.
         case googHash = "x-goog-hash"
         /// Amazon S3's full-object `x-amz-checksum-sha256`.

@@ -11,11 +11,18 @@
 /// the digest reads. A segment's life:
 /// - `waiting` → `active` (a connection starts it) or stays `waiting` until its retry time;
 /// - `active` → `complete` (all bytes flushed), or `waiting` (failed, to be retried from its last flushed byte);
+/// - when its bytes are checked against digests (piece hashes, or a response's `Content-Digest`), `active` →
+///   `verifying` once all are flushed, and `verifying` → `complete` when they match; a piece that does not match
+///   becomes a `waiting` segment of its own, its good neighbours `complete`;
 /// - `complete` is final.
+///
+/// Under digests, `confirmed` is what was verified: an attempt's end confirms nothing by itself.
 struct SegmentScheduler: Sendable {
     enum State: Equatable, Sendable {
         case waiting(notBefore: Double)
         case active(connection: Int)
+        /// Every byte is written; the digests are being checked.
+        case verifying
         case complete
     }
 
@@ -37,6 +44,8 @@ struct SegmentScheduler: Sendable {
         var failures: Int = 0
         /// `flushed` when the current attempt started, to tell progress from a fruitless attempt.
         var flushedAtAttemptStart: Int64 = 0
+        /// Whether the response being received must not be cut short: its digest covers all of it.
+        var pinned = false
 
         var length: Int64 { end - start }
         var remaining: Int64 { end - start - received }
@@ -46,6 +55,8 @@ struct SegmentScheduler: Sendable {
     enum EndAction: Equatable, Sendable {
         /// The segment is complete.
         case completed
+        /// Every byte of the segment is written; its digests are to be checked.
+        case verifying
         /// The segment will be tried again after `delay` seconds.
         case retry(delay: Double)
         /// Retrying cannot help or the attempts ran out: the download fails with this error.
@@ -64,6 +75,11 @@ struct SegmentScheduler: Sendable {
     /// happen across resumes, the manifest a checkpoint writes stays one that Braid will read back.
     let segmentLimit: Int
     let retryPolicy: RetryPolicy
+    /// Whether checkpoints record each segment's verified bytes: digests vouch for what is confirmed.
+    var recordsVerified: Bool
+    /// When set, a steal splits a segment only at a multiple of this (the length of a hashed piece), so that
+    /// every segment is made of whole pieces.
+    let pieceAlignment: Int64?
     /// Where in `order` the first incomplete segment is, so the prefix is found without a full scan.
     private var prefixCursor = 0
 
@@ -76,22 +92,29 @@ struct SegmentScheduler: Sendable {
         connectionLimit: Int,
         minimumSteal: Int64 = 1 << 20,
         segmentLimit: Int = Manifest.maximumSegments,
-        retryPolicy: RetryPolicy = RetryPolicy()
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        verified: [Int64]? = nil,
+        pieceAlignment: Int64? = nil
     ) {
         precondition(progress.isEmpty || progress.count == ranges.count, "progress must match the plan")
+        precondition(verified == nil || verified?.count == ranges.count, "verified marks must match the plan")
         segments = ranges.enumerated().map { index, range in
             let done = progress.isEmpty ? 0 : min(max(0, progress[index]), Int64(range.count))
+            let confirmed = verified.map { min(max(0, $0[index]), done) } ?? done
             return Segment(
                 start: range.lowerBound,
                 end: range.upperBound,
                 received: done,
                 flushed: done,
                 durable: done,
-                confirmed: done,
-                state: done == Int64(range.count) ? .complete : .waiting(notBefore: 0),
+                confirmed: confirmed,
+                state: confirmed == Int64(range.count)
+                    ? .complete : done == Int64(range.count) ? .verifying : .waiting(notBefore: 0),
                 flushedAtAttemptStart: done
             )
         }
+        recordsVerified = verified != nil
+        self.pieceAlignment = pieceAlignment
         order = Array(segments.indices)
         self.connectionLimit = max(1, connectionLimit)
         self.minimumSteal = max(1, minimumSteal)
@@ -116,13 +139,20 @@ struct SegmentScheduler: Sendable {
 
     var flushedBytes: Int64 { segments.reduce(0) { $0 + $1.flushed } }
 
-    /// The segments in file order as a checkpoint records them in the manifest.
+    /// The segments in file order as a checkpoint records them in the manifest (with their verified bytes, when
+    /// digests vouch for them).
     var manifestSegments: [Manifest.Segment] {
         order.map { index in
             let segment = segments[index]
             return Manifest.Segment(
-                start: segment.start, end: segment.end, done: segment.flushed, durable: segment.durable)
+                start: segment.start, end: segment.end, done: segment.flushed, durable: segment.durable,
+                verified: recordsVerified ? segment.confirmed : nil)
         }
+    }
+
+    /// Segments fully written whose digests are still to be checked (a resumed plan starts with them).
+    var segmentsToVerify: [Int] {
+        order.filter { segments[$0].state == .verifying }
     }
 
     /// Whether a connection could start something now.
@@ -175,9 +205,14 @@ struct SegmentScheduler: Sendable {
         let segment = segments[victim]
         let position = segment.start + segment.received
         var split = position + segment.remaining / 2
-        let alignment: Int64 = 64 << 10
+        let alignment: Int64 = pieceAlignment ?? 64 << 10
         let aligned = split / alignment * alignment + (split % alignment == 0 ? 0 : alignment)
-        if aligned < segment.end && aligned - position >= minimumSteal { split = aligned }
+        if aligned < segment.end && aligned - position >= minimumSteal {
+            split = aligned
+        } else if pieceAlignment != nil {
+            // Whole pieces only: a piece split between two responses could not be checked by either.
+            return nil
+        }
         let stolen = Segment(
             start: split,
             end: segment.end,
@@ -213,21 +248,28 @@ struct SegmentScheduler: Sendable {
     }
 
     /// A transfer of a segment ended; `failure` is nil when it ended cleanly.
-    mutating func ended(segment index: Int, failure: FailureKind?, now: Double, random: Double) -> EndAction {
+    ///
+    /// - Parameter confirms: whether the attempt's end vouches for what it wrote; false when digests are to vouch
+    ///   for it, and a segment fully written is then `verifying`.
+    mutating func ended(
+        segment index: Int, failure: FailureKind?, now: Double, random: Double, confirms: Bool = true
+    ) -> EndAction {
         guard case .active = segments[index].state else {
             preconditionFailure("Invalid state: segment \(index) ended while \(segments[index].state)")
         }
         activeCount -= 1
         var segment = segments[index]
         segment.received = segment.flushed
-        // Whatever the attempt left in place (its bytes were not discarded) is now vouched for.
-        segment.confirmed = segment.flushed
+        segment.pinned = false
+        // Whatever the attempt left in place (its bytes were not discarded) is now vouched for, unless digests are
+        // to vouch for it.
+        if confirms { segment.confirmed = segment.flushed }
         segments[index] = segment
         advancePrefixCursor()
         if segment.flushed >= segment.length {
-            segment.state = .complete
+            segment.state = segment.confirmed >= segment.length ? .complete : .verifying
             segments[index] = segment
-            return .completed
+            return segment.state == .complete ? .completed : .verifying
         }
         let madeProgress = segment.flushed > segment.flushedAtAttemptStart
         segment.failures = madeProgress ? 1 : segment.failures + 1
@@ -264,16 +306,104 @@ struct SegmentScheduler: Sendable {
     /// A transfer of a segment ended for a reason that is not the segment's (the URL it went to expired, and
     /// its source is being renewed): what it wrote stays, and the rest waits for the next connection without a
     /// failure counted or a backoff.
-    mutating func requeue(segment index: Int, now: Double) {
+    mutating func requeue(segment index: Int, now: Double, confirms: Bool = true) {
         guard case .active = segments[index].state else {
             preconditionFailure("Invalid state: segment \(index) requeued while \(segments[index].state)")
         }
         activeCount -= 1
         segments[index].received = segments[index].flushed
-        segments[index].confirmed = segments[index].flushed
+        segments[index].pinned = false
+        if confirms { segments[index].confirmed = segments[index].flushed }
         advancePrefixCursor()
         segments[index].state =
-            segments[index].flushed >= segments[index].length ? .complete : .waiting(notBefore: now)
+            segments[index].flushed < segments[index].length
+            ? .waiting(notBefore: now) : segments[index].confirmed < segments[index].length ? .verifying : .complete
+    }
+
+    /// The response being received for an active segment carries a digest of all of it: it is not cut short by a
+    /// steal, since what was received could then not be checked.
+    mutating func pin(segment index: Int) {
+        segments[index].pinned = true
+    }
+
+    /// The digests of a `verifying` segment were checked: it is complete when `bad` is empty; else each bad range
+    /// (inside the segment, in file order, not overlapping) becomes a segment of its own waiting to be fetched
+    /// again, and the bytes around them are confirmed.
+    ///
+    /// - Returns: what to do, and the indices of the segments waiting to be fetched again.
+    mutating func verified(
+        segment index: Int, bad: [Range<Int64>], now: Double, random: Double
+    ) -> (action: EndAction, refetch: [Int]) {
+        guard segments[index].state == .verifying else {
+            preconditionFailure("Invalid state: segment \(index) verified while \(segments[index].state)")
+        }
+        let segment = segments[index]
+        let bad = bad.map { max($0.lowerBound, segment.start)..<min($0.upperBound, segment.end) }.filter {
+            !$0.isEmpty
+        }
+        guard !bad.isEmpty else {
+            segments[index].confirmed = segment.length
+            segments[index].state = .complete
+            advancePrefixCursor()
+            return (.completed, [])
+        }
+        let failures = segment.failures + 1
+        let lastBad = bad[bad.count - 1]
+        if failures >= retryPolicy.maximumAttempts {
+            let range = bad.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ", ")
+            let bytes = bad.count == 1 ? "bytes \(range) did" : "bytes \(range) each did"
+            // The segment stays unconfirmed: a later run checks it again.
+            segments[index].state = .waiting(notBefore: .infinity)
+            return (.fail(.integrity, "\(bytes) not match their digest after \(failures) attempts"), [])
+        }
+        let delay = retryPolicy.delay(afterAttempt: failures, retryAfter: nil, random: random)
+        // The boundaries of the pieces: good, bad, good, … in file order; empty ones are skipped.
+        var cuts: [(range: Range<Int64>, good: Bool)] = []
+        var position = segment.start
+        for range in bad {
+            if range.lowerBound > position { cuts.append((position..<range.lowerBound, true)) }
+            cuts.append((range, false))
+            position = range.upperBound
+        }
+        if lastBad.upperBound < segment.end { cuts.append((lastBad.upperBound..<segment.end, true)) }
+        guard order.count + cuts.count - 1 <= segmentLimit else {
+            // No room for more segments: fetch the whole segment again from its first bad byte.
+            let keep = bad[0].lowerBound - segment.start
+            segments[index].flushed = keep
+            segments[index].received = keep
+            segments[index].durable = min(segment.durable, keep)
+            segments[index].confirmed = keep
+            segments[index].failures = failures
+            segments[index].state = .waiting(notBefore: now + delay)
+            advancePrefixCursor()
+            return (.retry(delay: delay), [index])
+        }
+        var place = order.firstIndex(of: index)!
+        var refetch: [Int] = []
+        for (number, cut) in cuts.enumerated() {
+            let length = cut.range.upperBound - cut.range.lowerBound
+            let piece = Segment(
+                start: cut.range.lowerBound,
+                end: cut.range.upperBound,
+                received: cut.good ? length : 0,
+                flushed: cut.good ? length : 0,
+                durable: cut.good ? min(length, max(0, segment.start + segment.durable - cut.range.lowerBound)) : 0,
+                confirmed: cut.good ? length : 0,
+                state: cut.good ? .complete : .waiting(notBefore: now + delay),
+                failures: cut.good ? 0 : failures
+            )
+            if number == 0 {
+                segments[index] = piece
+                if !cut.good { refetch.append(index) }
+            } else {
+                segments.append(piece)
+                place += 1
+                order.insert(segments.count - 1, at: place)
+                if !cut.good { refetch.append(segments.count - 1) }
+            }
+        }
+        advancePrefixCursor()
+        return (.retry(delay: delay), refetch)
     }
 
     /// A stream of unknown length ended cleanly: the segment ends where its bytes did.
@@ -314,6 +444,7 @@ struct SegmentScheduler: Sendable {
 
     private mutating func activate(_ index: Int, connection: Int) {
         segments[index].state = .active(connection: connection)
+        segments[index].pinned = false
         segments[index].received = segments[index].flushed
         segments[index].flushedAtAttemptStart = segments[index].flushed
         activeCount += 1
@@ -332,7 +463,7 @@ struct SegmentScheduler: Sendable {
         var best: Int?
         var bestRemaining = 2 * (minimum ?? minimumSteal) - 1
         for index in order[prefixCursor...] {
-            guard case .active = segments[index].state else { continue }
+            guard case .active = segments[index].state, !segments[index].pinned else { continue }
             let remaining = segments[index].remaining
             if remaining > bestRemaining {
                 best = index

@@ -17,6 +17,8 @@ struct Source: Equatable, Sendable {
     var refreshing = false
     /// Whether a response from its current URL was accepted since the URL was last renewed (the probe's counts).
     var answeredSinceRenewal = true
+    /// Whether its `206` responses carry a `Content-Digest`: its responses are then not cut short by steals.
+    var servesContentDigests = false
 
     /// Consecutive failures after which a source is dropped, while another is still alive.
     static let maximumFailures = 3
@@ -27,6 +29,10 @@ struct Source: Equatable, Sendable {
         var headers = options.headers(for: resource.resolvedURL)
         if usesRanges, let validator = resource.ifRangeValidator {
             headers.append("If-Range: \(validator)")
+        }
+        if usesRanges {
+            // RFC 9530: a digest of each range lets every piece be checked as it lands.
+            headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
         }
         self.headers = headers
     }

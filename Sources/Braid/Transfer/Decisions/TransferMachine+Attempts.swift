@@ -26,6 +26,7 @@ extension TransferMachine {
             ranged: attempt.request.ranged
         )
         attempt.accepted = attempt.verdict == nil
+        if attempt.accepted { attempt.contentDigest = contentDigest(of: attempt, headers: headers) }
         slots[slot] = .busy(attempt)
         guard attempt.accepted else { return [.abort(slot: slot)] }
         if attempt.generation == sources[attempt.source].generation {
@@ -95,9 +96,13 @@ extension TransferMachine {
         slots[slot] = .idle
         sources[attempt.source].activeConnections -= 1
         var actions: [Action] = configuration.sharesConnections ? [.releaseConnection(source: attempt.source)] : []
+        // Bytes a digest is to vouch for are confirmed only once checked; a response of which the digest cannot be
+        // checked (it was cut short) leaves nothing behind.
+        let checks = digestChecks(of: attempt, result: result)
+        let confirms = configuration.pieceHashes == nil && attempt.contentDigest == nil
         guard case .running = state else {
             // Ending: what the attempt wrote was accepted, so it stays; nothing is retried.
-            _ = scheduler.ended(segment: attempt.segment, failure: nil, now: now, random: 0)
+            _ = scheduler.ended(segment: attempt.segment, failure: nil, now: now, random: 0, confirms: confirms)
             return actions + confirmPrefix() + finishIfIdle()
         }
         if let renewal = renewal(after: attempt, now: now) {
@@ -107,7 +112,8 @@ extension TransferMachine {
         var ending: Outcome?
         var failure = failure(of: attempt, result: result, ending: &ending, actions: &actions)
         failure = account(failure, on: attempt.source, actions: &actions)
-        let decision = scheduler.ended(segment: attempt.segment, failure: failure, now: now, random: jitter.nextUnit())
+        let decision = scheduler.ended(
+            segment: attempt.segment, failure: failure, now: now, random: jitter.nextUnit(), confirms: confirms)
         if case .transient(_, _, _, refusedConnection: true)? = failure, policy != nil {
             // The server turns connections away: the adaptive count drops to the ones it accepts, for a while.
             _ = policy?.refused(now: now, accepted: scheduler.activeCount)
@@ -118,6 +124,8 @@ extension TransferMachine {
         case .completed:
             let segment = scheduler.segments[attempt.segment]
             if configuration.keepsCheckpoints { actions.append(.writeBack(segment.start..<segment.end)) }
+        case .verifying:
+            actions.append(.verify(segment: attempt.segment, checks: checks ?? pieceChecks(of: attempt.segment)))
         case let .retry(delay) where ending == nil:
             retries += 1
             actions.append(.retry(reason: failure?.message ?? "the response ended early", delay: delay))

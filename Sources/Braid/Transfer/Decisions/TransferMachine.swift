@@ -39,6 +39,11 @@ struct TransferMachine {
         /// Chooses the number of connections while the transfer runs (`-n auto`), up to `slots`; nil keeps
         /// `slots` connections.
         var adaptiveConnections: ConnectionPolicy.Configuration?
+        /// Digests of the file's pieces: each segment's pieces are checked once it is written, and a bad piece is
+        /// fetched again alone. Segments are then made of whole pieces.
+        var pieceHashes: PieceHashes?
+        /// Whether a `206` response's `Content-Digest` (RFC 9530) is checked before its bytes count as done.
+        var checksContentDigests = false
     }
 
     enum State: Equatable {
@@ -102,6 +107,8 @@ struct TransferMachine {
         case writeBack(Range<Int64>)
         /// The verifier may read the file up to `upTo`: those bytes are confirmed and never written again.
         case confirm(upTo: Int64)
+        /// Check the written bytes of `segment` against these digests; answer with `piecesVerified`.
+        case verify(segment: Int, checks: [PieceCheck])
         case progress(DownloadProgress)
         /// A failed request will be tried again after `delay` seconds.
         case retry(reason: String, delay: Double)
@@ -133,6 +140,8 @@ struct TransferMachine {
         var writeError: BraidError?
         /// When the request was sent.
         var startedAt: Double = 0
+        /// The `Content-Digest` of the response's content, which its bytes are checked against.
+        var contentDigest: ExpectedDigest?
 
         static func == (left: Attempt, right: Attempt) -> Bool {
             left.segment == right.segment && left.source == right.source && left.request == right.request
@@ -140,6 +149,7 @@ struct TransferMachine {
                 && left.status == right.status && left.accepted == right.accepted && left.verdict == right.verdict
                 && left.writeError?.code == right.writeError?.code
                 && left.writeError?.message == right.writeError?.message
+                && left.contentDigest == right.contentDigest
         }
     }
 
@@ -166,6 +176,9 @@ struct TransferMachine {
     var firstByteAt: Double?
     var receivedTotal: Int64 = 0
     var retries = 0
+    /// The source each segment was last fetched from, and the one a segment that failed its digest avoids.
+    var lastSource: [Int: Int] = [:]
+    var avoidedSource: [Int: Int] = [:]
     /// Chooses the connection count, when it adapts.
     var policy: ConnectionPolicy?
     /// The rate limit (bytes a second) that binds the transfer, if any, as the executor last saw it: an adaptive
@@ -269,6 +282,10 @@ struct TransferMachine {
             self.policy = policy
         }
         var actions = confirmPrefix()
+        for index in scheduler.segmentsToVerify {
+            // Written by an earlier run but not yet checked.
+            actions.append(.verify(segment: index, checks: pieceChecks(of: index)))
+        }
         if configuration.keepsCheckpoints {
             actions.append(.createReserve)
             // A manifest exists from the start, so even a failure before the first interval leaves one behind
@@ -406,7 +423,8 @@ struct TransferMachine {
     }
 
     /// Gives `slot` the next piece of work from `source`: a waiting segment, or half of the largest active one.
-    private mutating func begin(slot: Int, source: Int) -> [Action]? {
+    private mutating func begin(slot: Int, source chosen: Int) -> [Action]? {
+        var source = chosen
         let segmentCount = scheduler.segments.count
         let pieceBytes = policy?.pieceSize(totalLength: scheduler.totalLength)
         guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: pieceBytes) else {
@@ -419,6 +437,16 @@ struct TransferMachine {
             // A steal: the segment before the new one in file order was cut short.
             actions.append(.shrink(slot: victimSlot, end: scheduler.segments[index].start))
         }
+        if avoidedSource[index] == source, !configuration.sharesConnections,
+            let other = sources.indices.filter({
+                $0 != source && sources[$0].alive && !sources[$0].refreshing
+            }).min(by: { sources[$0].activeConnections < sources[$1].activeConnections })
+        {
+            // Its bytes from this source failed their digest: another mirror serves it.
+            source = other
+        }
+        lastSource[index] = source
+        if sources[source].servesContentDigests { scheduler.pin(segment: index) }
         let segment = scheduler.segments[index]
         let request =
             configuration.usesRanges

@@ -2,6 +2,7 @@ import CCurl
 import CLinuxIO
 import Dispatch
 import Logging
+import SystemPackage
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -51,6 +52,8 @@ final class TransferEngine {
     private let syncer: DurabilitySyncer?
     private let reports: Reports
     private let multi: MultiHandle
+    /// Checks written pieces against their digests, on its own threads.
+    private let verifier: PieceVerifier?
     private var connections: [Connection] = []
     /// The URL each connection's handle was last pointed at.
     private var configuredURLs: [String?] = []
@@ -65,6 +68,8 @@ final class TransferEngine {
 
     /// - Parameters:
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
+    ///   - pieceReader: a descriptor open for reading on the file, which the engine owns, for checking pieces
+    ///     against digests; nil when nothing is written.
     init(
         machine: TransferMachine,
         sink: any TransferSink,
@@ -75,6 +80,7 @@ final class TransferEngine {
         hasher: PrefixHasher?,
         checkpoints: Checkpoints?,
         syncer: DurabilitySyncer?,
+        pieceReader: FileDescriptor? = nil,
         reports: Reports
     ) {
         self.machine = machine
@@ -87,7 +93,15 @@ final class TransferEngine {
         self.checkpoints = checkpoints
         self.syncer = syncer
         self.reports = reports
-        multi = MultiHandle(maximumConnections: machine.slots.count)
+        let multi = MultiHandle(maximumConnections: machine.slots.count)
+        self.multi = multi
+        // A finished check wakes the poll at once: the multi handle outlives the verifier, stopped in `run()`.
+        let address = UInt(bitPattern: multi.raw)
+        verifier = pieceReader.map { reader in
+            PieceVerifier(reading: reader) {
+                if let multi = UnsafeMutableRawPointer(bitPattern: address) { _ = curl_multi_wakeup(multi) }
+            }
+        }
     }
 
     /// Runs until the machine finishes the transfer.
@@ -103,6 +117,7 @@ final class TransferEngine {
         configuredURLs = Array(repeating: nil, count: connections.count)
         defer {
             interrupter.unregister()
+            verifier?.stop()
             for connection in connections where connection.isBusy { multi.remove(connection.easy) }
             for ticket in tickets { budget?.unregister(ticket) }
             if let previousNice { _ = braid_set_thread_nice(previousNice) }
@@ -128,6 +143,7 @@ final class TransferEngine {
             performing -= 1
             takeAborts()
             takeSync()
+            takeVerified()
             resumeThrottled()
         }
         return outcome!
@@ -231,6 +247,13 @@ final class TransferEngine {
             syncer?.startWriteBack(range)
         case let .confirm(upTo):
             hasher?.advance(to: upTo)
+        case let .verify(segment, checks):
+            if let verifier {
+                verifier.submit(segment: segment, checks: checks)
+            } else {
+                // Nothing was written to check (the bytes are only counted): nothing can be wrong.
+                perform(machine.piecesVerified(segment: segment, bad: [], now: Self.now()))
+            }
         case let .progress(progress):
             reports.progress(progress)
         case let .retry(reason, delay):
@@ -335,6 +358,14 @@ final class TransferEngine {
             if let marks = try syncer?.takeCompleted() { perform(machine.syncCompleted(marks: marks)) }
         } catch {
             perform(machine.syncFailed(error))
+        }
+    }
+
+    /// Hands the machine the segments whose pieces were checked.
+    private func takeVerified() {
+        guard let verifier else { return }
+        for result in verifier.takeResults() {
+            perform(machine.piecesVerified(segment: result.segment, bad: result.bad, now: Self.now()))
         }
     }
 

@@ -1,0 +1,83 @@
+/// Resuming a download whose pieces are checked against digests: what an earlier run wrote but did not verify is
+/// checked against the piece hashes instead of being trusted or fetched again blindly.
+extension DownloadJob {
+    /// Sets `plan`'s verified marks and progress from `manifest`: with piece hashes, every whole piece the earlier
+    /// run wrote (synced or not, on this boot or another) is kept if it matches its hash; with only `Content-Digest`
+    /// checks, only what was verified is kept.
+    func resumePieces(
+        _ plan: inout TransferPlan, manifest: Manifest, file: PartFile, length: Int64
+    ) throws(BraidError) {
+        guard let pieceHashes = options.pieceHashes else {
+            guard manifest.segments.contains(where: { $0.verified != nil }) else { return }
+            let verified = manifest.segments.map { $0.verified ?? 0 }
+            plan.progress = zip(plan.progress, verified).map { min($0, $1) }
+            plan.verified = plan.progress
+            return
+        }
+        plan.pieceHashes = pieceHashes
+        let pieceLength = pieceHashes.pieceLength
+        if !manifest.segments.allSatisfy({ $0.start % pieceLength == 0 }) {
+            // Planned without pieces: plan on their boundaries now, and keep what the pieces' hashes vouch for.
+            plan.ranges = Self.aligned(freshPlan(length: length), to: pieceLength)
+        }
+        let written = manifest.segments.map { $0.start..<($0.start + $0.done) }
+        let verified = manifest.segments.map { $0.start..<($0.start + ($0.verified ?? 0)) }
+        func inside(_ piece: Range<Int64>, _ intervals: [Range<Int64>]) -> Bool {
+            intervals.contains { $0.lowerBound <= piece.lowerBound && piece.upperBound <= $0.upperBound }
+        }
+        // Per range, the pieces from its start that were written and not yet verified, up to the first gap.
+        var candidates: [[PieceCheck]] = []
+        for range in plan.ranges {
+            var checks: [PieceCheck] = []
+            for check in pieceHashes.checks(within: range, totalLength: length) {
+                guard inside(check.range, written) else { break }
+                if !inside(check.range, verified) { checks.append(check) }
+            }
+            candidates.append(checks)
+        }
+        let checked = candidates.reduce(0) { $0 + $1.count }
+        var bad: [Int: [Range<Int64>]] = [:]
+        if checked > 0 {
+            let verifier = PieceVerifier(reading: try file.openForReading())
+            for (index, checks) in candidates.enumerated() where !checks.isEmpty {
+                verifier.submit(segment: index, checks: checks)
+            }
+            for result in verifier.waitForResults(count: candidates.filter { !$0.isEmpty }.count) {
+                bad[result.segment] = result.bad
+            }
+            verifier.stop()
+        }
+        var progress: [Int64] = []
+        for (index, range) in plan.ranges.enumerated() {
+            var kept = range.lowerBound
+            for check in pieceHashes.checks(within: range, totalLength: length) {
+                guard inside(check.range, written) else { break }
+                if bad[index, default: []].contains(check.range) { break }
+                kept = check.range.upperBound
+            }
+            progress.append(kept - range.lowerBound)
+        }
+        plan.progress = progress
+        plan.verified = progress
+        if checked > 0 {
+            let failed = bad.values.reduce(0) { $0 + $1.count }
+            emit(
+                .notice(
+                    "checked \(checked) pieces an earlier run wrote but had not verified: "
+                        + (failed == 0 ? "all match" : "\(failed) did not match and will be fetched again")))
+        }
+    }
+
+    /// `ranges` with each boundary moved to the nearest multiple of `pieceLength`, so that every range is made of
+    /// whole pieces; ranges that become empty disappear.
+    static func aligned(_ ranges: [Range<Int64>], to pieceLength: Int64) -> [Range<Int64>] {
+        guard let last = ranges.last?.upperBound, pieceLength > 0 else { return ranges }
+        var boundaries: [Int64] = [0]
+        for range in ranges.dropFirst() {
+            let rounded = (range.lowerBound + pieceLength / 2) / pieceLength * pieceLength
+            if rounded > boundaries[boundaries.count - 1] && rounded < last { boundaries.append(rounded) }
+        }
+        boundaries.append(last)
+        return zip(boundaries, boundaries.dropFirst()).map { $0..<$1 }
+    }
+}
