@@ -12,4 +12,7 @@ struct RequestContext {
     var digest: (TestContent, TestContent.DigestAlgorithm) -> [UInt8]
     /// The digest of a range of a content, likewise computed once per server.
     var rangeDigest: (TestContent, Range<UInt64>, TestContent.DigestAlgorithm) -> [UInt8]
+    /// Whether this is the route's first response to carry a byte of a range corrupted once; the first call
+    /// for a range answers `true` and records it, so the decision and the record are one step under the lock.
+    var claimCorruption: (Range<UInt64>) -> Bool
 }

@@ -45,7 +45,10 @@ extension TestServer {
             requestsInFlightFromClient: inFlight,
             port: port,
             digest: { self.digest(of: $0, $1) },
-            rangeDigest: { self.digest(of: $0, range: $1, $2) }
+            rangeDigest: { self.digest(of: $0, range: $1, $2) },
+            claimCorruption: { range in
+                self.lock.withLock { self.state.corruptionsServed[path, default: []].insert(range).inserted }
+            }
         )
         let plan = ResponsePlan(answering: request, route: route, context: context)
         var bodyBytesSent: UInt64 = 0
@@ -106,6 +109,9 @@ extension TestServer {
             }
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
             body.source.fill(slice, from: body.offset + bodyBytesSent)
+            for range in body.corrupted {
+                Self.corrupt(slice, at: body.offset + bodyBytesSent, within: range)
+            }
             if body.chunked {
                 guard connection.send(Array((String(count, radix: 16) + "\r\n").utf8)) else { return false }
             }
@@ -130,6 +136,17 @@ extension TestServer {
             return false
         case .close:
             return false
+        }
+    }
+
+    /// Alters (XOR 0xFF) the bytes of `slice`, which holds the source's bytes from `offset`, that fall in `range`.
+    private static func corrupt(_ slice: UnsafeMutableRawBufferPointer, at offset: UInt64, within range: Range<UInt64>)
+    {
+        let carried = offset..<offset + UInt64(slice.count)
+        guard carried.overlaps(range) else { return }
+        let overlap = carried.clamped(to: range)
+        for position in overlap {
+            slice[Int(position - offset)] ^= 0xFF
         }
     }
 
