@@ -78,7 +78,8 @@ struct TransferMachinePiecesTests {
         #expect(
             actions == [
                 .retry(
-                    reason: "bytes 0-99 from https://example.com/file.iso did not match their digest; fetching them again",
+                    reason:
+                        "bytes 0-99 from https://example.com/file.iso did not match their digest; fetching them again",
                     delay: delay)
             ])
         #expect(machine.statistics.retries == 1)
@@ -166,8 +167,10 @@ struct TransferMachinePiecesTests {
         _ = machine.tick(now: 100)
         _ = machine.responseHead(slot: 0, headers: Base.partial(100, 149), now: 100)
         machine.deliver(slot: 0, bytes: 50)
-        #expect(machine.transferEnded(slot: 0, result: .finished, now: 101).first == .verify(
-            segment: refetched, checks: [Self.check(100..<150, Self.pieces.digests[2])]))
+        #expect(
+            machine.transferEnded(slot: 0, result: .finished, now: 101).first
+                == .verify(
+                    segment: refetched, checks: [Self.check(100..<150, Self.pieces.digests[2])]))
         let actions = machine.piecesVerified(segment: refetched, bad: [100..<150], now: 102)
         guard case .finish(.failed(let error)) = actions.last else {
             Issue.record("expected a failure, got \(actions)")

@@ -47,16 +47,33 @@ extension DownloadJob {
             }
             verifier.stop()
         }
+        // Each range keeps the pieces that match from its start; after a bad piece, the range is cut so that the
+        // good pieces after it are kept too, and only the bad one is fetched again.
+        var ranges: [Range<Int64>] = []
         var progress: [Int64] = []
         for (index, range) in plan.ranges.enumerated() {
-            var kept = range.lowerBound
+            var start = range.lowerBound
+            var kept = start
             for check in pieceHashes.checks(within: range, totalLength: length) {
                 guard inside(check.range, written) else { break }
-                if bad[index, default: []].contains(check.range) { break }
-                kept = check.range.upperBound
+                guard bad[index, default: []].contains(check.range) else {
+                    kept = check.range.upperBound
+                    continue
+                }
+                ranges.append(start..<check.range.upperBound)
+                progress.append(kept - start)
+                start = check.range.upperBound
+                kept = start
             }
-            progress.append(kept - range.lowerBound)
+            if start < range.upperBound {
+                ranges.append(start..<range.upperBound)
+                progress.append(kept - start)
+            }
         }
+        guard ranges.count <= Manifest.maximumSegments else {
+            throw BraidError(.manifest, "resuming would need more than \(Manifest.maximumSegments) segments")
+        }
+        plan.ranges = ranges
         plan.progress = progress
         plan.verified = progress
         if checked > 0 {

@@ -54,7 +54,8 @@ enum DigestHeaders {
     }
 
     /// `Repr-Digest: sha-256=:<base64>:` — a structured-field dictionary of byte sequences (RFC 8941).
-    static func parseReprDigest(_ value: String, source: ExpectedDigest.Source = .reprDigestHeader) -> [ExpectedDigest] {
+    static func parseReprDigest(_ value: String, source: ExpectedDigest.Source = .reprDigestHeader) -> [ExpectedDigest]
+    {
         guard value.utf8.count <= 8192 else { return [] }
         return value.split(separator: ",").compactMap { member in
             guard let equals = member.firstIndex(of: "=") else { return nil }
