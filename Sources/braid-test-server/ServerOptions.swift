@@ -21,7 +21,7 @@ struct ServerOptions {
           limit-connections=N[:RETRY_AFTER]  close-delimited  chunked  head-length=BYTES
           claim-length=RAW_VALUE  change-content=AFTER_REQUESTS:SEED
           redirect=CODE:/path  redirect-other-host=CODE:/path  redirect-location=CODE:URL
-          etag=VALUE  recently-modified  no-last-modified  ignore-conditionals  content-disposition=VALUE  content-md5=right|wrong  digest=right|wrong  repr-digest=right|wrong
+          etag=VALUE  recently-modified  no-last-modified  ignore-conditionals  content-disposition=VALUE  content-md5=right|wrong  digest=right|wrong  repr-digest=right|wrong  content-digest=sha-256[,sha-512]
           goog-hash=right|wrong  amz-checksum=right|wrong|composite
           first=REQUESTS:FAULT   (apply FAULT to the first REQUESTS requests only)
           after=REQUESTS:FAULT   (apply FAULT from request REQUESTS+1 on)

@@ -67,6 +67,17 @@ extension TestServer.Fault {
         case "content-md5": self = .contentMD5(correct: try correct())
         case "digest": self = .digest([.md5, .sha256], correct: try correct())
         case "repr-digest": self = .reprDigest([.sha256, .sha512], correct: try correct())
+        case "content-digest":
+            self = .contentDigest(
+                try value.split(separator: ",").map { name in
+                    guard
+                        let algorithm = TestContent.DigestAlgorithm(
+                            rawValue: name.replacingOccurrences(of: "-", with: ""))
+                    else {
+                        throw UsageError("content-digest takes sha-256, sha-512 or md5 (comma-separated), got \(name)")
+                    }
+                    return algorithm
+                })
         case "goog-hash": self = .googHash(correct: try correct())
         case "amz-checksum":
             if value == "composite" {
