@@ -68,16 +68,14 @@ extension TestServer.Fault {
         case "digest": self = .digest([.md5, .sha256], correct: try correct())
         case "repr-digest": self = .reprDigest([.sha256, .sha512], correct: try correct())
         case "content-digest":
-            self = .contentDigest(
-                try value.split(separator: ",").map { name in
-                    guard
-                        let algorithm = TestContent.DigestAlgorithm(
-                            rawValue: name.replacingOccurrences(of: "-", with: ""))
-                    else {
-                        throw UsageError("content-digest takes sha-256, sha-512 or md5 (comma-separated), got \(name)")
-                    }
-                    return algorithm
-                })
+            var algorithms: [TestContent.DigestAlgorithm] = []
+            for name in value.split(separator: ",") {
+                guard let algorithm = TestContent.DigestAlgorithm(rawValue: String(name.filter { $0 != "-" })) else {
+                    throw UsageError("content-digest takes sha-256, sha-512 or md5 (comma-separated), got \(name)")
+                }
+                algorithms.append(algorithm)
+            }
+            self = .contentDigest(algorithms)
         case "goog-hash": self = .googHash(correct: try correct())
         case "amz-checksum":
             if value == "composite" {
