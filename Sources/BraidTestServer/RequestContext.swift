@@ -10,4 +10,7 @@ struct RequestContext {
     var port: Int
     /// The digest of a content; provided by the server so that repeated requests reuse one computation.
     var digest: (TestContent, TestContent.DigestAlgorithm) -> [UInt8]
+    /// Whether this is the route's first response to carry a byte of a range corrupted once; the first call
+    /// for a range answers `true` and records it, so the decision and the record are one step under the lock.
+    var claimCorruption: (Range<UInt64>) -> Bool
 }

@@ -12,6 +12,8 @@ struct ResponseBody {
     var bytesPerSecond: Int?
     /// A rate shared with every other response of the route being sent at the same time, or `nil` for none.
     var routeBytesPerSecond: Int?
+    /// Ranges of offsets in `source` whose bytes are sent altered (XOR 0xFF).
+    var corrupted: [Range<UInt64>] = []
     /// What happens once `length` bytes are sent.
     var ending = Ending.complete
 }

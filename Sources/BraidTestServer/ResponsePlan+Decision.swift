@@ -243,7 +243,8 @@ extension ResponsePlan {
         }
     }
 
-    /// The body for `range` of `content`, shortened, lengthened, corrupted or paced by the faults.
+    /// The body for `range` of `content`, shortened, lengthened, corrupted or paced by the faults; a range corrupted
+    /// once counts as served from the first body that carries any of its bytes.
     private static func body(
         of content: TestContent, range: Range<UInt64>, faults: [TestServer.Fault], context: RequestContext
     ) -> ResponseBody {
@@ -277,6 +278,12 @@ extension ResponsePlan {
                 body.ending = .close
             default:
                 break
+            }
+        }
+        let carried = body.offset..<body.offset + body.length
+        for case .corrupt(let bytes, let once) in faults where carried.overlaps(bytes) {
+            if !once || context.claimCorruption(bytes) {
+                body.corrupted.append(bytes)
             }
         }
         return body

@@ -44,7 +44,10 @@ extension TestServer {
             connectionNumber: number,
             requestsInFlightFromClient: inFlight,
             port: port,
-            digest: { self.digest(of: $0, $1) }
+            digest: { self.digest(of: $0, $1) },
+            claimCorruption: { range in
+                self.lock.withLock { self.state.corruptionsServed[path, default: []].insert(range).inserted }
+            }
         )
         let plan = ResponsePlan(answering: request, route: route, context: context)
         var bodyBytesSent: UInt64 = 0
@@ -105,6 +108,9 @@ extension TestServer {
             }
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
             body.source.fill(slice, from: body.offset + bodyBytesSent)
+            for range in body.corrupted {
+                Self.corrupt(slice, at: body.offset + bodyBytesSent, within: range)
+            }
             if body.chunked {
                 guard connection.send(Array((String(count, radix: 16) + "\r\n").utf8)) else { return false }
             }
@@ -129,6 +135,17 @@ extension TestServer {
             return false
         case .close:
             return false
+        }
+    }
+
+    /// Alters (XOR 0xFF) the bytes of `slice`, which holds the source's bytes from `offset`, that fall in `range`.
+    private static func corrupt(_ slice: UnsafeMutableRawBufferPointer, at offset: UInt64, within range: Range<UInt64>)
+    {
+        let carried = offset..<offset + UInt64(slice.count)
+        guard carried.overlaps(range) else { return }
+        let overlap = carried.clamped(to: range)
+        for position in overlap {
+            slice[Int(position - offset)] ^= 0xFF
         }
     }
 

@@ -39,6 +39,10 @@ extension TestServer {
         case shiftRange(offsetBy: Int64)
         /// Claims the asked range but sends bytes from a different content of the same size.
         case wrongBytes
+        /// Alters (XOR 0xFF) every byte of `bytes` that a body carries, while the headers (`Content-Length`,
+        /// `ETag`, digests) still describe the true content; with `once`, only the route's first response that
+        /// carries any byte of `bytes` is altered, and later ones are correct.
+        case corrupt(bytes: Range<UInt64>, once: Bool)
 
         // MARK: Refusals
 

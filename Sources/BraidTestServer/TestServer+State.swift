@@ -15,6 +15,8 @@ extension TestServer {
         var connections: [Int32: Socket] = [:]
         /// Requests seen per path, for faults scoped to the first requests.
         var requestCounts: [String: Int] = [:]
+        /// Ranges corrupted once that a response of the path has already carried altered.
+        var corruptionsServed: [String: Set<Range<UInt64>>] = [:]
         /// Responses being sent, per path and then per client address, for the connection limit.
         var requestsInFlight: [String: [String: Int]] = [:]
         /// When each throttled route's shared rate is next free: the end of the last slice one of its responses

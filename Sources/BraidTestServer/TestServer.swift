@@ -105,11 +105,12 @@ public final class TestServer: @unchecked Sendable {
     }
 
     /// Adds, replaces or (with `nil`) removes the route for `path`; applies to requests read from now on, and
-    /// restarts the route's request count.
+    /// restarts the route's request count (and forgets which ranges corrupted once were served).
     public func setRoute(_ path: String, _ route: Route?) {
         lock.withLock {
             state.routes[path] = route
             state.requestCounts[path] = nil
+            state.corruptionsServed[path] = nil
         }
     }
 

@@ -16,6 +16,7 @@ struct ServerOptions {
           slow-connection=N:BPS  slow-connections=EVERY:BPS
           stall=BYTES  close-after=BYTES  short-body=MISSING  extra-bytes=COUNT
           ignore-range  shift-range=OFFSET  wrong-bytes
+          corrupt=OFFSET:LENGTH (always)  corrupt-once=OFFSET:LENGTH (the first body carrying any of it)
           status=CODE[:RETRY_AFTER]  status-retry-after=CODE:RAW_VALUE  refuse-head
           limit-connections=N[:RETRY_AFTER]  close-delimited  chunked  head-length=BYTES
           claim-length=RAW_VALUE  change-content=AFTER_REQUESTS:SEED

@@ -41,6 +41,11 @@ extension TestServer.Fault {
         case "ignore-range": self = .ignoreRange
         case "shift-range": self = .shiftRange(offsetBy: try number(0))
         case "wrong-bytes": self = .wrongBytes
+        case "corrupt", "corrupt-once":
+            let offset: UInt64 = try number(0)
+            let (end, overflow) = offset.addingReportingOverflow(try number(1))
+            guard !overflow else { throw UsageError("\(option) range ends past 2^64") }
+            self = .corrupt(bytes: offset..<end, once: name == "corrupt-once")
         case "status": self = .status(try number(0), retryAfter: try optionalNumber(1))
         case "status-retry-after":
             self = .statusRawRetryAfter(try number(0), retryAfter: String(try field(1)))

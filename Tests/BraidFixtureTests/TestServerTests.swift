@@ -345,6 +345,42 @@ final class TestServerTests {
         #expect(received != content.bytes(in: 0..<100))
     }
 
+    /// ``content``'s bytes in `range` as a route corrupting `corrupted` sends them: those bytes XOR 0xFF.
+    func corrupted(_ range: Range<UInt64>, altering corrupted: Range<UInt64>) -> [UInt8] {
+        var bytes = content.bytes(in: range)
+        for offset in range.clamped(to: corrupted) {
+            bytes[Int(offset - range.lowerBound)] ^= 0xFF
+        }
+        return bytes
+    }
+
+    @Test("A range corrupted always is altered in every body that carries any of it, under true headers")
+    func corruptAlways() throws {
+        let url = serve([.corrupt(bytes: 1000..<3000, once: false)])
+        let before = try CurlRun(["-o", file(), "-r", "0-99", url])
+        #expect(before.exitCode == 0)
+        #expect(try bytes(at: file()) == content.bytes(in: 0..<100), "a body outside the range is correct")
+        let partly = try CurlRun(["-D", "-", "-o", file(), "-r", "2000-4999", url])
+        #expect(partly.header("Content-Length") == "3000")
+        #expect(partly.header("ETag") == content.entityTag)
+        #expect(try bytes(at: file()) == corrupted(2000..<5000, altering: 1000..<3000))
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try bytes(at: file()) == corrupted(0..<content.size, altering: 1000..<3000))
+        #expect(settledLog().map(\.range) == ["bytes=0-99", "bytes=2000-4999", nil])
+    }
+
+    @Test("A range corrupted once is altered only in the first body that carries any of it")
+    func corruptOnce() throws {
+        let url = serve([.corrupt(bytes: 1000..<3000, once: true)])
+        #expect(try CurlRun(["-o", file(), "-r", "0-99", url]).exitCode == 0)
+        #expect(try bytes(at: file()) == content.bytes(in: 0..<100), "a body outside the range does not count")
+        #expect(try CurlRun(["-o", file(), "-r", "2500-3499", url]).exitCode == 0)
+        #expect(try bytes(at: file()) == corrupted(2500..<3500, altering: 1000..<3000))
+        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try content.firstDifference(fromFileAt: file()) == nil)
+        #expect(settledLog().map(\.range) == ["bytes=0-99", "bytes=2500-3499", nil])
+    }
+
     // MARK: - Refusals
 
     @Test(
