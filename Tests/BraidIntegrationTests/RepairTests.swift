@@ -41,15 +41,10 @@ struct RepairTests {
             FileManager.default.fileExists(atPath: output + suffix)
         }
 
-        /// The `GET` ranges the server saw from `start` on, as byte ranges (`nil` for a whole-file request).
-        func requestedRanges(from start: Int) -> [Range<UInt64>?] {
+        /// The successful `GET`s the server answered from log entry `start` on.
+        func gets(from start: Int) -> [TestServer.RequestRecord] {
             #expect(server.waitUntilIdle())
-            return server.requestLog.dropFirst(start).filter { $0.method == "GET" && $0.status / 100 == 2 }.map {
-                record in
-                guard let header = record.range, header.hasPrefix("bytes=") else { return nil }
-                let bounds = header.dropFirst(6).split(separator: "-").compactMap { UInt64($0) }
-                return bounds.count == 2 ? bounds[0]..<bounds[1] + 1 : nil
-            }
+            return server.requestLog.dropFirst(start).filter { $0.method == "GET" && $0.status / 100 == 2 }
         }
 
         func shutdown() {
@@ -58,15 +53,24 @@ struct RepairTests {
         }
     }
 
-    /// Whether `ranges` cover `0..<size` exactly once between them.
-    static func coverOnce(_ ranges: [Range<UInt64>?]) -> Bool {
-        let sorted = ranges.map { $0 ?? 0..<size }.sorted { $0.lowerBound < $1.lowerBound }
-        var next: UInt64 = 0
-        for range in sorted {
-            guard range.lowerBound == next else { return false }
-            next = range.upperBound
+    /// The byte range a request asked for (the whole file without a `Range` header).
+    static func requested(_ record: TestServer.RequestRecord) -> Range<UInt64> {
+        guard let header = record.range, header.hasPrefix("bytes=") else { return 0..<size }
+        let bounds = header.dropFirst(6).split(separator: "-").compactMap { UInt64($0) }
+        return bounds.count == 2 ? bounds[0]..<bounds[1] + 1 : 0..<size
+    }
+
+    /// Whether `gets` fetched the file once: every byte asked for, `probe` (a range inside one segment) by one
+    /// request only, and no more bytes sent than the file and a little of a range split between connections
+    /// (work stealing asks for a range whose tail another connection then takes).
+    static func fetchedOnce(_ gets: [TestServer.RequestRecord], probe: Range<UInt64>) -> Bool {
+        let ranges = gets.map(requested).sorted { $0.lowerBound < $1.lowerBound }
+        var covered: UInt64 = 0
+        for range in ranges where range.lowerBound <= covered {
+            covered = max(covered, range.upperBound)
         }
-        return next == size
+        let sent = gets.reduce(UInt64(0)) { $0 + $1.bodyBytesSent }
+        return covered == size && ranges.filter { $0.overlaps(probe) }.count == 1 && sent <= size + size / 8
     }
 
     @Test("a range corrupted once: exit 6 naming --repair with the data kept, then --repair rewrites only that range")
@@ -84,12 +88,12 @@ struct RepairTests {
         #expect(harness.exists(".part") && harness.exists(".braid"), "the data and its manifest are kept")
         #expect(try Self.content.firstDifference(fromFileAt: harness.output + ".part") == Self.corrupted.lowerBound)
 
-        let fetched = harness.requestedRanges(from: 0).count
+        let fetched = harness.gets(from: 0).count
         let again = try await BraidCLI.run(harness.arguments())
 
         #expect(again.status == .exited(6), "\(again.standardError)")
         #expect(again.standardError.contains("run again with --repair"), "\(again.standardError)")
-        #expect(harness.requestedRanges(from: 0).count == fetched, "the kept data is verified again, not fetched")
+        #expect(harness.gets(from: 0).count == fetched, "the kept data is verified again, not fetched")
 
         let before = harness.server.requestLog.count
         let repair = try await BraidCLI.run(harness.arguments(["--repair", "--json"]))
@@ -108,7 +112,8 @@ struct RepairTests {
             + "\(Self.corrupted.lowerBound)-\(Self.corrupted.upperBound - 1)"
         let notices = events.named("notice").compactMap { $0["message"] as? String }
         #expect(notices.contains(summary), "\(notices)")
-        #expect(Self.coverOnce(harness.requestedRanges(from: before)), "the repair pass fetched the file once")
+        let pass = harness.gets(from: before)
+        #expect(Self.fetchedOnce(pass, probe: Self.corrupted), "the pass fetched the file once: \(pass.map(\.range))")
     }
 
     @Test("a range corrupted always: --repair ends with exit 6, the server's bytes do not match either, data kept")
@@ -140,7 +145,7 @@ struct RepairTests {
         #expect(try Self.content.firstDifference(fromFileAt: harness.output) == nil)
         let done = try #require(try JSONEvents(run.standardOutput).named("done").first, "\(run.standardOutput)")
         #expect(done["repaired"] is NSNull, "no repair pass: \(done)")
-        #expect(Self.coverOnce(harness.requestedRanges(from: 0)))
+        #expect(Self.fetchedOnce(harness.gets(from: 0), probe: Self.corrupted))
     }
 
     @Test("a repair pass killed part-way resumes as a repair, without --repair, and reports the range")
