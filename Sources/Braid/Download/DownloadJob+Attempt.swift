@@ -60,8 +60,8 @@ extension DownloadJob {
         let repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
         let checkpoints =
             plan.segmented ? checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
-        if let repairSink, plan.progress.isEmpty, let checkpoints {
-            try beginRepair(checkpoints, plan: plan, sink: repairSink)
+        if repairSink != nil, plan.progress.isEmpty, let checkpoints {
+            try beginRepair(checkpoints, plan: plan)
         }
         let transfer = runTransfer(
             resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
@@ -185,7 +185,7 @@ extension DownloadJob {
         repair: RepairingSink?
     ) -> TransferEngine.Checkpoints? {
         guard let length = resource.length else { return nil }
-        var template = Manifest(
+        let template = Manifest(
             url: URLUserinfo.removed(from: resource.requestedURL),
             resolvedURL: URLUserinfo.removed(from: resource.resolvedURL),
             length: length,
@@ -199,7 +199,6 @@ extension DownloadJob {
             failedDigest: plan.failedDigest
         )
         guard let repair else { return TransferEngine.Checkpoints(store: store, template: template) }
-        template.repair = Manifest.Repair(rewritten: repair.rewrittenRanges.map(Manifest.ByteRange.init))
         return TransferEngine.Checkpoints(store: store, template: template) { manifest in
             manifest.repair = Manifest.Repair(rewritten: repair.rewrittenRanges.map(Manifest.ByteRange.init))
         }

@@ -34,9 +34,7 @@ extension DownloadJob {
 
     /// Records that a repair pass has begun, before its first byte is compared: from now on no run trusts the data
     /// as it stands, and what the pass rewrites is reported even if it is interrupted.
-    func beginRepair(
-        _ checkpoints: TransferEngine.Checkpoints, plan: TransferPlan, sink: RepairingSink
-    ) throws(BraidError) {
+    func beginRepair(_ checkpoints: TransferEngine.Checkpoints, plan: TransferPlan) throws(BraidError) {
         var manifest = checkpoints.template
         manifest.segments = plan.ranges.map {
             Manifest.Segment(start: $0.lowerBound, end: $0.upperBound, done: 0, durable: 0)
@@ -59,7 +57,6 @@ extension DownloadJob {
         let actualHex = ExpectedDigest.encodeHex(actual)
         let mismatch =
             "\(expected.algorithm) mismatch: expected \(expected.hex) (from \(expected.source.rawValue)), got \(actualHex)"
-        var kept = "\(mismatch); the data is kept in \(paths.part)"
         do throws(BraidError) {
             guard let checkpoints else {
                 throw BraidError.integrity("the server cannot resume, so the data cannot be repaired")
@@ -81,13 +78,14 @@ extension DownloadJob {
             return .integrity(
                 "\(mismatch); the downloaded data was discarded (\(error.message)) and no file was written")
         }
-        guard let repair else { return BraidError(.integrity, kept, remedies: [.repair]) }
-        let rewritten = repair.rewrittenRanges
-        kept =
+        guard let repair else {
+            return BraidError(.integrity, "\(mismatch); the data is kept in \(paths.part)", remedies: [.repair])
+        }
+        // Repairing again would fetch the same bytes: no remedy is offered.
+        return .integrity(
             "\(expected.algorithm) mismatch after repair: the server's bytes do not match the expected digest either "
-            + "(expected \(expected.hex) (from \(expected.source.rawValue)), got \(actualHex); "
-            + "\(Self.rangeCount(rewritten)) rewritten); the data is kept in \(paths.part)"
-        return .integrity(kept)
+                + "(expected \(expected.hex) (from \(expected.source.rawValue)), got \(actualHex); "
+                + "\(Self.rangeCount(repair.rewrittenRanges)) rewritten); the data is kept in \(paths.part)")
     }
 
     /// The line reporting a finished repair: how many ranges and bytes were rewritten, and which.
