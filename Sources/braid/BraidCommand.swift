@@ -18,7 +18,8 @@ struct BraidCommand: AsyncParsableCommand {
             braid <subcommand>
             """,
         discussion: "Run the same command again to resume an interrupted download. Exit statuses: 0 success, "
-            + "2 usage, 3 local I/O, 4 network, 5 server protocol, 6 integrity, 7 manifest, 8 file exists, "
+            + "2 usage, 3 local I/O, 4 network, 5 server protocol, 6 integrity (after a digest mismatch the data "
+            + "is kept in FILE.part for --repair), 7 manifest, 8 file exists, "
             + "130 interrupted. With -i FILE: 0 when every download succeeded, else the status of the first that "
             + "failed in list order. 'braid help get' describes the list format.",
         subcommands: [GetCommand.self, BenchCommand.self]

@@ -29,6 +29,7 @@ extension BraidError.Remedy {
         case .trustCertificate: "use --cacert FILE, or --insecure"
         case .allowRedirectScheme: "allow it with --proto-redir"
         case .saveIntoDirectory: inList ? "name a file inside it with out=" : "use -d to save into it"
+        case .repair: "run again with --repair to fetch it again and rewrite only the bytes that differ"
         default: nil
         }
     }

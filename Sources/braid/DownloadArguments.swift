@@ -106,6 +106,14 @@ struct DownloadArguments: ParsableArguments {
     @Flag(name: [.short, .long], help: "Replace an existing file; discard an unusable manifest.")
     var force = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "After a digest mismatch (exit 6, data kept in FILE.part), fetch the file again and rewrite only the "
+                + "bytes that differ, then verify again; reports the ranges rewritten."
+        )
+    )
+    var repair = false
+
     @Flag(name: [.customShort("R"), .long], help: "Give the file the server's Last-Modified time, as curl -R.")
     var remoteTime = false
 
@@ -190,6 +198,7 @@ struct DownloadArguments: ParsableArguments {
         options.checksumFile = checksumFile
         request.apply(to: &options)
         options.overwrite = force
+        options.repair = repair
         options.syncOnCompletion = !noFsync
         options.setsRemoteTime = remoteTime
         options.timestamping = timestamping

@@ -98,6 +98,8 @@ final class JSONEventWriter: ListObserver {
                     ("unmodified", .bool(result.unmodified)),
                     // The count -n auto settled on; null for a fixed count.
                     ("connections", .integer(result.connections.map(Int64.init))),
+                    // The ranges a repair pass rewrote; null without one (--repair).
+                    ("repaired", Self.ranges(result.repairedRanges)),
                 ]
             )
         case let .failure(error):
@@ -182,6 +184,13 @@ final class JSONEventWriter: ListObserver {
 
     private static func identify(_ item: DownloadItem) -> [(String, JSONValue)] {
         [("id", .integer(Int64(item.id))), ("url", .string(PrintableText.sanitised(item.url)))]
+    }
+
+    /// Byte ranges as `[{"offset": …, "length": …}, …]`, or `null` for nil.
+    private static func ranges(_ ranges: [Range<Int64>]?) -> JSONValue {
+        guard let ranges else { return .null }
+        return .array(
+            ranges.map { .object([("offset", .integer($0.lowerBound)), ("length", .integer(Int64($0.count)))]) })
     }
 
     private func describe(_ error: BraidError) -> [(String, JSONValue)] {

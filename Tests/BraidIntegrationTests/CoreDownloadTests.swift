@@ -130,7 +130,7 @@ struct CoreDownloadTests {
         #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
     }
 
-    @Test("a wrong --checksum is refused and no file is left at the final name")
+    @Test("a wrong --checksum is refused, no file is left at the final name, and the data is kept for --repair")
     func wrongChecksum() async throws {
         let fixture = try await Fixture.start()
         defer { fixture.shutdown() }
@@ -141,8 +141,10 @@ struct CoreDownloadTests {
 
         #expect(run.status == .exited(6), "\(run.standardError)")
         #expect(run.standardError.contains("sha-256 mismatch"))
+        #expect(run.standardError.contains("run again with --repair"), "\(run.standardError)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
-        #expect(!FileManager.default.fileExists(atPath: output.path + ".part"), "known-bad data is not kept")
+        #expect(FileManager.default.fileExists(atPath: output.path + ".part"), "the data is kept for a repair")
+        #expect(FileManager.default.fileExists(atPath: output.path + ".braid"))
     }
 
     @Test("a right --checksum passes")

@@ -47,4 +47,7 @@ public struct DownloadResult: Sendable, Equatable {
     public var unmodified = false
     /// With automatic connections, the number it settled on by the end; nil for a fixed count.
     public var connections: Int? = nil
+    /// After a repair pass (`DownloadOptions.repair`), the byte ranges of the kept data that differed from the
+    /// server's and were rewritten, merged and in file order (empty when none differed); nil without a repair pass.
+    public var repairedRanges: [Range<Int64>]? = nil
 }

@@ -16,6 +16,10 @@ extension DownloadJob {
         var verified: [Int64]? = nil
         /// The piece hashes each segment is checked against, when there are some.
         var pieceHashes: PieceHashes? = nil
+        /// The digest the complete data failed in an earlier run, carried into every checkpoint until it passes.
+        var failedDigest: Manifest.FailedDigest? = nil
+        /// For a repair pass, the ranges rewritten so far (by the pass being continued); nil for a download.
+        var repairing: [Range<Int64>]? = nil
     }
 
     func attempt(
@@ -58,23 +62,32 @@ extension DownloadJob {
         }
         hasher?.start()
         defer { hasher?.stop() }
-        let checkpoints = plan.segmented ? checkpoints(for: resource, plan: plan, store: store) : nil
+        let repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
+        let checkpoints =
+            plan.segmented ? checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
+        if repairSink != nil, plan.progress.isEmpty, let checkpoints {
+            try beginRepair(checkpoints, plan: plan)
+        }
         let transfer = runTransfer(
-            resource, mirrors: mirrors, plan: plan, file: file, hasher: hasher, checkpoints: checkpoints,
-            paths: paths)
+            resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
+            checkpoints: checkpoints, paths: paths)
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
             return try unfinished(transfer.outcome, segmented: plan.segmented, paths: paths, file: file, store: store)
         }
         lifecycle.advance()
-        try verify(file, length: length, resource: resource, plan: plan, hasher: hasher, paths: paths)
+        try verify(
+            file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
+            checkpoints: checkpoints, paths: paths)
         lifecycle.advance()
         try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal)
         lifecycle.advance()
-        let result = DownloadResult(
+        var result = DownloadResult(
             path: paths.final.string, bytes: length, verifiedDigest: plan.digest,
             resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
             statistics: lifecycle.spent)
+        result.repairedRanges = repairSink?.rewrittenRanges
+        if let repaired = result.repairedRanges { emit(.notice(Self.repairSummary(repaired))) }
         emit(.completed(result))
         return .done(result)
     }
@@ -142,14 +155,9 @@ extension DownloadJob {
         if resource.isSegmentable, let length = resource.length {
             try options.pieceHashes?.validate(totalLength: length)
             if let manifest = try loadManifest(store, file: file, resource: resource, digest: digest) {
-                plan = TransferPlan(
-                    ranges: manifest.segments.map { $0.start..<$0.end },
-                    progress: manifest.trustedProgress(onBoot: BootID.current),
-                    segmented: true,
-                    // A digest given to an earlier run still applies when this run is not told one.
-                    digest: digest ?? manifest.expectedDigest
-                )
-                try resumePieces(&plan, manifest: manifest, file: file, length: length)
+                plan = resumedPlan(manifest, digest: digest, paths: paths)
+                // A repair pass compares every byte with the server's instead.
+                if plan.repairing == nil { try resumePieces(&plan, manifest: manifest, file: file, length: length) }
             } else {
                 plan = TransferPlan(ranges: freshPlan(length: length), segmented: true, digest: digest)
                 if let pieceHashes = options.pieceHashes {
@@ -181,11 +189,13 @@ extension DownloadJob {
         )
     }
 
-    /// Where checkpoints of a segmented download go, and what every one of them records besides the segments.
+    /// Where checkpoints of a segmented download go, and what every one of them records besides the segments: for
+    /// a repair pass, that it is under way and what it has rewritten so far.
     private func checkpoints(
         for resource: RemoteResource,
         plan: TransferPlan,
-        store: ManifestStore
+        store: ManifestStore,
+        repair: RepairingSink?
     ) -> TransferEngine.Checkpoints? {
         guard let length = resource.length else { return nil }
         let template = Manifest(
@@ -198,18 +208,25 @@ extension DownloadJob {
             digestHex: plan.digest?.hex,
             digestSource: plan.digest?.source,
             bootID: BootID.current,
-            segments: []
+            segments: [],
+            failedDigest: plan.failedDigest
         )
-        return TransferEngine.Checkpoints(store: store, template: template)
+        guard let repair else { return TransferEngine.Checkpoints(store: store, template: template) }
+        return TransferEngine.Checkpoints(store: store, template: template) { manifest in
+            manifest.repair = Manifest.Repair(rewritten: repair.rewrittenRanges.map(Manifest.ByteRange.init))
+        }
     }
 
-    /// Checks the length always and the digest when one is known; a file that fails is discarded.
+    /// Checks the length always and the digest when one is known; a file of the wrong length is discarded, one
+    /// that fails its digest is kept for a repair when it can be resumed (see `keepAfterMismatch`).
     private func verify(
         _ file: PartFile,
         length: Int64,
         resource: RemoteResource,
         plan: TransferPlan,
         hasher: PrefixHasher?,
+        repair: RepairingSink?,
+        checkpoints: TransferEngine.Checkpoints?,
         paths: DestinationPaths
     ) throws(BraidError) {
         emit(.state(.verifying))
@@ -226,11 +243,9 @@ extension DownloadJob {
         guard let expected = plan.digest, let hasher else { return }
         let actual = try hasher.waitForDigest()
         guard actual == expected.bytes else {
-            paths.removeDownloadState()
-            throw BraidError.integrity(
-                "\(expected.algorithm) mismatch: expected \(expected.hex) (from \(expected.source.rawValue)), got "
-                    + "\(ExpectedDigest.encodeHex(actual)); the downloaded data was discarded and no file was written"
-            )
+            throw keepAfterMismatch(
+                file, expected: expected, actual: actual, plan: plan, repair: repair, checkpoints: checkpoints,
+                paths: paths)
         }
     }
 

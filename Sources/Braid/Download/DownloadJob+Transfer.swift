@@ -14,11 +14,13 @@ extension DownloadJob {
     ///
     /// - Parameters:
     ///   - file: the partial file, synced for checkpoints marked durable; nil when the bytes are only counted.
+    ///   - sink: where the bytes go when not straight into `file`, such as a repair pass's comparing sink.
     func runTransfer(
         _ resource: RemoteResource,
         mirrors: [RemoteResource],
         plan: TransferPlan,
         file: PartFile?,
+        sink: (any TransferSink)? = nil,
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
         paths: DestinationPaths
@@ -64,7 +66,7 @@ extension DownloadJob {
         )
         let engine = TransferEngine(
             machine: machine,
-            sink: file ?? DiscardingSink(),
+            sink: sink ?? file ?? DiscardingSink(),
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
                 refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) }),

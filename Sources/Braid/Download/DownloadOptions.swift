@@ -35,8 +35,9 @@ public struct DownloadOptions: Sendable {
     /// fetched again alone (from another mirror when there is one), and a resume re-checks what was not yet
     /// verified instead of trusting it.
     public var pieceHashes: PieceHashes?
-    /// After a whole-file digest mismatch, keep the data and repair it: fetch every piece once more, rewrite only
-    /// the bytes that differ, and verify again (`--repair`).
+    /// Repairs the data a whole-file digest mismatch kept in `FILE.part` (the error's remedy is `.repair`): fetch
+    /// every piece once more, rewrite only the bytes that differ, and verify again; `DownloadResult.repairedRanges`
+    /// says which were rewritten (`--repair`). Without kept data the download runs as usual.
     public var repair = false
     /// Extra request header lines, `Name: value`. They are sent only to the origins (scheme, host and port) of
     /// the URL and the mirrors given, never to an origin a redirect leads to.

@@ -41,6 +41,10 @@ struct Manifest: Codable, Equatable, Sendable {
     var digestSource: ExpectedDigest.Source?
     var bootID: String
     var segments: [Segment]
+    /// Set when the complete data in `FILE.part` failed its digest: the data is kept for a repair (`--repair`).
+    var failedDigest: FailedDigest? = nil
+    /// Set while a repair pass rewrites `FILE.part`: the segments are then the pass's progress, not the data's.
+    var repair: Repair? = nil
 
     /// Whether this manifest was written for `url`, compared without credentials on either side: manifests no
     /// longer store them, and older ones did.
@@ -103,5 +107,6 @@ struct Manifest: Codable, Equatable, Sendable {
         if digestAlgorithm != nil || digestHex != nil, expectedDigest == nil {
             throw .manifest("its recorded digest is malformed")
         }
+        try validateRepairState()
     }
 }

@@ -86,6 +86,25 @@ final class PartFile: Sendable {
         }
     }
 
+    /// Reads into all of `buffer` from `offset`, as far as the file goes; returns how many bytes were read.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(BraidError) -> Int {
+        var count = 0
+        while count < buffer.count {
+            let read: Int
+            do {
+                read = try descriptor.read(
+                    fromAbsoluteOffset: offset + Int64(count),
+                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]),
+                    retryOnInterrupt: true)
+            } catch {
+                throw .localIO("reading \(path) at offset \(offset + Int64(count))", error)
+            }
+            guard read > 0 else { break }
+            count += read
+        }
+        return count
+    }
+
     /// Makes the written data durable against power loss.
     func synchronize() throws(BraidError) {
         do {

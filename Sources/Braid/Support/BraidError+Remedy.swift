@@ -4,7 +4,7 @@ extension BraidError {
     public struct Remedy: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Sendable {
             case overwrite, discardPartialDownload, chooseAnotherDestination, trustCertificate, allowRedirectScheme
-            case saveIntoDirectory
+            case saveIntoDirectory, repair
         }
         fileprivate let base: Base
 
@@ -20,6 +20,9 @@ extension BraidError {
         public static let trustCertificate = Remedy(base: .trustCertificate)
         /// A `DownloadOptions.Destination.directory` saves the file inside the directory named as its path.
         public static let saveIntoDirectory = Remedy(base: .saveIntoDirectory)
+        /// Setting `DownloadOptions.repair` fetches the file again and rewrites only the bytes of the kept partial
+        /// file that differ, after its complete data failed a digest.
+        public static let repair = Remedy(base: .repair)
         /// Adding the redirect's scheme to `DownloadOptions.redirectSchemes`.
         public static let allowRedirectScheme = Remedy(base: .allowRedirectScheme)
 

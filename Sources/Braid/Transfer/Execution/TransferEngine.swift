@@ -32,6 +32,8 @@ final class TransferEngine {
     struct Checkpoints {
         var store: ManifestStore
         var template: Manifest
+        /// Fills in what else changes between checkpoints, such as the ranges a repair pass has rewritten.
+        var annotate: (@Sendable (inout Manifest) -> Void)? = nil
     }
 
     /// What the engine reports as it goes.
@@ -374,6 +376,7 @@ final class TransferEngine {
         var manifest = checkpoints.template
         manifest.bootID = BootID.current
         manifest.segments = segments
+        checkpoints.annotate?(&manifest)
         do {
             try checkpoints.store.save(manifest, durable: durable)
         } catch {
