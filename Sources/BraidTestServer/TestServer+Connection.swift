@@ -77,6 +77,10 @@ extension TestServer {
             return false
         }
         guard connection.send(plan.head) else { return false }
+        if let document = plan.documentBody {
+            guard connection.send(document) else { return false }
+            bodyBytesSent = UInt64(document.count)
+        }
         if let body = plan.body {
             guard send(body, for: path, on: connection, bodyBytesSent: &bodyBytesSent) else { return false }
         }
