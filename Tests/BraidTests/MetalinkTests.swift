@@ -105,7 +105,7 @@ struct MetalinkTests {
         var base = DownloadOptions()
         base.destination = .file("mine.iso")
         base.expectedDigest = try ExpectedDigest(checksumArgument: "md5=\(Self.md5)")
-        let (url, options) = try image.download(options: base, preferringLocation: "US")
+        let (url, options) = try image.download(options: base, preferringLocations: ["US"])
         #expect(url == "http://us.example.org/image.iso")
         #expect(options.mirrors == ["https://de.example.org/image.iso", "http://fr.example.org/image.iso"])
         #expect(options.expectedDigest?.source == .user)

@@ -1,8 +1,8 @@
 extension Metalink.File {
-    /// The URLs Braid fetches this file from, the most preferred first: the http and https ones, those in
-    /// `location` (a country code, as aria2's `--metalink-location`) ahead of the others, each group by priority.
-    public func fetchableURLs(preferringLocation location: String? = nil) -> [String] {
-        let preferred = location?.lowercased()
+    /// The URLs Braid fetches this file from, the most preferred first: the http and https ones, those in one of
+    /// `locations` (country codes, as aria2's `--metalink-location`) ahead of the others, each group by priority.
+    public func fetchableURLs(preferringLocations locations: [String] = []) -> [String] {
+        let preferred = Set(locations.map { $0.lowercased() })
         var seen: Set<String> = []
         return urls.enumerated()
             .filter { _, mirror in
@@ -10,8 +10,8 @@ extension Metalink.File {
                 return scheme == "http" || scheme == "https"
             }
             .sorted { first, second in
-                let firstAway = preferred != nil && first.element.location != preferred
-                let secondAway = preferred != nil && second.element.location != preferred
+                let firstAway = !preferred.isEmpty && !preferred.contains(first.element.location ?? "")
+                let secondAway = !preferred.isEmpty && !preferred.contains(second.element.location ?? "")
                 if firstAway != secondAway { return !firstAway }
                 return first.offset < second.offset
             }
@@ -27,12 +27,12 @@ extension Metalink.File {
     ///     subdirectories are created when the download starts); a `.file` destination is kept, as the name the
     ///     user chose for a single file. A digest the user gave (`expectedDigest`, or a `checksumFile`) wins over
     ///     the document's.
-    ///   - location: a country code whose URLs are tried first.
+    ///   - locations: country codes whose URLs are tried first.
     /// - Throws: a usage error when the file has no http or https URL (Braid does not fetch ftp or torrents).
-    public func download(options base: DownloadOptions, preferringLocation location: String? = nil)
+    public func download(options base: DownloadOptions, preferringLocations locations: [String] = [])
         throws(BraidError) -> (url: String, options: DownloadOptions)
     {
-        let fetchable = fetchableURLs(preferringLocation: location)
+        let fetchable = fetchableURLs(preferringLocations: locations)
         guard let url = fetchable.first else {
             throw .usage("the Metalink offers no http or https URL for \(name)", option: .metalink)
         }

@@ -9,7 +9,7 @@
 ///
 /// It is read with a real XML parser and treated as hostile: the document is capped at 16 MiB, a DTD or entity
 /// declaration is refused (no entity expansion, no external entities), counts are capped, and every name, number
-/// and digest is checked before anything is downloaded. ``File/download(options:location:)`` turns a file into
+/// and digest is checked before anything is downloaded. ``File/download(options:preferringLocations:)`` turns a file into
 /// what a `Download` takes.
 public struct Metalink: Sendable, Equatable {
     /// One `<file>`: what to save, what it must match, and where it can be fetched.
