@@ -219,9 +219,29 @@ struct MetalinkTests {
                 "more than 10000 files") == true)
     }
 
-    @Test("A document over 16 MiB is refused unread")
+    @Test("Deep nesting and huge attributes are refused or skipped, never a crash")
+    func nesting() {
+        let deep = String(repeating: "<x:a xmlns:x=\"urn:other\">", count: 100_000)
+        #expect(refusal(Self.wrapping(deep)) != nil)
+        let longName = String(repeating: "n", count: 1 << 20)
+        #expect(refusal(Self.wrapping("<url>http://a/f</url>", name: longName))?.contains("longer than 4096") == true)
+    }
+
+    @Test("A file that does not exist, or a directory, cannot be read; a document is read from a file")
+    func reading() throws {
+        #expect(throws: BraidError.self) { try Metalink(readingAt: "/nonexistent/x.meta4") }
+        #expect(throws: BraidError.self) { try Metalink(readingAt: "/tmp") }
+        let directory = try ScratchDirectory()
+        let path = directory.file("x.meta4")
+        try Data(Self.document.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try Metalink(readingAt: path).files.count == 2)
+    }
+
+    @Test("A document over 8 MiB is refused unread; one just under it is read")
     func size() {
         let padding = String(repeating: " ", count: Metalink.maximumDocumentSize)
-        #expect(refusal(Self.wrapping(padding))?.contains("larger than 16 MiB") == true)
+        #expect(refusal(Self.wrapping(padding))?.contains("larger than 8 MiB") == true)
+        let almost = String(repeating: "<other>\(Self.piece1)</other>\n", count: Metalink.maximumDocumentSize / 80 - 10)
+        #expect(refusal(Self.wrapping("<url>http://a/f</url>" + almost)) == nil)
     }
 }

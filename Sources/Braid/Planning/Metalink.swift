@@ -1,13 +1,9 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
+import SystemPackage
 
 /// A Metalink v4 document (RFC 5854): the files it describes, each with its size, whole-file and piece digests, and
 /// the URLs (mirrors) that serve it. Metalink is how openSUSE, Fedora and many mirror networks publish downloads.
 ///
-/// It is read with a real XML parser and treated as hostile: the document is capped at 16 MiB, a DTD or entity
+/// It is read with a real XML parser and treated as hostile: the document is capped at 8 MiB, a DTD or entity
 /// declaration is refused (no entity expansion, no external entities), counts are capped, and every name, number
 /// and digest is checked before anything is downloaded. ``File/download(options:preferringLocations:)`` turns a file into
 /// what a `Download` takes.
@@ -68,33 +64,42 @@ public struct Metalink: Sendable, Equatable {
     /// The media type a server sends a Metalink v4 document with.
     public static let mediaType = "application/metalink4+xml"
 
-    /// The largest document read: real ones with piece hashes of a multi-gigabyte image are a few hundred KiB.
-    public static let maximumDocumentSize = 16 << 20
+    /// The largest document read: real ones with piece hashes of a multi-gigabyte image are a few hundred KiB, and
+    /// libxml2 refuses a document of 10 MB or more unless told to allow huge ones, which Braid does not.
+    public static let maximumDocumentSize = 8 << 20
     /// The most `<file>` elements in one document.
     static let maximumFiles = 10_000
     /// The most `<url>` elements of one file.
     static let maximumURLs = 1_000
-    /// The most piece hashes of one file: more than a 16 MiB document of SHA-256 pieces can hold.
+    /// The most piece hashes of one file: more than an 8 MiB document of SHA-256 pieces can hold.
     static let maximumPieces = 1 << 20
 
     /// Parses a document; `source` (a path or URL) names it in error messages. A document that is not Metalink v4,
     /// or that is malformed or unsafe, is a usage error whose `option` is `.metalink`.
     public init(parsing document: [UInt8], source: String) throws(BraidError) {
         guard document.count <= Self.maximumDocumentSize else {
-            throw Self.refusal(source, "is larger than 16 MiB")
+            throw Self.refusal(source, "is larger than 8 MiB")
         }
         self = try MetalinkParser.parse(document, source: source)
     }
 
-    /// Reads and parses the document at `path`.
+    /// Reads and parses the document at `path`, reading no more than one byte past the size limit (a path may
+    /// name a device or a pipe that never ends).
     public init(readingAt path: String) throws(BraidError) {
-        let data: Data
+        var document: [UInt8] = []
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let file = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
+            defer { try? file.close() }
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            while document.count <= Self.maximumDocumentSize {
+                let count = try buffer.withUnsafeMutableBytes { try file.read(into: $0) }
+                if count == 0 { break }
+                document += buffer[..<count]
+            }
         } catch {
-            throw .usage("cannot read the Metalink file \(path)", option: .metalink)
+            throw .usage("cannot read the Metalink file \(path): \(error)", option: .metalink)
         }
-        try self.init(parsing: [UInt8](data), source: path)
+        try self.init(parsing: document, source: path)
     }
 
     /// Whether a response's `Content-Type` says its body is a Metalink v4 document.

@@ -17,22 +17,19 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
     private var open: [String?] = []
     private var sawRoot = false
     private var files: [Metalink.File] = []
-    private var file: FileBuilder?
+    /// The `<file>` being read, its `<url>`s so far (in document order, sorted by priority at its end), and the
+    /// `<pieces>` being read with its hashes so far. Each list is a property of its own, appended to in place: a
+    /// copy per append would make a document of many pieces quadratic.
+    private var file: Metalink.File?
+    private var fileURLs: [Metalink.Mirror] = []
+    /// The algorithm (nil for one Braid does not know, whose hashes are skipped) and piece length of `<pieces>`.
+    private var pieces: (algorithm: DigestAlgorithm?, length: Int64)?
+    private var pieceDigests: [[UInt8]] = []
     /// The text of the element being read, when it is one whose text matters.
     private var text: String?
     private var textBytes = 0
     private var attributes: [String: String] = [:]
     private(set) var failure: BraidError?
-
-    /// A `<file>` being read.
-    private struct FileBuilder {
-        var file: Metalink.File
-        /// The `<pieces>` being read: its algorithm (nil for one Braid does not know, whose hashes are skipped),
-        /// piece length and hashes so far.
-        var pieces: (algorithm: DigestAlgorithm?, length: Int64, digests: [[UInt8]])?
-        /// `<url>`s in document order, sorted by priority at the end.
-        var urls: [Metalink.Mirror] = []
-    }
 
     /// The longest text of one element: a URL or a SHA-512 hex digest is far shorter.
     private static let maximumTextBytes = 64 << 10
@@ -72,8 +69,15 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
 
     private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard haystack.count >= needle.count else { return false }
-        return (0...(haystack.count - needle.count)).contains { start in
-            haystack[start] == needle[0] && haystack[start..<(start + needle.count)].elementsEqual(needle)
+        return haystack.withUnsafeBufferPointer { bytes in
+            var start = 0
+            while start <= bytes.count - needle.count {
+                if bytes[start] == needle[0] && bytes[start..<(start + needle.count)].elementsEqual(needle) {
+                    return true
+                }
+                start += 1
+            }
+            return false
         }
     }
 
@@ -107,7 +111,8 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
             guard files.count < Metalink.maximumFiles else {
                 return fail(parser, "describes more than \(Metalink.maximumFiles) files")
             }
-            file = FileBuilder(file: Metalink.File(name: attributeDict["name"] ?? ""))
+            file = Metalink.File(name: attributeDict["name"] ?? "")
+            fileURLs = []
         case (3, "size"), (3, "hash"), (3, "url"):
             text = ""
             textBytes = 0
@@ -141,7 +146,7 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         do throws(BraidError) {
             switch (open.count + 1, name) {
             case (2, "file"): try endFile()
-            case (3, "size"): file?.file.size = try size(value)
+            case (3, "size"): file?.size = try size(value)
             case (3, "hash"): try endHash(value)
             case (4, "hash") where open.count == 3 && open[2] == "pieces": try endPieceHash(value)
             case (3, "pieces"): try endPieces()
@@ -175,30 +180,30 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
                 parser, "gives <pieces> a length that is not a positive number: '\(attributes["length"] ?? "")'")
         }
         // Pieces in an algorithm Braid does not know are skipped, like such a whole-file hash.
-        file?.pieces = (DigestAlgorithm(name: attributes["type"] ?? ""), length, [])
+        pieces = (DigestAlgorithm(name: attributes["type"] ?? ""), length)
+        pieceDigests = []
     }
 
     private func endFile() throws(BraidError) {
-        guard var builder = file else { return }
+        guard var done = file else { return }
         file = nil
-        try Self.checkName(builder.file.name, source: source)
-        let name = builder.file.name
+        try Self.checkName(done.name, source: source)
         // A stable sort: equal priorities keep the document's order.
-        builder.file.urls = builder.urls.enumerated().sorted {
+        done.urls = fileURLs.enumerated().sorted {
             ($0.element.priority, $0.offset) < ($1.element.priority, $1.offset)
-        }
-        .map(\.element)
-        if let pieces = builder.file.pieces {
-            guard let size = builder.file.size else {
-                throw Metalink.refusal(source, "gives piece hashes for \(name) but not its size")
+        }.map(\.element)
+        fileURLs = []
+        if let pieces = done.pieces {
+            guard let size = done.size else {
+                throw Metalink.refusal(source, "gives piece hashes for \(done.name) but not its size")
             }
             do {
                 try pieces.validate(totalLength: size)
             } catch {
-                throw Metalink.refusal(source, "does not describe \(name) consistently: \(error.message)")
+                throw Metalink.refusal(source, "does not describe \(done.name) consistently: \(error.message)")
             }
         }
-        files.append(builder.file)
+        files.append(done)
     }
 
     private func size(_ value: String) throws(BraidError) -> Int64 {
@@ -210,30 +215,32 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
 
     private func endHash(_ value: String) throws(BraidError) {
         guard let algorithm = DigestAlgorithm(name: attributes["type"] ?? "") else { return }
-        file?.file.hashes.append(
+        file?.hashes.append(
             ExpectedDigest(algorithm: algorithm, bytes: try digest(value, algorithm), source: .metalink))
     }
 
     private func endPieceHash(_ value: String) throws(BraidError) {
-        guard let pieces = file?.pieces, let algorithm = pieces.algorithm else { return }
-        guard pieces.digests.count < Metalink.maximumPieces else {
+        guard let algorithm = pieces?.algorithm else { return }
+        guard pieceDigests.count < Metalink.maximumPieces else {
             throw Metalink.refusal(source, "lists more than \(Metalink.maximumPieces) pieces for one file")
         }
-        file?.pieces?.digests.append(try digest(value, algorithm))
+        pieceDigests.append(try digest(value, algorithm))
     }
 
     private func endPieces() throws(BraidError) {
-        guard let pieces = file?.pieces else { return }
-        file?.pieces = nil
-        guard let algorithm = pieces.algorithm else { return }
+        guard let read = pieces else { return }
+        pieces = nil
+        let digests = pieceDigests
+        pieceDigests = []
+        guard let algorithm = read.algorithm else { return }
         // Of several `<pieces>`, the strongest algorithm is kept.
-        if let kept = file?.file.pieces, kept.algorithm.strength >= algorithm.strength { return }
-        file?.file.pieces = PieceHashes(algorithm: algorithm, pieceLength: pieces.length, digests: pieces.digests)
+        if let kept = file?.pieces, kept.algorithm.strength >= algorithm.strength { return }
+        file?.pieces = PieceHashes(algorithm: algorithm, pieceLength: read.length, digests: digests)
     }
 
     private func endURL(_ value: String) throws(BraidError) {
-        guard let builder = file else { return }
-        guard builder.urls.count < Metalink.maximumURLs else {
+        guard file != nil else { return }
+        guard fileURLs.count < Metalink.maximumURLs else {
             throw Metalink.refusal(source, "lists more than \(Metalink.maximumURLs) URLs for one file")
         }
         var priority = Metalink.defaultPriority
@@ -252,7 +259,7 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         let location = attributes["location"].map { $0.lowercased() }.flatMap { code in
             code.count == 2 && code.allSatisfy { $0 >= "a" && $0 <= "z" } ? code : nil
         }
-        file?.urls.append(Metalink.Mirror(url: value, priority: priority, location: location))
+        fileURLs.append(Metalink.Mirror(url: value, priority: priority, location: location))
     }
 
     private func digest(_ hex: String, _ algorithm: DigestAlgorithm) throws(BraidError) -> [UInt8] {
