@@ -1,18 +1,13 @@
 import ArgumentParser
 import Braid
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension DownloadArguments {
-    /// Whether `argument` names a Metalink file on this machine rather than a URL: it has no scheme, ends in
-    /// `.meta4` or `.metalink`, and exists.
+    /// Whether `argument` names a Metalink file on this machine rather than a URL: it has no scheme and ends in
+    /// `.meta4` or `.metalink`. A missing one is then said to be missing, not looked up as a host name.
     static func isLocalMetalink(_ argument: String) -> Bool {
         guard !argument.contains("://") else { return false }
         let lowered = argument.lowercased()
-        guard lowered.hasSuffix(".meta4") || lowered.hasSuffix(".metalink") else { return false }
-        return access(argument, F_OK) == 0
+        return lowered.hasSuffix(".meta4") || lowered.hasSuffix(".metalink")
     }
 
     /// Reads the Metalink document at `path` and downloads the files it describes: one as a single URL is (with

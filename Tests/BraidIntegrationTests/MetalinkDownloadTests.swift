@@ -151,4 +151,15 @@ struct MetalinkDownloadTests {
         #expect(run.standardError.contains("'..'"), "\(run.standardError)")
         #expect(fixture.gets("/mirror-a/image.iso") == 0)
     }
+
+    @Test("a .meta4 argument that does not exist is a missing file (exit 2), not a host name to look up")
+    func missingFile() async throws {
+        let fixture = try Fixture()
+        defer { fixture.shutdown() }
+
+        let run = try await BraidCLI.run([fixture.path("absent.meta4"), "-d", fixture.directory.url.path])
+
+        #expect(run.status == .exited(2), "\(run.standardError)")
+        #expect(run.standardError.contains("cannot read the Metalink file"), "\(run.standardError)")
+    }
 }
