@@ -36,7 +36,14 @@ extension ResponsePlan {
             closeConnection = refusal.closesConnection || !request.keepAlive
             return
         }
-        serve(content, for: request, faults: faults, context: context)
+        if let document = route.document {
+            status = 200
+            add("Content-Type", document.contentType)
+            add("Content-Length", String(document.bytes.count))
+            if request.method != "HEAD" { documentBody = document.bytes }
+        } else {
+            serve(content, for: request, faults: faults, context: context)
+        }
         closeConnection = closeConnection || !request.keepAlive
     }
 

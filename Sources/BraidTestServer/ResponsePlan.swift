@@ -9,6 +9,8 @@ struct ResponsePlan {
     var headers: [(name: String, value: [UInt8])] = []
     /// The body to send, `nil` for none (`HEAD`, errors, redirects).
     var body: ResponseBody?
+    /// Fixed bytes sent as the body instead (a route's `Document`), `nil` for none.
+    var documentBody: [UInt8]?
     /// How long to wait before sending the first byte.
     var latency: Duration = .zero
     /// Whether to close the connection after the response instead of reading another request.

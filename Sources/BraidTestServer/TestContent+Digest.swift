@@ -5,11 +5,11 @@ extension TestContent {
     /// The digest of the whole content, computed in chunks so that contents of many gigabytes cost time but
     /// no memory.
     public func digest(_ algorithm: DigestAlgorithm) -> [UInt8] {
-        digest(algorithm, range: 0..<size)
+        digest(algorithm, of: 0..<size)
     }
 
-    /// The digest of the bytes of `range`, computed in chunks.
-    public func digest(_ algorithm: DigestAlgorithm, range: Range<UInt64>) -> [UInt8] {
+    /// The digest of the bytes in `range`, such as one piece of a Metalink's `<pieces>`.
+    public func digest(_ algorithm: DigestAlgorithm, of range: Range<UInt64>) -> [UInt8] {
         let context = EVP_MD_CTX_new()
         defer { EVP_MD_CTX_free(context) }
         precondition(EVP_DigestInit_ex(context, algorithm.evp, nil) == 1, "EVP_DigestInit_ex failed")
@@ -31,7 +31,12 @@ extension TestContent {
 
     /// The digest as lowercase hex, the form `md5sum`/`sha256sum` print and checksum files contain.
     public func hexDigest(_ algorithm: DigestAlgorithm) -> String {
-        digest(algorithm).map { byte in
+        Self.hex(digest(algorithm))
+    }
+
+    /// Lowercase hex of `bytes`.
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()

@@ -81,6 +81,10 @@ extension TestServer {
             return false
         }
         guard connection.send(plan.head) else { return false }
+        if let document = plan.documentBody {
+            guard connection.send(document) else { return false }
+            bodyBytesSent = UInt64(document.count)
+        }
         if let body = plan.body {
             guard send(body, for: path, on: connection, bodyBytesSent: &bodyBytesSent) else { return false }
         }
@@ -178,7 +182,7 @@ extension TestServer {
         if let cached = lock.withLock({ state.rangeDigests[key] }) {
             return cached
         }
-        let digest = content.digest(algorithm, range: range)
+        let digest = content.digest(algorithm, of: range)
         lock.withLock { state.rangeDigests[key] = digest }
         return digest
     }

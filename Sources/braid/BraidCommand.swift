@@ -21,7 +21,9 @@ struct BraidCommand: AsyncParsableCommand {
             + "2 usage, 3 local I/O, 4 network, 5 server protocol, 6 integrity (after a digest mismatch the data "
             + "is kept in FILE.part for --repair), 7 manifest, 8 file exists, "
             + "130 interrupted. With -i FILE: 0 when every download succeeded, else the status of the first that "
-            + "failed in list order. 'braid help get' describes the list format.",
+            + "failed in list order. 'braid help get' describes the list format. A Metalink 4 file (FILE.meta4, or "
+            + "--metalink FILE|URL, or a URL served as application/metalink4+xml) downloads the files it describes "
+            + "from its mirrors, verified against its hashes.",
         subcommands: [GetCommand.self, BenchCommand.self]
     )
 

@@ -5,9 +5,7 @@ extension DownloadArguments {
     /// Downloads every URL of the list in `source` (a file, or `-` for stdin) and ends with a summary; the exit
     /// status is 0 when all succeeded, else that of the first failure in list order (130 or 143 on a signal).
     func runList(_ source: String) async throws {
-        let observer: any ListObserver =
-            json
-            ? JSONEventWriter(inList: true, progressInterval: .seconds(progressInterval)) : ListReporter(quiet: quiet)
+        let observer = makeListObserver()
         let list: DownloadList
         do throws(BraidError) {
             list = try DownloadList(parsing: try ListInput.read(source))
@@ -22,6 +20,22 @@ extension DownloadArguments {
             if json { StandardStreams.error("braid: \(error.commandLineMessage(inList: true))\n") }
             throw ExitCode(ExitStatus(error.code).rawValue)
         }
+        try await runList(reportingTo: observer) { limits in
+            ListRunner(list: list, options: sharedOptions, limits: limits, observer: observer)
+        }
+    }
+
+    /// What reports a list's downloads: JSON events with `--json`, else lines and a table on stderr.
+    func makeListObserver() -> any ListObserver {
+        json
+            ? JSONEventWriter(inList: true, progressInterval: .seconds(progressInterval)) : ListReporter(quiet: quiet)
+    }
+
+    /// Runs the downloads of the runner `makeRunner` makes under this command's limits (`-j` and the connection
+    /// caps), reporting to `observer`, and ends with a summary and the list's exit status.
+    func runList(
+        reportingTo observer: any ListObserver, _ makeRunner: (DownloadManager.Limits) -> ListRunner
+    ) async throws {
         if request.insecure { observer.notice("warning: --insecure: TLS certificates are not verified") }
 
         let limits = DownloadManager.Limits(
@@ -30,7 +44,7 @@ extension DownloadArguments {
             maximumConnectionsPerHost: maxConnectionsPerHost ?? 16,
             overallRateLimit: maxOverallLimit?.bytesPerSecond
         )
-        let runner = ListRunner(list: list, options: sharedOptions, limits: limits, observer: observer)
+        let runner = makeRunner(limits)
         let clock = ContinuousClock()
         let start = clock.now
         observer.listStarted(runner.items, limits: limits, directory: directory ?? ".")

@@ -6,11 +6,28 @@ import Braid
 #endif
 
 extension DownloadArguments {
-    /// Downloads one URL, showing progress on stderr, or writing JSON events on stdout with `--json`.
+    /// Downloads one URL, showing progress on stderr, or writing JSON events on stdout with `--json`. When it is a
+    /// Metalink document (its `Content-Type` is `application/metalink4+xml`, or `--metalink` says so), the
+    /// document is kept and the files it describes are downloaded next.
     func runSingle(_ url: String) async throws {
         var options = sharedOptions
-        if let output { options.destination = .file(output) }
-        options.expectedDigest = try checksum.map { try ExpectedDigest(checksumArgument: $0) }
+        // With --metalink, -o and --checksum are about the file the document describes, not the document.
+        if !metalink {
+            if let output { options.destination = .file(output) }
+            options.expectedDigest = try checksum.map { try ExpectedDigest(checksumArgument: $0) }
+        }
+        let document = try await runOne(url, options: options, as: DownloadItem(id: 1, url: url, output: nil))
+        if metalink || Metalink.isMetalink(contentType: document.contentType) {
+            try await runMetalink(readingAt: document.path, ownsOutput: metalink)
+        }
+    }
+
+    /// Runs one download and returns where the file is and the server's `Content-Type` for it; a failure is
+    /// reported and thrown as the exit status.
+    func runOne(_ url: String, options base: DownloadOptions, as item: DownloadItem) async throws -> (
+        path: String, contentType: String?
+    ) {
+        var options = base
         // One download: the overall limit is simply another limit on it.
         if let overall = maxOverallLimit?.bytesPerSecond {
             options.rateLimit = min(options.rateLimit ?? overall, overall)
@@ -20,15 +37,13 @@ extension DownloadArguments {
         defer { signals.cancel() }
 
         let failure: BraidError?
+        var finished: (path: String, contentType: String?)?
         if json {
             let writer = JSONEventWriter(inList: false, progressInterval: .seconds(progressInterval))
             if request.insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
-            let outcome = await DownloadOutcome.run(
-                download,
-                as: DownloadItem(id: 1, url: url, output: nil),
-                reportingTo: writer
-            )
+            let outcome = await DownloadOutcome.run(download, as: item, reportingTo: writer)
             failure = outcome.error
+            if case let .success(result) = outcome.result { finished = (result.path, outcome.contentType) }
             if let failure { StandardStreams.error("braid: \(failure.commandLineMessage())\n") }
         } else {
             let reporter = ProgressReporter(quiet: quiet)
@@ -36,18 +51,28 @@ extension DownloadArguments {
                 reporter.warn("warning: --insecure: TLS certificates are not verified")
             }
             let reporting = Task { [events = download.events] in
-                for await event in events { reporter.handle(event) }
+                var contentType: String?
+                for await event in events {
+                    if case let .started(resource, _, _) = event { contentType = resource.contentType }
+                    reporter.handle(event)
+                }
+                return contentType
             }
             do {
-                _ = try await download.run()
+                let result = try await download.run()
+                finished = (result.path, nil)
                 failure = nil
             } catch {
                 failure = error
             }
-            await reporting.value
+            let contentType = await reporting.value
+            finished?.contentType = contentType
             if let failure { reporter.fail(failure) }
         }
-        guard let failure else { return }
+        guard let failure else {
+            guard let finished else { preconditionFailure("Invalid state: a download succeeded with no path") }
+            return finished
+        }
         if failure.code == .interrupted, signals.caughtSignal == SIGTERM {
             throw ExitCode(128 + SIGTERM)
         }

@@ -5,7 +5,9 @@ import Logging
 /// What to download and how: the URL or list, where to save, how many connections, what to verify. `braid URL`
 /// and `braid get URL` both take these options, so help, the man page and shell completion show them at the top.
 struct DownloadArguments: ParsableArguments {
-    @Argument(help: "The http or https URL to download.")
+    @Argument(
+        help: "The http or https URL to download, or a Metalink file (.meta4, .metalink) whose files to download."
+    )
     var url: String?
 
     @Option(
@@ -87,6 +89,26 @@ struct DownloadArguments: ParsableArguments {
     )
     var checksumFile: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Read the argument (a file or a URL) as a Metalink 4 document and download the files it describes."
+        )
+    )
+    var metalink = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With a Metalink: try the mirrors in these countries first (comma-separated ISO 3166 codes: de,fr).",
+            valueName: "CODES"
+        )
+    )
+    var metalinkLocation: String?
+
+    /// The country codes of `--metalink-location`.
+    var metalinkLocations: [String] {
+        (metalinkLocation ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }
+    }
+
     @OptionGroup var request: RequestArguments
 
     @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
@@ -139,6 +161,7 @@ struct DownloadArguments: ParsableArguments {
     /// question, which `braid --version` does not ask.
     func validate() throws {
         if url != nil && inputFile != nil { throw ValidationError("give either a URL or -i FILE, not both") }
+        if metalink && inputFile != nil { throw ValidationError("--metalink reads one document; -i reads a list") }
         if inputFile != nil {
             if output != nil { throw ValidationError("-o names one file; with -i use -d DIR and out= lines") }
             if checksum != nil { throw ValidationError("--checksum is for one URL; with -i use checksum= lines") }
@@ -178,6 +201,8 @@ struct DownloadArguments: ParsableArguments {
         try await withLogger(CommandLogger.make(verbosity: verbose)) { _ in
             if let inputFile {
                 try await runList(inputFile)
+            } else if let url, Self.isLocalMetalink(url) || (metalink && !url.contains("://")) {
+                try await runMetalink(readingAt: url)
             } else if let url {
                 try await runSingle(url)
             }

@@ -11,6 +11,8 @@ struct DownloadOutcome: Sendable {
     let skipped: Bool
     /// Wall time of this download in this run.
     let seconds: Double
+    /// The server's `Content-Type` for the file, when the download probed it.
+    var contentType: String? = nil
 
     var error: BraidError? {
         if case let .failure(error) = result { return error }
@@ -47,11 +49,13 @@ struct DownloadOutcome: Sendable {
         let reporting = Task { [events = download.events] in
             var path: String?
             var started = false
+            var contentType: String?
             for await event in events {
                 switch event {
-                case let .started(_, startedPath, _):
+                case let .started(resource, startedPath, _):
                     path = startedPath
                     started = true
+                    contentType = resource.contentType
                 case let .completed(result):
                     path = result.path
                 default:
@@ -59,7 +63,7 @@ struct DownloadOutcome: Sendable {
                 }
                 observer.handle(event, of: item)
             }
-            return (path, started)
+            return (path, started, contentType)
         }
         let result: Result<DownloadResult, BraidError>
         do {
@@ -67,7 +71,7 @@ struct DownloadOutcome: Sendable {
         } catch {
             result = .failure(error)
         }
-        let (path, started) = await reporting.value
+        let (path, started, contentType) = await reporting.value
         let outcome = DownloadOutcome(
             item: item,
             path: path,
@@ -75,7 +79,8 @@ struct DownloadOutcome: Sendable {
             // Only an existing file verified in place, or one as new as the server's, completes without ever
             // starting a transfer.
             skipped: !started && (try? result.get()) != nil,
-            seconds: (clock.now - start).seconds
+            seconds: (clock.now - start).seconds,
+            contentType: contentType
         )
         observer.finished(outcome)
         return outcome

@@ -15,20 +15,36 @@ final class ListRunner: Sendable {
     private let observer: any ListObserver
     private let interrupted = Mutex(false)
 
+    /// One download of the run: how the output names it, and what `Download` is given.
+    struct Job {
+        let item: DownloadItem
+        let url: String
+        let options: DownloadOptions
+        /// Names the download in the library's log lines, such as `line 3` of a list.
+        let label: String
+    }
+
     /// - Parameter options: what every download shares; each entry adds its destination, mirrors, digest,
     ///   connections, headers and proxy.
-    init(list: DownloadList, options: DownloadOptions, limits: DownloadManager.Limits, observer: any ListObserver) {
-        let manager = DownloadManager(limits: limits)
-        items = list.entries.enumerated().map { index, entry in
-            DownloadItem(id: index + 1, url: entry.urls[0], output: entry.output)
-        }
-        downloads = list.entries.map { entry in
-            manager.makeDownload(
+    convenience init(
+        list: DownloadList, options: DownloadOptions, limits: DownloadManager.Limits, observer: any ListObserver
+    ) {
+        let jobs = list.entries.enumerated().map { index, entry in
+            Job(
+                item: DownloadItem(id: index + 1, url: entry.urls[0], output: entry.output),
                 url: entry.urls[0],
                 options: Self.options(for: entry, sharing: options),
                 label: "line \(entry.line)"
             )
         }
+        self.init(jobs: jobs, limits: limits, observer: observer)
+    }
+
+    /// Runs `jobs`, whose items are numbered from 1 in order, such as the files of a Metalink.
+    init(jobs: [Job], limits: DownloadManager.Limits, observer: any ListObserver) {
+        let manager = DownloadManager(limits: limits)
+        items = jobs.map(\.item)
+        downloads = jobs.map { manager.makeDownload(url: $0.url, options: $0.options, label: $0.label) }
         self.limits = limits
         self.observer = observer
     }

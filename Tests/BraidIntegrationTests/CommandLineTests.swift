@@ -13,7 +13,8 @@ struct CommandLineTests {
     static let downloadOptions = [
         "-i, --input-file <FILE>", "-o, --output <FILE>", "-d, --dir <DIR>", "-n, -x, --connections <N|auto>",
         "--checksum <ALG=HEX>", "-H, --header <HEADER>", "--cacert <FILE>", "-k, --insecure", "--json", "-q, --quiet",
-        "-f, --force", "--repair", "--no-fsync", "-v, --verbose", "-V, --version",
+        "-f, --force", "--repair", "--no-fsync", "-v, --verbose", "-V, --version", "--metalink",
+        "--metalink-location <CODES>",
     ]
 
     @Test(

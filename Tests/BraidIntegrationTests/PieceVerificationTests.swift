@@ -79,7 +79,7 @@ struct PieceVerificationTests {
     /// Piece hashes of `content` in pieces of `pieceLength`.
     static func pieceHashes(_ content: TestContent, pieceLength: UInt64) -> PieceHashes {
         let digests = stride(from: UInt64(0), to: content.size, by: Int(pieceLength)).map { start in
-            content.digest(.sha256, range: start..<min(content.size, start + pieceLength))
+            content.digest(.sha256, of: start..<min(content.size, start + pieceLength))
         }
         return PieceHashes(algorithm: .sha256, pieceLength: Int64(pieceLength), digests: digests)
     }

@@ -68,7 +68,8 @@ struct Prober {
             lastModified: headUsable ? head.headers["last-modified"] : nil,
             suggestedFilename: headUsable
                 ? head.headers["content-disposition"].flatMap(ContentDisposition.filename) : nil,
-            digests: headUsable ? DigestHeaders.digests(in: head.headers, isPartialResponse: false) : []
+            digests: headUsable ? DigestHeaders.digests(in: head.headers, isPartialResponse: false) : [],
+            contentType: headUsable ? head.headers["content-type"] : nil
         )
         if trustsHead, headUsable, resource.length != nil,
             head.headers["accept-ranges"]?.lowercased().contains("bytes") == true
@@ -90,6 +91,7 @@ struct Prober {
         resource.lastModified = headers["last-modified"] ?? resource.lastModified
         resource.suggestedFilename =
             headers["content-disposition"].flatMap(ContentDisposition.filename) ?? resource.suggestedFilename
+        resource.contentType = headers["content-type"] ?? resource.contentType
         switch headers.status {
         case 206:
             guard let contentRange = headers["content-range"].flatMap(ContentRange.init),

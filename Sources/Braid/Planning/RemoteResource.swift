@@ -14,6 +14,9 @@ public struct RemoteResource: Sendable, Equatable {
     public var suggestedFilename: String?
     /// Every well-formed digest of the whole file the server sent.
     public var digests: [ExpectedDigest]
+    /// The media type the server labelled it with (`Content-Type`), such as `application/metalink4+xml` for a
+    /// Metalink document a program may want to read rather than keep.
+    public var contentType: String? = nil
 
     /// The longest file Braid downloads: 2^53 bytes (8 PiB). Every byte count below it is exact as a `Double` (for
     /// progress and rates), and its plan and manifest stay small. A server claiming more is refused.

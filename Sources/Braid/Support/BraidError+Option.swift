@@ -6,7 +6,7 @@ extension BraidError {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
             case proxy, noProxy, userAgent, netrcPath, cookieFilePath, expectedDigest, checksumFile, rateLimit,
-                connectionCounts, repeats
+                connectionCounts, repeats, metalink
         }
         fileprivate let base: Base
 
@@ -50,11 +50,14 @@ extension BraidError {
         public static let connectionCounts = Option(base: .connectionCounts)
         /// `BenchSchedule`'s `repeats`.
         public static let repeats = Option(base: .repeats)
+        /// A Metalink document (`Metalink(parsing:source:)`): it cannot be read, is not Metalink 4, or is unsafe.
+        public static let metalink = Option(base: .metalink)
 
         /// The type and property the option is, such as `DownloadOptions.maximumAttempts`.
         public var description: String {
             switch base {
             case .connectionCounts, .repeats: "BenchSchedule.\(base.rawValue)"
+            case .metalink: "Metalink"
             default: "DownloadOptions.\(base.rawValue)"
             }
         }

@@ -1,0 +1,50 @@
+extension Metalink.File {
+    /// The URLs Braid fetches this file from, the most preferred first: the http and https ones, those in one of
+    /// `locations` (country codes, as aria2's `--metalink-location`) ahead of the others, each group by priority.
+    public func fetchableURLs(preferringLocations locations: [String] = []) -> [String] {
+        let preferred = Set(locations.map { $0.lowercased() })
+        var seen: Set<String> = []
+        return urls.enumerated()
+            .filter { _, mirror in
+                let scheme = mirror.url.prefix { $0 != ":" }.lowercased()
+                return scheme == "http" || scheme == "https"
+            }
+            .sorted { first, second in
+                let firstAway = !preferred.isEmpty && !preferred.contains(first.element.location ?? "")
+                let secondAway = !preferred.isEmpty && !preferred.contains(second.element.location ?? "")
+                if firstAway != secondAway { return !firstAway }
+                return first.offset < second.offset
+            }
+            .map(\.element.url)
+            .filter { seen.insert($0).inserted }
+    }
+
+    /// What a `Download` of this file takes: the most preferred URL, the others as mirrors in order of preference,
+    /// the strongest whole-file hash as the expected digest, the piece hashes, and the destination.
+    ///
+    /// - Parameters:
+    ///   - base: the options every download shares. A `.directory` destination gets the file's name appended (its
+    ///     subdirectories are created when the download starts); a `.file` destination is kept, as the name the
+    ///     user chose for a single file. A digest the user gave (`expectedDigest`, or a `checksumFile`) wins over
+    ///     the document's.
+    ///   - locations: country codes whose URLs are tried first.
+    /// - Throws: a usage error when the file has no http or https URL (Braid does not fetch ftp or torrents).
+    public func download(options base: DownloadOptions, preferringLocations locations: [String] = [])
+        throws(BraidError) -> (url: String, options: DownloadOptions)
+    {
+        let fetchable = fetchableURLs(preferringLocations: locations)
+        guard let url = fetchable.first else {
+            throw .usage("the Metalink offers no http or https URL for \(name)", option: .metalink)
+        }
+        var options = base
+        options.mirrors = Array(fetchable.dropFirst())
+        if base.expectedDigest == nil && base.checksumFile == nil {
+            options.expectedDigest = DigestHeaders.preferred(hashes)
+        }
+        options.pieceHashes = pieces
+        if case let .directory(directory) = base.destination {
+            options.destination = .file(directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+        }
+        return (url, options)
+    }
+}
