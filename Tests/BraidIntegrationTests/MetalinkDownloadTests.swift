@@ -57,6 +57,27 @@ struct MetalinkDownloadTests {
         }
     }
 
+    @Test("a piece corrupted on one mirror is checked against the piece hashes and fetched from the other")
+    func pieceFromOtherMirror() async throws {
+        let fixture = try Fixture()
+        defer { fixture.shutdown() }
+        // Mirror A corrupts bytes of the fourth 1 MiB piece in every response; mirror B serves it right.
+        let corrupted: Range<UInt64> = (3 << 20) + 100..<(3 << 20) + 200
+        fixture.server.setRoute(
+            "/mirror-a/image.iso", .init(content: Self.content, faults: [.corrupt(bytes: corrupted, once: false)]))
+        let document = try fixture.write([fixture.image])
+
+        // One connection: every piece goes to mirror A (priority 1) first.
+        let run = try await BraidCLI.run([document, "-d", fixture.directory.url.path, "-n", "1", "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try Self.content.firstDifference(fromFileAt: fixture.path("image.iso")) == nil)
+        #expect(run.standardError.contains("sha-256 verified against metalink"), "\(run.standardError)")
+        fixture.server.waitUntilIdle()
+        let fromB = fixture.server.requestLog.filter { $0.target == "/mirror-b/image.iso" && $0.method == "GET" }
+        #expect(fromB.map(\.range) == ["bytes=3145728-4194303"], "the bad piece alone, from mirror B")
+    }
+
     @Test("braid FILE.meta4 downloads from both mirrors and verifies the Metalink's SHA-256")
     func localFile() async throws {
         let fixture = try Fixture()
