@@ -78,9 +78,15 @@ final class JSONEventWriter: ListObserver {
                     "verified",
                     id + [
                         ("path", .string(result.path)),
-                        ("algorithm", .string(digest.map { "\($0.algorithm)" } ?? "length")),
+                        (
+                            "algorithm",
+                            .string(
+                                digest.map { "\($0.algorithm)" } ?? result.verifiedPieces.map { "\($0.algorithm)" }
+                                    ?? "length")
+                        ),
                         ("hex", .string(digest?.hex)),
-                        ("source", .string(digest?.source.rawValue)),
+                        ("source", .string(digest?.source.rawValue ?? result.verifiedPieces.map { _ in "pieces" })),
+                        ("pieces", result.verifiedPieces.map { .integer(Int64($0.count)) } ?? .null),
                         ("bytes", .integer(result.bytes)),
                     ]
                 )

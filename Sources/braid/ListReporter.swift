@@ -135,7 +135,7 @@ final class ListReporter: ListObserver {
     }
 
     private static func verification(_ result: DownloadResult) -> String {
-        result.verifiedDigest.map { "\($0.algorithm) verified against \($0.source.rawValue)" } ?? "length verified"
+        result.verification
     }
 
     /// `[2/5]`: the download's place in the list.

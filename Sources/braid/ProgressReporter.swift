@@ -63,8 +63,7 @@ final class ProgressReporter: Sendable {
     /// The last line of a download: what was saved, how long this run took, and the rate of the bytes this run
     /// fetched, not counting those an earlier run left on disk.
     private static func summary(of result: DownloadResult) -> String {
-        let check =
-            result.verifiedDigest.map { "\($0.algorithm) verified against \($0.source.rawValue)" } ?? "length verified"
+        let check = result.verification
         let saved =
             "Saved \(result.path) (\(Formatting.bytes(result.bytes)), \(check)) in "
             + "\(Formatting.fixed(result.seconds, digits: 1)) s"

@@ -47,7 +47,31 @@ public struct DownloadResult: Sendable, Equatable {
     public var unmodified = false
     /// With automatic connections, the number it settled on by the end; nil for a fixed count.
     public var connections: Int? = nil
+    /// Piece hashes every piece was checked against (`DownloadOptions.pieceHashes`), if there were some. When they
+    /// came with the whole-file digest from the same Metalink, they stand for it: `verifiedDigest` is then nil.
+    public var verifiedPieces: VerifiedPieces? = nil
     /// After a repair pass (`DownloadOptions.repair`), the byte ranges of the kept data that differed from the
     /// server's and were rewritten, merged and in file order (empty when none differed); nil without a repair pass.
     public var repairedRanges: [Range<Int64>]? = nil
+}
+
+extension DownloadResult {
+    /// How many pieces were checked, and by which algorithm.
+    public struct VerifiedPieces: Sendable, Equatable {
+        public var algorithm: DigestAlgorithm
+        public var count: Int
+
+        public init(algorithm: DigestAlgorithm, count: Int) {
+            self.algorithm = algorithm
+            self.count = count
+        }
+    }
+
+    /// What the file was checked against, as the last line says it: `sha-256 verified against Repr-Digest`,
+    /// `sha-256 verified piece by piece (4096 pieces)`, or `length verified`.
+    public var verification: String {
+        if let digest = verifiedDigest { return "\(digest.algorithm) verified against \(digest.source.rawValue)" }
+        if let pieces = verifiedPieces { return "\(pieces.algorithm) verified piece by piece (\(pieces.count) pieces)" }
+        return "length verified"
+    }
 }

@@ -16,6 +16,16 @@ extension DownloadJob {
         var verified: [Int64]? = nil
         /// The piece hashes each segment is checked against, when there are some.
         var pieceHashes: PieceHashes? = nil
+
+        /// The digest the whole file is hashed against: none when the Metalink that gave it also gave piece hashes
+        /// at least as strong, since a file whose every piece matches is the file they describe, and hashing it
+        /// all a second time would only cost time.
+        var wholeFileDigest: ExpectedDigest? {
+            guard let digest, let pieceHashes, digest.source == .metalink,
+                pieceHashes.algorithm.strength >= digest.algorithm.strength
+            else { return digest }
+            return nil
+        }
         /// The digest the complete data failed in an earlier run, carried into every checkpoint until it passes.
         var failedDigest: Manifest.FailedDigest? = nil
         /// For a repair pass, the ranges rewritten so far (by the pass being continued); nil for a download.
@@ -57,7 +67,8 @@ extension DownloadJob {
         }
         let plan = try resumeOrPlan(resource, digest: digest, paths: paths, file: file, store: store)
         lifecycle.advance()
-        let hasher = try plan.digest.map { digest throws(BraidError) in
+        // The whole-file digest is hashed unless the pieces vouch for every byte in its stead.
+        let hasher = try plan.wholeFileDigest.map { digest throws(BraidError) in
             PrefixHasher(algorithm: digest.algorithm, reading: try file.openForReading())
         }
         hasher?.start()
@@ -83,9 +94,12 @@ extension DownloadJob {
         try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal)
         lifecycle.advance()
         var result = DownloadResult(
-            path: paths.final.string, bytes: length, verifiedDigest: plan.digest,
+            path: paths.final.string, bytes: length, verifiedDigest: plan.wholeFileDigest,
             resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
             statistics: lifecycle.spent)
+        result.verifiedPieces = plan.pieceHashes.map {
+            DownloadResult.VerifiedPieces(algorithm: $0.algorithm, count: $0.digests.count)
+        }
         result.repairedRanges = repairSink?.rewrittenRanges
         if let repaired = result.repairedRanges { emit(.notice(Self.repairSummary(repaired))) }
         emit(.completed(result))
