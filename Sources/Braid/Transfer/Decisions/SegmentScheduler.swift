@@ -306,7 +306,7 @@ struct SegmentScheduler: Sendable {
     /// A transfer of a segment ended for a reason that is not the segment's (the URL it went to expired, and
     /// its source is being renewed): what it wrote stays, and the rest waits for the next connection without a
     /// failure counted or a backoff.
-    mutating func requeue(segment index: Int, now: Double, confirms: Bool = true) {
+    mutating func requeue(segment index: Int, now: Double, confirms: Bool) {
         guard case .active = segments[index].state else {
             preconditionFailure("Invalid state: segment \(index) requeued while \(segments[index].state)")
         }

@@ -58,16 +58,21 @@ extension TransferMachine {
             for piece in refetch { avoidedSource[piece] = source }
             retries += 1
             let ranges = bad.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ", ")
-            let from = source.map { " from \(sources[$0].resource.requestedURL)" } ?? ""
+            let from = source.map { " from \(printable(source: $0))" } ?? ""
             actions.append(
                 .retry(reason: "bytes \(ranges)\(from) did not match their digest; fetching them again", delay: delay))
         case let .fail(code, message):
-            let from = source.map { " (last from \(sources[$0].resource.requestedURL))" } ?? ""
+            let from = source.map { " (last from \(printable(source: $0)))" } ?? ""
             actions += confirmPrefix()
             return actions + end(with: .failed(BraidError(code, message + from)))
         case .verifying:
             preconditionFailure("Invalid state: a verified segment is verifying again")
         }
         return actions + confirmPrefix() + proceed()
+    }
+
+    /// A source's URL as given, fit to print: without credentials or control characters.
+    private func printable(source: Int) -> String {
+        PrintableText.sanitised(URLUserinfo.removed(from: sources[source].resource.requestedURL))
     }
 }

@@ -18,14 +18,16 @@ extension TransferMachine {
             case .failure(.fatal) = attempt.verdict, sources[attempt.source].alive
         else { return nil }
         let source = attempt.source
+        // A refused response wrote nothing; what earlier attempts wrote stays as checked, or not, as it was.
+        let confirms = configuration.pieceHashes == nil
         if sources[source].refreshing || attempt.generation < sources[source].generation {
             // Another connection's refusal renews (or renewed) the URL: retry at the fresh one.
-            scheduler.requeue(segment: attempt.segment, now: now)
+            scheduler.requeue(segment: attempt.segment, now: now, confirms: confirms)
             return []
         }
         guard sources[source].answeredSinceRenewal else { return nil }
         sources[source].refreshing = true
-        scheduler.requeue(segment: attempt.segment, now: now)
+        scheduler.requeue(segment: attempt.segment, now: now, confirms: confirms)
         let requested = PrintableText.sanitised(URLUserinfo.removed(from: sources[source].resource.requestedURL))
         return [
             // The refused URL itself is not shown: a signed URL carries its signature.
