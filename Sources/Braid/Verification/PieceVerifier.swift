@@ -71,8 +71,10 @@ final class PieceVerifier: @unchecked Sendable {
         condition.lock()
         if checks.isEmpty {
             finished.append((segment, []))
+            condition.broadcast()
         } else {
-            tallies[segment] = Tally(outstanding: checks.count, bad: [])
+            // A segment submitted again before its result was taken adds its checks to the same result.
+            tallies[segment, default: Tally(outstanding: 0, bad: [])].outstanding += checks.count
             queue += checks.map { Job(segment: segment, check: $0) }
             condition.broadcast()
         }
@@ -130,7 +132,10 @@ final class PieceVerifier: @unchecked Sendable {
 
             let matches = hashMatches(job.check, buffer: buffer)
             condition.lock()
-            var tally = tallies[job.segment]!
+            guard var tally = tallies[job.segment] else {
+                condition.unlock()
+                continue
+            }
             tally.outstanding -= 1
             if !matches { tally.bad.append(job.check.range) }
             var done = false
