@@ -30,8 +30,8 @@ struct MetalinkParser {
     private static let maximumTextBytes = 64 << 10
     /// The attributes read from an element, the only ones any element in the Metalink namespace is asked for.
     private static let attributeNames = ["name", "type", "length", "priority", "location"]
-    /// No network access, and no blank text nodes; never `XML_PARSE_NOENT` (entity substitution) nor
-    /// `XML_PARSE_DTDLOAD`, and errors are not printed (a structured handler drops them, as a fallback these flags).
+    /// No network access and no blank text nodes; never `XML_PARSE_NOENT` (entity substitution) nor
+    /// `XML_PARSE_DTDLOAD`. libxml2's messages are not printed: these flags, and a structured handler that drops them.
     private static let options = Int32(
         XML_PARSE_NONET.rawValue | XML_PARSE_NOBLANKS.rawValue | XML_PARSE_NOERROR.rawValue
             | XML_PARSE_NOWARNING.rawValue)
