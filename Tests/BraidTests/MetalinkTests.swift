@@ -188,7 +188,8 @@ struct MetalinkTests {
     func text() throws {
         let file = try parse(
             Self.wrapping(
-                "<size> 1<!-- x -->0 </size><url><![CDATA[http://a/f?x=1&y=2]]></url><url>http://b/f?x=1&amp;y=&#50;</url>"
+                "<size> 1<!-- x -->0 </size><url><![CDATA[http://a/f?x=1&y=2]]></url>"
+                    + "<url>http://b/f?x=1&amp;y=&#50;</url>"
             )
         ).files[0]
         #expect(file.size == 10)
