@@ -22,9 +22,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
-        // C faces of the system libraries: libcurl (typed setopt wrappers) and OpenSSL's EVP digests.
+        // C faces of the system libraries: libcurl (typed setopt wrappers), OpenSSL's EVP digests and libxml2.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        // libxml2's pull reader for Metalink (FoundationXML would bring all of Foundation and ICU).
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Linux I/O calls Swift's Glibc module leaves out (sync_file_range, renameat2).
         .target(name: "CLinuxIO"),
 
@@ -33,6 +35,7 @@ let package = Package(
             name: "Braid",
             dependencies: [
                 "CCurl",
+                "CLibXML2",
                 "CLinuxIO",
                 "COpenSSL",
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -189,4 +189,28 @@ struct MetalinkDownloadTests {
         #expect(run.status == .exited(2), "\(run.standardError)")
         #expect(run.standardError.contains("cannot read the Metalink file"), "\(run.standardError)")
     }
+
+    @Test(
+        "a malformed Metalink is refused in one line of our own: libxml2 prints nothing to stderr",
+        arguments: [
+            "<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\"><file name=\"a\">",
+            "<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\"><file name=\"&undeclared;\"/></metalink>",
+            "<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\"><file name=\"a\"></url></metalink>",
+            "<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\"><file name=\"a\"/></metalink><trailing/>",
+            // Deeper than libxml2's limit of 256 levels.
+            "<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\">" + String(repeating: "<a>", count: 300),
+        ]
+    )
+    func malformedIsQuiet(document: String) async throws {
+        let fixture = try Fixture()
+        defer { fixture.shutdown() }
+        let path = fixture.path("bad.meta4")
+        try Data(document.utf8).write(to: URL(fileURLWithPath: path))
+
+        let run = try await BraidCLI.run([path, "-d", fixture.directory.url.path])
+
+        #expect(run.status == .exited(2), "\(run.standardError)")
+        let lines = run.standardError.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("not well-formed XML (line "), "\(run.standardError)")
+    }
 }

@@ -184,6 +184,18 @@ struct MetalinkTests {
                 || message?.contains("not well-formed") == true, "\(message ?? "accepted")")
     }
 
+    @Test("Text is XML's: character references and CDATA sections are part of it, comments are not")
+    func text() throws {
+        let file = try parse(
+            Self.wrapping(
+                "<size> 1<!-- x -->0 </size><url><![CDATA[http://a/f?x=1&y=2]]></url>"
+                    + "<url>http://b/f?x=1&amp;y=&#50;</url>"
+            )
+        ).files[0]
+        #expect(file.size == 10)
+        #expect(file.urls.map(\.url) == ["http://a/f?x=1&y=2", "http://b/f?x=1&y=2"])
+    }
+
     @Test("Subdirectories in a name are kept")
     func subdirectories() throws {
         let metalink = try parse(Self.wrapping("<url>http://a/f</url>", name: "dir/sub/f.bin"))

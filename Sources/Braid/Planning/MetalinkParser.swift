@@ -1,16 +1,12 @@
-import Foundation
+import CLibXML2
 
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-
-/// Reads a Metalink v4 document with `XMLParser` (libxml2 underneath), one element at a time, checking each value
-/// as it ends; the first problem stops the parse and becomes the error.
+/// Reads a Metalink v4 document with libxml2's pull reader (`xmlTextReader`), one node at a time, checking each
+/// value as its element ends; the first problem stops the read and becomes the error.
 ///
 /// Only elements in the Metalink namespace are read, and of those only what a download needs: `<file name>`,
 /// `<size>`, `<hash type>`, `<pieces length type>` and its `<hash>`es, `<url priority location>`. Everything else
 /// (`<metaurl>` torrents, `<publisher>`, other namespaces' extensions) is skipped with its content.
-final class MetalinkParser: NSObject, XMLParserDelegate {
+struct MetalinkParser {
     private let source: String
     /// The open elements, by local name; an element outside the Metalink namespace is pushed as `nil`, so that
     /// neither it nor anything inside it matches.
@@ -29,10 +25,16 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
     private var text: String?
     private var textBytes = 0
     private var attributes: [String: String] = [:]
-    private(set) var failure: BraidError?
 
     /// The longest text of one element: a URL or a SHA-512 hex digest is far shorter.
     private static let maximumTextBytes = 64 << 10
+    /// The attributes read from an element, the only ones any element in the Metalink namespace is asked for.
+    private static let attributeNames = ["name", "type", "length", "priority", "location"]
+    /// No network access and no blank text nodes; never `XML_PARSE_NOENT` (entity substitution) nor
+    /// `XML_PARSE_DTDLOAD`. libxml2's messages are not printed: these flags, and a structured handler that drops them.
+    private static let options = Int32(
+        XML_PARSE_NONET.rawValue | XML_PARSE_NOBLANKS.rawValue | XML_PARSE_NOERROR.rawValue
+            | XML_PARSE_NOWARNING.rawValue)
     /// Metalink 3's namespace, which is a different format.
     private static let version3Namespace = "http://www.metalinker.org/"
 
@@ -47,24 +49,30 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         for declaration in ["<!DOCTYPE", "<!ENTITY"] where contains(document, Array(declaration.utf8)) {
             throw Metalink.refusal(source, "declares a DTD or entities (\(declaration)), which Braid refuses")
         }
-        let delegate = MetalinkParser(source: source)
-        let parser = XMLParser(data: Data(document))
-        parser.shouldProcessNamespaces = true
-        parser.shouldReportNamespacePrefixes = false
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = delegate
-        let succeeded = parser.parse()
-        if let failure = delegate.failure { throw failure }
-        guard succeeded else {
-            throw Metalink.refusal(source, "is not well-formed XML (line \(parser.lineNumber))")
+        guard !document.isEmpty else { throw Metalink.refusal(source, "is empty") }
+        var parser = MetalinkParser(source: source)
+        // `withUnsafeBytes` rethrows untyped errors: the refusal comes out as a value.
+        let failure = document.withUnsafeBytes { bytes -> BraidError? in
+            let reader = xmlReaderForMemory(
+                bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, nil, options)
+            guard let reader else { return Metalink.refusal(source, "is not well-formed XML (line 1)") }
+            defer { xmlFreeTextReader(reader) }
+            xmlTextReaderSetStructuredErrorHandler(reader, braid_xml_ignore_error, nil)
+            do throws(BraidError) {
+                try parser.read(reader)
+                return nil
+            } catch {
+                return error
+            }
         }
-        guard delegate.sawRoot else { throw Metalink.refusal(source, "is empty") }
-        guard !delegate.files.isEmpty else { throw Metalink.refusal(source, "describes no <file>") }
+        if let failure { throw failure }
+        guard parser.sawRoot else { throw Metalink.refusal(source, "is empty") }
+        guard !parser.files.isEmpty else { throw Metalink.refusal(source, "describes no <file>") }
         var names: Set<String> = []
-        for file in delegate.files where !names.insert(file.name).inserted {
+        for file in parser.files where !names.insert(file.name).inserted {
             throw Metalink.refusal(source, "describes two files named '\(file.name)'")
         }
-        return Metalink(files: delegate.files)
+        return Metalink(files: parser.files)
     }
 
     private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
@@ -81,21 +89,51 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         }
     }
 
-    // MARK: - XMLParserDelegate
+    // MARK: - Nodes
 
-    func parser(
-        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?,
-        attributes attributeDict: [String: String] = [:]
-    ) {
-        guard failure == nil else { return }
+    /// Walks the document node by node to its end, so that anything not well-formed after the root is refused too.
+    private mutating func read(_ reader: xmlTextReaderPtr) throws(BraidError) {
+        while true {
+            let status = xmlTextReaderRead(reader)
+            guard status != 0 else { return }
+            guard status == 1 else {
+                throw Metalink.refusal(
+                    source, "is not well-formed XML (line \(xmlTextReaderGetParserLineNumber(reader)))")
+            }
+            switch UInt32(bitPattern: xmlTextReaderNodeType(reader)) {
+            case XML_READER_TYPE_ELEMENT.rawValue:
+                let name = xmlTextReaderConstLocalName(reader).map { String(cString: $0) } ?? ""
+                let namespace = xmlTextReaderConstNamespaceUri(reader).map { String(cString: $0) }
+                try startElement(name, namespace: namespace) { attribute in
+                    guard let value = xmlTextReaderGetAttribute(reader, Array(attribute.utf8) + [0]) else { return nil }
+                    defer { braid_xml_free(value) }
+                    return String(cString: value)
+                }
+                // `<url/>` has no end node of its own.
+                if xmlTextReaderIsEmptyElement(reader) == 1 { try endElement() }
+            case XML_READER_TYPE_END_ELEMENT.rawValue:
+                try endElement()
+            case XML_READER_TYPE_TEXT.rawValue, XML_READER_TYPE_CDATA.rawValue,
+                XML_READER_TYPE_WHITESPACE.rawValue, XML_READER_TYPE_SIGNIFICANT_WHITESPACE.rawValue:
+                guard text != nil, let value = xmlTextReaderConstValue(reader) else { break }
+                try characters(String(cString: value))
+            default:
+                break
+            }
+        }
+    }
+
+    private mutating func startElement(
+        _ elementName: String, namespace namespaceURI: String?, attribute: (String) -> String?
+    ) throws(BraidError) {
         if !sawRoot {
             sawRoot = true
             guard elementName == "metalink", namespaceURI == Metalink.namespace else {
                 if elementName == "metalink" && namespaceURI == Self.version3Namespace {
-                    return fail(
-                        parser, "is Metalink 3, an older format Braid does not read; use a Metalink 4 file (.meta4)")
+                    throw Metalink.refusal(
+                        source, "is Metalink 3, an older format Braid does not read; use a Metalink 4 file (.meta4)")
                 }
-                return fail(parser, "is not a Metalink 4 document (its root element is <\(elementName)>)")
+                throw Metalink.refusal(source, "is not a Metalink 4 document (its root element is <\(elementName)>)")
             }
         }
         // Below the root, only a `<file>`'s own elements are read.
@@ -105,13 +143,16 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         open.append(name)
         text = nil
         guard let name else { return }
-        attributes = attributeDict
+        attributes = [:]
+        for key in Self.attributeNames {
+            if let value = attribute(key) { attributes[key] = value }
+        }
         switch (open.count, name) {
         case (2, "file"):
             guard files.count < Metalink.maximumFiles else {
-                return fail(parser, "describes more than \(Metalink.maximumFiles) files")
+                throw Metalink.refusal(source, "describes more than \(Metalink.maximumFiles) files")
             }
-            file = Metalink.File(name: attributeDict["name"] ?? "")
+            file = Metalink.File(name: attributes["name"] ?? "")
             fileURLs = []
         case (3, "size"), (3, "hash"), (3, "url"):
             text = ""
@@ -120,71 +161,61 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
             text = ""
             textBytes = 0
         case (3, "pieces"):
-            startPieces(parser, attributeDict)
+            try startPieces()
         default:
             break
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        guard failure == nil, text != nil else { return }
+    private mutating func characters(_ string: String) throws(BraidError) {
+        guard text != nil else { return }
         textBytes += string.utf8.count
         guard textBytes <= Self.maximumTextBytes else {
-            return fail(parser, "has an element whose text is longer than 64 KiB")
+            throw Metalink.refusal(source, "has an element whose text is longer than 64 KiB")
         }
         text? += string
     }
 
-    func parser(
-        _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
-    ) {
-        guard failure == nil else { return }
+    private mutating func endElement() throws(BraidError) {
         let name = open.popLast() ?? nil
-        let value = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = Self.trimmed(text ?? "")
         text = nil
         guard let name else { return }
-        do throws(BraidError) {
-            switch (open.count + 1, name) {
-            case (2, "file"): try endFile()
-            case (3, "size"): file?.size = try size(value)
-            case (3, "hash"): try endHash(value)
-            case (4, "hash") where open.count == 3 && open[2] == "pieces": try endPieceHash(value)
-            case (3, "pieces"): try endPieces()
-            case (3, "url"): try endURL(value)
-            default: break
-            }
-        } catch {
-            fail(parser, error)
+        switch (open.count + 1, name) {
+        case (2, "file"): try endFile()
+        case (3, "size"):
+            let size = try size(value)
+            file?.size = size
+        case (3, "hash"): try endHash(value)
+        case (4, "hash") where open.count == 3 && open[2] == "pieces": try endPieceHash(value)
+        case (3, "pieces"): try endPieces()
+        case (3, "url"): try endURL(value)
+        default: break
         }
     }
 
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-        guard failure == nil else { return }
-        failure = Metalink.refusal(source, "is not well-formed XML (line \(parser.lineNumber))")
-    }
-
-    private func fail(_ parser: XMLParser, _ problem: String) {
-        fail(parser, Metalink.refusal(source, problem))
-    }
-
-    private func fail(_ parser: XMLParser, _ error: BraidError) {
-        failure = error
-        parser.abortParsing()
+    /// The text without the white space (Unicode's, line breaks included) around it.
+    private static func trimmed(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
     }
 
     // MARK: - Elements
 
-    private func startPieces(_ parser: XMLParser, _ attributes: [String: String]) {
+    private mutating func startPieces() throws(BraidError) {
         guard let length = Self.number(attributes["length"]), length >= 1 else {
-            return fail(
-                parser, "gives <pieces> a length that is not a positive number: '\(attributes["length"] ?? "")'")
+            throw Metalink.refusal(
+                source, "gives <pieces> a length that is not a positive number: '\(attributes["length"] ?? "")'")
         }
         // Pieces in an algorithm Braid does not know are skipped, like such a whole-file hash.
         pieces = (DigestAlgorithm(name: attributes["type"] ?? ""), length)
         pieceDigests = []
     }
 
-    private func endFile() throws(BraidError) {
+    private mutating func endFile() throws(BraidError) {
         guard var done = file else { return }
         file = nil
         try Self.checkName(done.name, source: source)
@@ -213,13 +244,13 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         return size
     }
 
-    private func endHash(_ value: String) throws(BraidError) {
+    private mutating func endHash(_ value: String) throws(BraidError) {
         guard let algorithm = DigestAlgorithm(name: attributes["type"] ?? "") else { return }
-        file?.hashes.append(
-            ExpectedDigest(algorithm: algorithm, bytes: try digest(value, algorithm), source: .metalink))
+        let bytes = try digest(value, algorithm)
+        file?.hashes.append(ExpectedDigest(algorithm: algorithm, bytes: bytes, source: .metalink))
     }
 
-    private func endPieceHash(_ value: String) throws(BraidError) {
+    private mutating func endPieceHash(_ value: String) throws(BraidError) {
         guard let algorithm = pieces?.algorithm else { return }
         guard pieceDigests.count < Metalink.maximumPieces else {
             throw Metalink.refusal(source, "lists more than \(Metalink.maximumPieces) pieces for one file")
@@ -227,7 +258,7 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         pieceDigests.append(try digest(value, algorithm))
     }
 
-    private func endPieces() throws(BraidError) {
+    private mutating func endPieces() throws(BraidError) {
         guard let read = pieces else { return }
         pieces = nil
         let digests = pieceDigests
@@ -238,7 +269,7 @@ final class MetalinkParser: NSObject, XMLParserDelegate {
         file?.pieces = PieceHashes(algorithm: algorithm, pieceLength: read.length, digests: digests)
     }
 
-    private func endURL(_ value: String) throws(BraidError) {
+    private mutating func endURL(_ value: String) throws(BraidError) {
         guard file != nil else { return }
         guard fileURLs.count < Metalink.maximumURLs else {
             throw Metalink.refusal(source, "lists more than \(Metalink.maximumURLs) URLs for one file")
