@@ -97,7 +97,7 @@ struct RateLimitTests {
         let result = try await Self.run(download) { download.rateLimit = nil }
 
         #expect(result.elapsed < .seconds(45), "the lifted limit let it finish in \(result.elapsed)")
-        #expect(result.bytesWhenChanged < 1 << 20, "the limit held until lifted: \(result.bytesWhenChanged)")
+        #expect(Self.held(32 << 10, until: result), "the limit held until lifted: \(result)")
         #expect(try Self.content.firstDifference(fromFileAt: directory.appending("f").path) == nil)
         #expect(download.rateLimit == nil)
     }
@@ -119,26 +119,51 @@ struct RateLimitTests {
         let result = try await Self.run(download) { manager.overallRateLimit = nil }
 
         #expect(result.elapsed < .seconds(45), "the lifted limit let it finish in \(result.elapsed)")
-        #expect(result.bytesWhenChanged < 1 << 20, "the limit held until lifted: \(result.bytesWhenChanged)")
+        #expect(Self.held(32 << 10, until: result), "the limit held until lifted: \(result)")
         #expect(manager.limits.overallRateLimit == nil)
         #expect(try Self.content.firstDifference(fromFileAt: directory.appending("f").path) == nil)
+    }
+
+    /// What `run` saw: how long the whole download took, and how far it was, and after how long, when the limit
+    /// changed.
+    struct LiveChange: CustomStringConvertible {
+        var elapsed: Duration
+        var bytesWhenChanged: Int64
+        var secondsWhenChanged: Double
+
+        var description: String {
+            "\(bytesWhenChanged) bytes after \(secondsWhenChanged) s, done in \(elapsed)"
+        }
+    }
+
+    /// Whether a limit of `rate` bytes a second held until it was changed: no more than the rate allowed since the
+    /// start (plus a second's slack and the first chunks), however long the test took to get there.
+    static func held(_ rate: Int64, until change: LiveChange) -> Bool {
+        change.bytesWhenChanged >= 0
+            && Double(change.bytesWhenChanged) <= Double(rate) * (change.secondsWhenChanged + 1) + Double(256 << 10)
     }
 
     /// Runs `download`, calling `change` once it has received its first bytes and some time has passed under the
     /// limit; returns how long the whole download took and how far it was when the limit changed.
     private static func run(
         _ download: Download, change: @escaping @Sendable () -> Void
-    ) async throws -> (elapsed: Duration, bytesWhenChanged: Int64) {
+    ) async throws -> LiveChange {
         let clock = ContinuousClock()
         let start = clock.now
-        let changedAt = Mutex<Int64?>(nil)
+        let changedAt = Mutex<(bytes: Int64, seconds: Double)?>(nil)
         let watcher = Task {
             for await event in download.events {
                 guard case let .progress(progress) = event, progress.downloadedBytes > 0 else { continue }
                 // Half a second under the limit shows it held; then lift it.
-                guard clock.now - start > .milliseconds(500) else { continue }
+                let since = clock.now - start
+                guard since > .milliseconds(500) else { continue }
                 let first = changedAt.withLock { changed in
-                    defer { if changed == nil { changed = progress.downloadedBytes } }
+                    defer {
+                        if changed == nil {
+                            let (seconds, attoseconds) = since.components
+                            changed = (progress.downloadedBytes, Double(seconds) + Double(attoseconds) / 1e18)
+                        }
+                    }
                     return changed == nil
                 }
                 if first { change() }
@@ -146,6 +171,9 @@ struct RateLimitTests {
         }
         _ = try await download.run()
         await watcher.value
-        return (clock.now - start, changedAt.withLock { $0 } ?? -1)
+        let changed = changedAt.withLock { $0 }
+        return LiveChange(
+            elapsed: clock.now - start, bytesWhenChanged: changed?.bytes ?? -1,
+            secondsWhenChanged: changed?.seconds ?? 0)
     }
 }
