@@ -19,9 +19,9 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// The share by which a step must raise the throughput to be kept.
         var minimumGain = 0.05
         /// Seconds after a change before measuring, so that new connections have their first bytes.
-        var settle = 0.2
+        var settle = 0.1
         /// Seconds a measurement lasts, at least.
-        var window = 0.5
+        var window = 0.25
         /// Seconds between two tries to add connections while holding.
         var recheckInterval = 15.0
         /// Seconds the count stays at most what the server accepted, after a refusal.
