@@ -9,17 +9,15 @@ import Testing
 /// URL that refuses `HEAD`, are tested against the test server's signed URLs in `SignedURLTests`.
 @Suite("braid against moto's S3")
 struct MotoS3Tests {
-    /// Whether `python3` can import moto's server and boto3.
-    static let isAvailable: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import boto3, moto.server"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
+    /// Whether `python3` can import moto's server and boto3. Asked through an awaited child process rather than a
+    /// blocking wait: the first import compiles moto, seconds on a fresh machine, and a blocked thread of the
+    /// cooperative pool would stall every other test meanwhile.
+    static func isAvailable() async -> Bool {
+        guard let run = try? await ChildProcess.run("python3", ["-c", "import boto3, moto.server"]) else {
+            return false
+        }
+        return run.status == .exited(0)
+    }
 
     /// Starts moto on a free port, fills bucket `braid`, prints the bucket's URL and on a second line a presigned
     /// (SigV4, query-string) GET URL of the private object `private.bin`, then waits to be stopped.
@@ -70,7 +68,7 @@ struct MotoS3Tests {
     @Test("each object, and a presigned URL, is downloaded whole, verified by the digest S3 vouches for and no other")
     func objects() async throws {
         // scripts/install-deps (run by scripts/test and CI) installs moto; without it the test fails, not skips.
-        try #require(Self.isAvailable, "python3 with moto[server] and boto3: run scripts/install-deps")
+        try #require(await Self.isAvailable(), "python3 with moto[server] and boto3: run scripts/install-deps")
         let directory = try TemporaryDirectory(prefix: "braid-moto")
         defer { directory.remove() }
         let single = directory.appending("single.expected").path
