@@ -67,14 +67,20 @@ extension TransferMachine {
                     refusedConnection: false
                 )
             )
-            scheduler.discardAttempt(segment: attempt.segment)
-            let kept = scheduler.segments[attempt.segment].flushed
-            if let marks = syncMarks, attempt.segment < marks.count {
-                syncMarks?[attempt.segment] = min(marks[attempt.segment], kept)
-            }
+            discardBytes(of: attempt)
         }
         slots[slot] = .busy(attempt)
         return [.abort(slot: slot)]
+    }
+
+    /// Throws away what `attempt` wrote: nothing confirmed it, and it will be fetched again. A sync in flight
+    /// credits the segment with no more than what is kept.
+    mutating func discardBytes(of attempt: Attempt) {
+        scheduler.discardAttempt(segment: attempt.segment)
+        let kept = scheduler.segments[attempt.segment].flushed
+        if let marks = syncMarks, attempt.segment < marks.count {
+            syncMarks?[attempt.segment] = min(marks[attempt.segment], kept)
+        }
     }
 
     /// Writing `slot`'s bytes to the file failed: retrying cannot help.

@@ -34,11 +34,7 @@ extension TransferMachine {
         {
             return [PieceCheck(range: range, algorithm: digest.algorithm, digest: digest.bytes)]
         }
-        scheduler.discardAttempt(segment: attempt.segment)
-        let kept = scheduler.segments[attempt.segment].flushed
-        if let marks = syncMarks, attempt.segment < marks.count {
-            syncMarks?[attempt.segment] = min(marks[attempt.segment], kept)
-        }
+        discardBytes(of: attempt)
         return nil
     }
 
