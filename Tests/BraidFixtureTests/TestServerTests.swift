@@ -618,6 +618,17 @@ final class TestServerTests {
         #expect(curl.terminationStatus == 18)
     }
 
+    /// The first line the executable writes to `output`: the URL it serves, without the newline.
+    static func firstLine(of output: Pipe) -> String {
+        var firstLine = Data()
+        while !firstLine.contains(0x0A) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            firstLine += chunk
+        }
+        return String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     @Test("The executable serves its content and exits 0 on SIGTERM", .enabled(if: TestServerTests.executable != nil))
     func executableRun() throws {
         let process = Process()
@@ -628,13 +639,7 @@ final class TestServerTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        var firstLine = Data()
-        while !firstLine.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            firstLine += chunk
-        }
-        let url = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = Self.firstLine(of: output)
         #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/data"))
         let refused = try CurlRun(["-D", "-", "-o", file(), url])
         #expect(refused.status == 503)
@@ -659,13 +664,7 @@ final class TestServerTests {
         process.standardOutput = output
         process.standardError = errorOutput
         try process.run()
-        var firstLine = Data()
-        while !firstLine.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            firstLine += chunk
-        }
-        let url = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = Self.firstLine(of: output)
         #expect(try CurlRun(["-o", file(), url, "--next", "--silent", "-r", "0-9", "-o", file(), url]).exitCode == 0)
         process.terminate()
         process.waitUntilExit()
