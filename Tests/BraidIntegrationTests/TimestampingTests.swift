@@ -8,6 +8,29 @@ import Testing
 /// replaces it, and gets the server's time so that the next run can compare.
 @Suite("-N, --timestamping")
 struct TimestampingTests {
+    /// A test server with the file at `/f`, and a scratch directory where `path` is the local copy.
+    struct Fixture {
+        let server: TestServer
+        let directory: TemporaryDirectory
+        var path: String { directory.appending("f").path }
+
+        init(_ route: TestServer.Route) throws {
+            server = TestServer(routes: ["/f": route])
+            try server.start()
+            do {
+                directory = try TemporaryDirectory(prefix: "braid-tstamp")
+            } catch {
+                server.shutdown()
+                throw error
+            }
+        }
+
+        func shutdown() {
+            server.shutdown()
+            directory.remove()
+        }
+    }
+
     static let content = TestContent(seed: 4343, size: 3 << 20)
 
     /// The file's modification time, in seconds since 1970 (with its fraction).
@@ -29,12 +52,9 @@ struct TimestampingTests {
 
     @Test("no local file: downloaded, dated with Last-Modified; run again: one HEAD answered 304, the file untouched")
     func upToDate() async throws {
-        let server = TestServer(routes: ["/f": .init(content: Self.content)])
-        try server.start()
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
-        defer { directory.remove() }
-        let path = directory.appending("f").path
+        let fixture = try Fixture(.init(content: Self.content))
+        defer { fixture.shutdown() }
+        let (server, path) = (fixture.server, fixture.path)
 
         let first = try await BraidCLI.run([server.url("/f"), "-N", "-o", path])
         #expect(first.status == .exited(0), "\(first.standardError)")
@@ -63,12 +83,9 @@ struct TimestampingTests {
 
     @Test("a server that refuses HEAD: the ranged GET carries If-Modified-Since, and its 304 settles it")
     func headRefused() async throws {
-        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: [.refuseHead])])
-        try server.start()
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
-        defer { directory.remove() }
-        let path = directory.appending("f").path
+        let fixture = try Fixture(.init(content: Self.content, faults: [.refuseHead]))
+        defer { fixture.shutdown() }
+        let (server, path) = (fixture.server, fixture.path)
         try Self.plant(
             Data("a copy".utf8), at: path, modified: Double(Self.content.lastModifiedSecondsSince1970 + 1))
 
@@ -85,12 +102,9 @@ struct TimestampingTests {
 
     @Test("--json says a file left as it was is up to date: a notice, and done with skipped and unmodified")
     func upToDateJSON() async throws {
-        let server = TestServer(routes: ["/f": .init(content: Self.content)])
-        try server.start()
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
-        defer { directory.remove() }
-        let path = directory.appending("f").path
+        let fixture = try Fixture(.init(content: Self.content))
+        defer { fixture.shutdown() }
+        let (server, path) = (fixture.server, fixture.path)
         let first = try await BraidCLI.run([server.url("/f"), "-q", "-R", "-o", path])
         #expect(first.status == .exited(0), "\(first.standardError)")
 
@@ -111,12 +125,9 @@ struct TimestampingTests {
 
     @Test("the server's file is newer: downloaded over the old one, which gets the server's time")
     func serverNewer() async throws {
-        let server = TestServer(routes: ["/f": .init(content: Self.content)])
-        try server.start()
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
-        defer { directory.remove() }
-        let path = directory.appending("f").path
+        let fixture = try Fixture(.init(content: Self.content))
+        defer { fixture.shutdown() }
+        let (server, path) = (fixture.server, fixture.path)
         let older = Double(Self.content.lastModifiedSecondsSince1970 - 86_400)
         try Self.plant(Data("an old copy".utf8), at: path, modified: older)
 
@@ -139,12 +150,9 @@ struct TimestampingTests {
         arguments: [true, false]
     )
     func serverIgnoresConditions(sameLength: Bool) async throws {
-        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: [.ignoreConditionals])])
-        try server.start()
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
-        defer { directory.remove() }
-        let path = directory.appending("f").path
+        let fixture = try Fixture(.init(content: Self.content, faults: [.ignoreConditionals]))
+        defer { fixture.shutdown() }
+        let (server, path) = (fixture.server, fixture.path)
         let local = Data(repeating: 0x2A, count: Int(Self.content.size) - (sameLength ? 0 : 1))
         let date = Double(Self.content.lastModifiedSecondsSince1970 + 60)
         try Self.plant(local, at: path, modified: date)
@@ -165,12 +173,9 @@ struct TimestampingTests {
 
     @Test("a server with no Last-Modified: downloaded and replaced, and -v says why")
     func noLastModified() async throws {
-        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: [.noLastModified])])
-        try server.start()
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-tstamp")
-        defer { directory.remove() }
-        let path = directory.appending("f").path
+        let fixture = try Fixture(.init(content: Self.content, faults: [.noLastModified]))
+        defer { fixture.shutdown() }
+        let (server, path) = (fixture.server, fixture.path)
         let date = Date().timeIntervalSince1970.rounded(.down)
         try Self.plant(Data(repeating: 0x2A, count: Int(Self.content.size)), at: path, modified: date)
 
