@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C faces of the system libraries: libcurl (typed setopt wrappers), OpenSSL's EVP digests and libxml2.
@@ -51,12 +52,28 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // `braid daemon`: aria2's JSON-RPC over HTTP and WebSocket (swift-nio), the session file, and the page,
+        // driving downloads through the library's DownloadManager.
+        .target(
+            name: "BraidDaemon",
+            dependencies: [
+                "Braid",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // The command line: argument parsing and printing over the libraries.
         .executableTarget(
             name: "braid",
             dependencies: [
                 "Braid",
                 "BraidBench",
+                "BraidDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -84,6 +101,11 @@ let package = Package(
         .testTarget(
             name: "BraidTests",
             dependencies: ["Braid", "BraidTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "BraidDaemonTests",
+            dependencies: ["BraidDaemon", "Braid", "BraidTestServer", "BraidTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
