@@ -58,6 +58,7 @@ let package = Package(
             name: "BraidDaemon",
             dependencies: [
                 "Braid",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
