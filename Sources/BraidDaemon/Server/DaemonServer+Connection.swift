@@ -20,7 +20,7 @@ extension DaemonServer {
         let negotiated: EventLoopFuture<Negotiated>
 
         /// Sets up a new connection's pipeline: HTTP/1.1 with pipelining and protocol-error handling (malformed
-        /// requests get 400 and a close), and an upgrader that turns `GET /jsonrpc` with `Upgrade: websocket` into
+        /// requests get 400 and a close, here at once), and an upgrader that turns `GET /jsonrpc` with `Upgrade: websocket` into
         /// a WebSocket whose messages, fragments joined, may be at most `maximumMessageBytes` long.
         static func configure(_ channel: any Channel, maximumMessageBytes: Int) throws -> Self {
             let limit = min(max(maximumMessageBytes, 1), Int(UInt32.max))
@@ -55,6 +55,7 @@ extension DaemonServer {
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
                 configuration: NIOUpgradableHTTPServerPipelineConfiguration(upgradeConfiguration: upgrade)
             )
+            try channel.pipeline.syncOperations.addHandler(ParserErrorCloseHandler())
             return Self(channel: channel, negotiated: negotiated)
         }
     }
