@@ -293,6 +293,38 @@ struct Aria2RPCTests {
         _ = rpc
     }
 
+    @Test(
+        "a download the session still lists as active, whose file was finished before a crash, is checked, not fetched again"
+    )
+    func finishedBeforeCrash() async throws {
+        let directory = try TemporaryDirectory(prefix: "braid-daemon-crash")
+        let server = TestServer(routes: ["/file.bin": .init(content: Self.content)])
+        try server.start()
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let path = directory.appending("file.bin").path
+        try Data(Self.content.bytes(in: 0..<Self.content.size)).write(to: URL(fileURLWithPath: path))
+        var task = DaemonTask(
+            gid: "00000000000000a1",
+            request: TaskRequest(uris: [server.url("/file.bin")], directory: directory.url.path),
+            status: .active
+        )
+        task.path = path
+        let session = directory.appending(".braid-session").path
+        try SessionStore(path: session).save { [task] }
+        let (service, _) = try Fixture.makeService(in: directory, session: session, maximumActive: 1)
+        let deadline = ContinuousClock.now + .seconds(90)
+        while service.snapshot(task.gid)?.task.status != .complete, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await service.stop()
+        #expect(service.snapshot(task.gid)?.task.status == .complete)
+        #expect(server.requestLog.allSatisfy { $0.range == nil || $0.method == "HEAD" }, "\(server.requestLog)")
+        #expect(server.totalBodyBytesSent < 64 << 10, "nothing but a probe was sent")
+    }
+
     @Test("a session file that is not Braid's is refused, and left as it was")
     func foreignSession() throws {
         let directory = try TemporaryDirectory(prefix: "braid-daemon-session")

@@ -301,7 +301,10 @@ public final class DaemonService: Sendable {
     private func downloadOptions(for task: DaemonTask) -> DownloadOptions {
         var options = configuration.baseOptions
         if let path = task.path {
+            // This task chose the path before: a file there is its own, finished just before a crash or a stop
+            // that the session did not see. It is checked, not refetched or refused.
             options.destination = .file(path)
+            options.skipExistingIfVerified = true
         } else if let output = task.request.output {
             options.destination = .file(task.request.directory + "/" + output)
         } else {
