@@ -396,3 +396,27 @@ struct DaemonServerTests {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
 }
+
+extension DaemonServerTests {
+    @Test(
+        "A WebSocket message over maximumBodyBytes closes the socket with 1009, whole or in fragments",
+        arguments: [false, true]
+    )
+    func webSocketMessageTooBig(fragmented: Bool) async throws {
+        try await ServerFixture.with(maximumBodyBytes: 1024) { fixture in
+            let client = try await WebSocketTestClient.connect(host: fixture.host, port: fixture.port)
+            let half = String(repeating: "z", count: 800)
+            if fragmented {
+                try await client.send(.text, half, fin: false)
+                try await client.send(.continuation, half, fin: true)
+            } else {
+                try await client.send(.text, half + half)
+            }
+            try await client.waitUntilClosed()
+            var close = try #require(client.received.first { $0.opcode == .connectionClose }).unmaskedData
+            #expect(close.readWebSocketErrorCode() == .messageTooLarge)
+            #expect(fixture.endpoint.received.isEmpty)
+            await client.close()
+        }
+    }
+}
