@@ -23,7 +23,7 @@ extension DaemonServer {
         /// requests get 400 and a close, here at once), and an upgrader that turns `GET /jsonrpc` with `Upgrade: websocket` into
         /// a WebSocket whose messages, fragments joined, may be at most `maximumMessageBytes` long.
         static func configure(_ channel: any Channel, maximumMessageBytes: Int) throws -> Self {
-            let limit = min(max(maximumMessageBytes, 1), Int(UInt32.max))
+            let limit = min(max(maximumMessageBytes, 1), RequestBody.ceiling)
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: limit,
                 enableAutomaticErrorHandling: true,
