@@ -30,3 +30,34 @@ struct DaemonServerRouteTests {
         #expect(HTTPRoute(method: method, target: target) == expected)
     }
 }
+
+extension DaemonServerRouteTests {
+    private static func handshake(
+        method: HTTPMethod = .GET,
+        path: String = "/jsonrpc",
+        dropping: String? = nil,
+        replacing: (String, String)? = nil
+    ) -> HTTPRequestHead {
+        var headers = HTTPHeaders([
+            ("Host", "127.0.0.1"), ("Upgrade", "websocket"), ("Connection", "keep-alive, Upgrade"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13"),
+        ])
+        if let dropping { headers.remove(name: dropping) }
+        if let (name, value) = replacing { headers.replaceOrAdd(name: name, value: value) }
+        return HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
+    }
+
+    @Test("Only a complete WebSocket handshake at /jsonrpc reaches NIO's upgrader")
+    func acceptableHandshakes() {
+        #expect(UpgradeRequestFilter.isAcceptableHandshake(Self.handshake()))
+        #expect(UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(path: "/jsonrpc?x=1")))
+        #expect(UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(replacing: ("Upgrade", "WebSocket"))))
+        #expect(!UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(path: "/")))
+        #expect(!UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(method: .POST)))
+        #expect(!UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(dropping: "Sec-WebSocket-Key")))
+        #expect(!UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(dropping: "Connection")))
+        #expect(!UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(replacing: ("Sec-WebSocket-Version", "8"))))
+        #expect(!UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(replacing: ("Upgrade", "h2c"))))
+        #expect(!UpgradeRequestFilter.isAcceptableHandshake(Self.handshake(replacing: ("Sec-WebSocket-Key", ""))))
+    }
+}

@@ -420,3 +420,53 @@ extension DaemonServerTests {
         }
     }
 }
+
+extension DaemonServerTests {
+    @Test(
+        "Hostile or broken input gets an HTTP error answer and never takes the server down",
+        arguments: [
+            "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+            "POST /jsonrpc HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            "POST /jsonrpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot hex\r\n",
+            "GET /jsonrpc?method=%&id=%ff%fe&params=%%% HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /jsonrpc HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+            "GET /jsonrpc HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 99\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 200_000) + "\r\n\r\n",
+            "GET http://elsewhere/ HTTP/1.1\r\nHost: x\r\n\r\n",
+            "\u{16}\u{3}\u{1}\u{0}\u{a5}\u{1}\u{0}\u{0}\u{a1}\u{3}\u{3}\r\n\r\n",
+            "\u{0}\u{0}\u{0}\u{0}\r\n\r\n",
+        ]
+    )
+    func hostileInput(input: String) async throws {
+        try await ServerFixture.with { fixture in
+            let client = try await RawTCPClient(host: fixture.host, port: fixture.port)
+            try? await client.send(input)
+            try await client.waitUntilReceived("HTTP/1.1 ")
+            #expect(!client.received.hasPrefix("HTTP/1.1 2") || input.hasPrefix("GET http"))
+            await client.close()
+            let response = try await CurlResponse.fetch(["--data-binary", Self.request, fixture.url("/jsonrpc")])
+            #expect(response.status == 200)
+        }
+    }
+}
+
+extension DaemonServerTests {
+    @Test("An upgrade the server will not make is served as plain HTTP instead of hanging")
+    func unwantedUpgradeServedAsHTTP() async throws {
+        try await ServerFixture.with { fixture in
+            let upgrade = ["-H", "Connection: Upgrade", "-H", "Upgrade: websocket"]
+            let page = try await CurlResponse.fetch(upgrade + [fixture.url("/")])
+            #expect(page.status == 200)
+            #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+
+            let h2c = [
+                "-H", "Connection: Upgrade, HTTP2-Settings", "-H", "Upgrade: h2c", "-H",
+                "HTTP2-Settings: AAMAAABkAAQAAP__",
+            ]
+            let rpc = try await CurlResponse.fetch(h2c + ["--data-binary", Self.request, fixture.url("/jsonrpc")])
+            #expect(rpc.status == 200)
+            #expect(fixture.endpoint.received == [Self.request])
+        }
+    }
+}
