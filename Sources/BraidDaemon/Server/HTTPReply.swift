@@ -74,6 +74,9 @@ struct HTTPReply: Equatable {
         text(.payloadTooLarge, "request body larger than \(limit) bytes\n", closes: true)
     }
 
+    /// A request that could not be served as sent (a broken WebSocket handshake); the connection closes.
+    static func badRequest() -> Self { text(.badRequest, "bad request\n", closes: true) }
+
     /// A path the server does not have.
     static func notFound() -> Self { text(.notFound, "not found\n") }
 
