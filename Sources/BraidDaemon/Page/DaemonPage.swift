@@ -83,17 +83,24 @@ public enum DaemonPage {
         table { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line);
           border-radius: 8px; overflow: hidden; }
         th, td { padding: 8px 10px; text-align: left; border-bottom: 1px solid var(--line); vertical-align: middle; }
-        th { font-size: 12px; font-weight: 600; color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em; }
+        th {
+          font-size: 12px; font-weight: 600; color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em;
+        }
         tr:last-child td { border-bottom: none; }
         td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
         .name { font-weight: 600; word-break: break-all; }
         .detail { color: var(--muted); font-size: 12px; word-break: break-word; }
         tr[data-status="error"] .detail { color: var(--error); }
-        .status { font-size: 12px; padding: 1px 8px; border-radius: 999px; border: 1px solid var(--line); white-space: nowrap; }
+        .status {
+          font-size: 12px; padding: 1px 8px; border-radius: 999px; border: 1px solid var(--line); white-space: nowrap;
+        }
         tr[data-status="active"] .status { color: var(--accent); border-color: var(--accent); }
         tr[data-status="complete"] .status { color: var(--done); border-color: var(--done); }
         tr[data-status="error"] .status { color: var(--error); border-color: var(--error); }
-        .progress { position: relative; height: 8px; border-radius: 4px; background: var(--track); overflow: hidden; min-width: 120px; }
+        .progress {
+          position: relative; height: 8px; border-radius: 4px; background: var(--track); overflow: hidden;
+          min-width: 120px;
+        }
         .progress > div { position: absolute; inset: 0 auto 0 0; background: var(--accent); }
         tr[data-status="complete"] .progress > div { background: var(--done); }
         tr[data-status="error"] .progress > div { background: var(--error); }
@@ -119,7 +126,8 @@ public enum DaemonPage {
         </header>
         <main>
           <form id="add-form" autocomplete="off">
-            <input id="add-url" type="text" inputmode="url" spellcheck="false" placeholder="https://example.com/file.iso" aria-label="URL to download">
+            <input id="add-url" type="text" inputmode="url" spellcheck="false"
+              placeholder="https://example.com/file.iso" aria-label="URL to download">
             <button id="add-button" class="primary" type="submit">Add</button>
           </form>
           <p id="message" role="status"></p>
@@ -146,6 +154,10 @@ public enum DaemonPage {
           const fromHash = new URLSearchParams(location.hash.replace(/^#/, "")).get("token");
           if (fromHash) { token = fromHash; remember(token); }
           tokenField.value = token;
+          window.addEventListener("hashchange", () => {
+            const changed = new URLSearchParams(location.hash.replace(/^#/, "")).get("token");
+            if (changed && changed !== token) { token = changed; tokenField.value = token; remember(token); refresh(); }
+          });
           tokenField.addEventListener("change", () => {
             token = tokenField.value.trim();
             remember(token);
@@ -234,7 +246,9 @@ public enum DaemonPage {
                 reject(new Error(method + " timed out"));
               }, 15000);
               pending.set(id, { resolve, reject, timer });
-              const request = { jsonrpc: "2.0", id: id, method: method, params: raw ? params : withToken(params || []) };
+              const request = {
+                jsonrpc: "2.0", id: id, method: method, params: raw ? params : withToken(params || []),
+              };
               socket.send(JSON.stringify(request));
             });
           }
@@ -304,12 +318,15 @@ public enum DaemonPage {
             if (first.path) { return basename(first.path); }
             const uris = Array.isArray(first.uris) ? first.uris : [];
             if (uris[0] && uris[0].uri) {
-              try { return decodeURIComponent(basename(uris[0].uri)) || uris[0].uri; } catch (e) { return basename(uris[0].uri); }
+              try { return decodeURIComponent(basename(uris[0].uri)) || uris[0].uri; }
+              catch (e) { return basename(uris[0].uri); }
             }
             return String(item.gid || "download");
           }
           function etaOf(item, braid) {
-            if (braid && braid.etaSeconds !== null && braid.etaSeconds !== undefined) { return duration(braid.etaSeconds); }
+            if (braid && braid.etaSeconds !== null && braid.etaSeconds !== undefined) {
+              return duration(braid.etaSeconds);
+            }
             const speed = number(item.downloadSpeed), left = number(item.totalLength) - number(item.completedLength);
             if (item.status !== "active" || speed <= 0 || left <= 0) { return "–"; }
             return duration(left / speed);
@@ -395,7 +412,8 @@ public enum DaemonPage {
             p.status.textContent = status;
             const fraction = total > 0 ? Math.min(1, done / total) : (status === "complete" ? 1 : 0);
             p.bar.style.width = (fraction * 100).toFixed(1) + "%";
-            p.percent.textContent = (fraction * 100).toFixed(1) + "% · " + bytes(done) + (total > 0 ? " of " + bytes(total) : "");
+            p.percent.textContent =
+              (fraction * 100).toFixed(1) + "% · " + bytes(done) + (total > 0 ? " of " + bytes(total) : "");
             p.speed.textContent = status === "active" ? bytes(item.downloadSpeed) + "/s" : "–";
             p.eta.textContent = etaOf(item, braid);
             drawSegments(p.map, braid, total, fraction);
