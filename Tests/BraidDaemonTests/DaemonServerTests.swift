@@ -106,7 +106,8 @@ struct DaemonServerTests {
             let query = "method=aria2.addUri&id=QXJpYU5n&params=" + Self.urlEncoded(params)
             let response = try await CurlResponse.fetch([fixture.url("/jsonrpc?" + query)])
             let expected =
-                #"{"jsonrpc":"2.0","method":"aria2.addUri","id":"QXJpYU5n","params":["token:s3cret",["http://example.com/a b"]]}"#
+                #"{"jsonrpc":"2.0","method":"aria2.addUri","id":"QXJpYU5n","#
+                + #""params":["token:s3cret",["http://example.com/a b"]]}"#
             #expect(response.status == 200)
             #expect(response.headers["access-control-allow-origin"] == "*")
             #expect(fixture.endpoint.received == [expected])

@@ -101,8 +101,8 @@ struct HTTPReply: Equatable {
         return Self(status: status, headers: headers, body: Array(message.utf8), closes: closes)
     }
 
-    /// The response parts for a request of `version`, with `Content-Length` (except on 204) and, when the connection is to close,
-    /// `Connection: close`.
+    /// The response parts for a request of `version`, with `Content-Length` (except on 204) and, when the
+    /// connection is to close, `Connection: close`.
     func parts(version: HTTPVersion, keepAlive: Bool) -> [HTTPServerResponsePart] {
         var headers = headers
         if status != .noContent {
