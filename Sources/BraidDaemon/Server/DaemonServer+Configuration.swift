@@ -7,7 +7,7 @@ extension DaemonServer {
         public var port: Int
         /// The largest JSON-RPC request accepted, in bytes: an HTTP body, or a WebSocket message after its fragments
         /// are joined. Larger HTTP bodies are answered with 413 and the connection closed; larger WebSocket messages
-        /// close the socket with 1009 (message too big).
+        /// close the socket with 1009 (message too big). Values above 1 GiB count as 1 GiB.
         public var maximumBodyBytes: Int
         /// The HTML document served at `/` and `/index.html`.
         public var page: [UInt8]

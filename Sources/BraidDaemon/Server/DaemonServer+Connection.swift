@@ -20,14 +20,15 @@ extension DaemonServer {
         let negotiated: EventLoopFuture<Negotiated>
 
         /// Sets up a new connection's pipeline: HTTP/1.1 with pipelining and protocol-error handling (malformed
-        /// requests get 400 and a close, here at once), and an upgrader that turns `GET /jsonrpc` with `Upgrade: websocket` into
-        /// a WebSocket whose messages, fragments joined, may be at most `maximumMessageBytes` long.
+        /// requests get 400 and a close, here at once), and an upgrader that turns a valid WebSocket handshake at
+        /// `/jsonrpc` into a WebSocket whose messages, fragments joined, may be at most `maximumMessageBytes` long.
         static func configure(_ channel: any Channel, maximumMessageBytes: Int) throws -> Self {
-            let limit = min(max(maximumMessageBytes, 1), Int(UInt32.max))
+            let limit = min(max(maximumMessageBytes, 1), RequestBody.ceiling)
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: limit,
                 enableAutomaticErrorHandling: true,
                 shouldUpgrade: { channel, head in
+                    // `UpgradeRequestFilter` has let only handshakes at `/jsonrpc` through.
                     let isRPC = HTTPRoute.split(head.uri).path == HTTPRoute.rpcPath
                     return channel.eventLoop.makeSucceededFuture(isRPC ? HTTPHeaders() : nil)
                 },
@@ -55,6 +56,10 @@ extension DaemonServer {
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
                 configuration: NIOUpgradableHTTPServerPipelineConfiguration(upgradeConfiguration: upgrade)
             )
+            let upgradeHandler = try channel.pipeline.syncOperations.handler(
+                type: NIOTypedHTTPServerUpgradeHandler<Negotiated>.self
+            )
+            try channel.pipeline.syncOperations.addHandler(UpgradeRequestFilter(), position: .before(upgradeHandler))
             try channel.pipeline.syncOperations.addHandler(ParserErrorCloseHandler())
             return Self(channel: channel, negotiated: negotiated)
         }

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 
 /// The daemon's HTTP/1.1 and WebSocket server: the page at `/`, and aria2's JSON-RPC at `/jsonrpc` as POST, as
@@ -96,13 +97,22 @@ public final class DaemonServer: Sendable {
     }
 
     private func serve(_ connection: Connection) async {
+        let negotiated: Connection.Negotiated
         do {
-            let negotiated = try await withTaskCancellationHandler {
+            negotiated = try await withTaskCancellationHandler {
                 try await connection.negotiated.get()
             } onCancel: {
                 // A client that connected and said nothing would otherwise hold a stop up forever.
                 connection.channel.close(promise: nil)
             }
+        } catch {
+            // A WebSocket handshake NIO refused (no key, unknown version) leaves the request unanswered; malformed
+            // HTTP was already answered and closed, and then this write fails harmlessly.
+            logger.debug("daemon connection refused", metadata: ["reason": "\(error)"])
+            await Self.refuse(connection.channel)
+            return
+        }
+        do {
             switch negotiated {
             case .http(let channel):
                 let http = HTTPConnection(
@@ -117,5 +127,17 @@ public final class DaemonServer: Sendable {
         } catch {
             logger.debug("daemon connection ended", metadata: ["reason": "\(error)"])
         }
+    }
+
+    /// Answers 400 on a connection whose first request could not be served, and closes it.
+    private static func refuse(_ channel: any Channel) async {
+        let parts = HTTPReply.badRequest().parts(version: .http1_1, keepAlive: false)
+        for part in parts.dropLast() {
+            channel.write(part, promise: nil)
+        }
+        if let last = parts.last {
+            try? await channel.writeAndFlush(last).get()
+        }
+        try? await channel.close()
     }
 }

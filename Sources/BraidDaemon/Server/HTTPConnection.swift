@@ -94,8 +94,9 @@ struct HTTPConnection {
             contentsOf: HTTPReply.payloadTooLarge(limit: maximumBodyBytes).parts(
                 version: head.version, keepAlive: false)
         )
+        let enough = min(maximumBodyBytes, RequestBody.ceiling) * 4
         var dropped = 0
-        while dropped <= 4 * maximumBodyBytes, let part = try await parts.next() {
+        while dropped <= enough, let part = try await parts.next() {
             guard case .body(let chunk) = part else { break }
             dropped += chunk.readableBytes
         }

@@ -74,6 +74,9 @@ struct HTTPReply: Equatable {
         text(.payloadTooLarge, "request body larger than \(limit) bytes\n", closes: true)
     }
 
+    /// A request that could not be served as sent (a broken WebSocket handshake); the connection closes.
+    static func badRequest() -> Self { text(.badRequest, "bad request\n", closes: true) }
+
     /// A path the server does not have.
     static func notFound() -> Self { text(.notFound, "not found\n") }
 
@@ -98,8 +101,8 @@ struct HTTPReply: Equatable {
         return Self(status: status, headers: headers, body: Array(message.utf8), closes: closes)
     }
 
-    /// The response parts for a request of `version`, with `Content-Length` (except on 204) and, when the connection is to close,
-    /// `Connection: close`.
+    /// The response parts for a request of `version`, with `Content-Length` (except on 204) and, when the
+    /// connection is to close, `Connection: close`.
     func parts(version: HTTPVersion, keepAlive: Bool) -> [HTTPServerResponsePart] {
         var headers = headers
         if status != .noContent {

@@ -11,23 +11,29 @@ struct RequestBody {
         case tooLarge
     }
 
+    /// The most any limit can be: a `ByteBuffer` holds at most 4 GiB, and no JSON-RPC request needs a gigabyte.
+    static let ceiling = 1 << 30
+    /// How much is reserved up front for a declared length; a larger body grows as it arrives, so a client cannot
+    /// make the server allocate by merely declaring a length.
+    static let reservation = 1 << 20
+
     /// The largest body accepted, in bytes.
     let limit: Int
     /// The bytes received so far.
     private(set) var collected: ByteBuffer
 
     init(limit: Int, declaredLength: Int?) {
-        self.limit = limit
+        self.limit = min(limit, Self.ceiling)
         self.collected = ByteBuffer()
         if let declaredLength, declaredLength > 0 {
-            collected.reserveCapacity(min(declaredLength, limit))
+            collected.reserveCapacity(min(declaredLength, self.limit, Self.reservation))
         }
     }
 
     /// Whether a request that declares `declaredLength` (nil: it declares nothing) may be read at all.
     static func admits(declaredLength: Int?, limit: Int) -> Bool {
         guard let declaredLength else { return true }
-        return declaredLength <= limit
+        return declaredLength <= min(limit, ceiling)
     }
 
     /// Adds the next chunk; `.tooLarge` once the total passes the limit (the chunk is then not kept).

@@ -14,14 +14,16 @@ struct WebSocketConnection {
 
     let endpoint: any RPCEndpoint
 
-    /// Serves until the client closes the socket or the task is cancelled, when the client is sent a close frame
-    /// (1001, going away) first; the channel is closed on return and the notifications are dropped.
+    /// Serves until the client closes the socket, breaks the protocol, or the task is cancelled. Unless the client
+    /// closed first it is sent a close frame: 1001 (going away) on a stop, 1009 (message too big) for a message over
+    /// the limit, 1002 for broken fragmentation. The channel is closed on return and the notifications are dropped.
     func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) async throws {
         let notifications = endpoint.notifications()
         try await channel.executeThenClose { inbound, outbound in
-            let clientClosed: Bool
+            // The close frame still owed to the client; nil once its own close has been answered.
+            let closeCode: WebSocketErrorCode?
             do {
-                clientClosed = try await withThrowingTaskGroup(of: Void.self) { forwarding in
+                let clientClosed = try await withThrowingTaskGroup(of: Void.self) { forwarding in
                     forwarding.addTask {
                         for await notification in notifications {
                             try await outbound.write(Self.textFrame(notification))
@@ -30,21 +32,24 @@ struct WebSocketConnection {
                     defer { forwarding.cancelAll() }
                     return try await answerRequests(inbound, outbound: outbound)
                 }
+                closeCode = clientClosed ? nil : .goingAway
+            } catch let error as NIOWebSocketFrameAggregator.Error {
+                closeCode = error == .accumulatedFrameSizeIsTooLarge ? .messageTooLarge : .protocolError
             } catch {
-                // Cancelled by a stop, or the client went away, or broke the protocol (NIO has then sent its close).
-                clientClosed = false
+                // Cancelled by a stop, or the client went away, or broke the framing (NIO has then sent its close).
+                closeCode = .goingAway
             }
-            if !clientClosed {
+            if let closeCode {
                 // Through the channel: the writer refuses writes from a cancelled task. Fails harmlessly if the client
                 // is already gone.
-                let goingAway = Self.closeFrame(code: .goingAway)
-                try? await channel.channel.writeAndFlush(goingAway).get()
+                try? await channel.channel.writeAndFlush(Self.closeFrame(code: closeCode)).get()
             }
         }
     }
 
     /// Reads frames and answers them until the client's close frame (true: it has been answered) or the end of the
-    /// stream (false), or throws when the stream fails or the task is cancelled; in-flight requests are cancelled and awaited before returning.
+    /// stream (false), or throws when the stream fails or the task is cancelled; in-flight requests are cancelled and
+    /// awaited before returning.
     private func answerRequests(
         _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>,
         outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
