@@ -131,7 +131,8 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         let rpc = Aria2RPC(service: service, directory: directory, secret: secret) { stopRequested.yield() }
         let server = DaemonServer(
-            configuration: .init(host: address.host, port: address.port, page: DaemonPage.html),
+            configuration: .init(
+                host: address.host, port: address.port, page: DaemonPage.html, admitsOtherOrigins: secret != nil),
             endpoint: rpc
         )
         let bound: (host: String, port: Int)

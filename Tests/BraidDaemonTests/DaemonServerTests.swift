@@ -209,7 +209,7 @@ struct DaemonServerTests {
             let client = try await RawTCPClient(host: fixture.host, port: fixture.port)
             let bodies = (1...5).map { #"{"jsonrpc":"2.0","method":"m","id":\#($0)}"# }
             let requests = bodies.map {
-                "POST /jsonrpc HTTP/1.1\r\nHost: x\r\nContent-Length: \($0.utf8.count)\r\n\r\n\($0)"
+                "POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \($0.utf8.count)\r\n\r\n\($0)"
             }
             try await client.send(requests.joined())
             try await client.waitUntilReceived("HTTP/1.1 200", count: 5)
@@ -434,8 +434,8 @@ extension DaemonServerTests {
         "Hostile or broken input gets an HTTP error answer and never takes the server down",
         arguments: [
             "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
-            "POST /jsonrpc HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
-            "POST /jsonrpc HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot hex\r\n",
+            "POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            "POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot hex\r\n",
             "GET /jsonrpc?method=%&id=%ff%fe&params=%%% HTTP/1.1\r\nHost: x\r\n\r\n",
             "GET /jsonrpc HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
             "GET /jsonrpc HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"

@@ -20,6 +20,7 @@ struct ServerFixture {
         host: String = "127.0.0.1",
         maximumBodyBytes: Int = 2 * 1024 * 1024,
         page: [UInt8] = Array("<!doctype html><p>test page</p>".utf8),
+        admitsOtherOrigins: Bool = false,
         _ body: (ServerFixture) async throws -> Result
     ) async throws -> Result {
         let endpoint = EchoEndpoint()
@@ -27,7 +28,8 @@ struct ServerFixture {
             host: host,
             port: 0,
             maximumBodyBytes: maximumBodyBytes,
-            page: page
+            page: page,
+            admitsOtherOrigins: admitsOtherOrigins
         )
         let server = DaemonServer(configuration: configuration, endpoint: endpoint)
         let (boundHost, port) = try await server.start()

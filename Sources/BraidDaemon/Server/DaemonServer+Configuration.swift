@@ -11,6 +11,10 @@ extension DaemonServer {
         public var maximumBodyBytes: Int
         /// The HTML document served at `/` and `/index.html`.
         public var page: [UInt8]
+        /// Whether `/jsonrpc` answers requests from web pages of other origins. Only with a secret (then every
+        /// method needs the token): without one, any site the user visits could drive the daemon. See
+        /// `OriginPolicy`.
+        public var admitsOtherOrigins: Bool
 
         /// - Parameters:
         ///   - maximumBodyBytes: 2 MiB by default, room for `aria2.addTorrent` with a large base64 torrent.
@@ -18,12 +22,14 @@ extension DaemonServer {
             host: String = "127.0.0.1",
             port: Int = 6800,
             maximumBodyBytes: Int = 2 * 1024 * 1024,
-            page: [UInt8] = []
+            page: [UInt8] = [],
+            admitsOtherOrigins: Bool = false
         ) {
             self.host = host
             self.port = port
             self.maximumBodyBytes = maximumBodyBytes
             self.page = page
+            self.admitsOtherOrigins = admitsOtherOrigins
         }
     }
 }

@@ -22,7 +22,7 @@ extension DaemonServer {
         /// Sets up a new connection's pipeline: HTTP/1.1 with pipelining and protocol-error handling (malformed
         /// requests get 400 and a close, here at once), and an upgrader that turns a valid WebSocket handshake at
         /// `/jsonrpc` into a WebSocket whose messages, fragments joined, may be at most `maximumMessageBytes` long.
-        static func configure(_ channel: any Channel, maximumMessageBytes: Int) throws -> Self {
+        static func configure(_ channel: any Channel, maximumMessageBytes: Int, policy: OriginPolicy) throws -> Self {
             let limit = min(max(maximumMessageBytes, 1), RequestBody.ceiling)
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: limit,
@@ -59,7 +59,8 @@ extension DaemonServer {
             let upgradeHandler = try channel.pipeline.syncOperations.handler(
                 type: NIOTypedHTTPServerUpgradeHandler<Negotiated>.self
             )
-            try channel.pipeline.syncOperations.addHandler(UpgradeRequestFilter(), position: .before(upgradeHandler))
+            try channel.pipeline.syncOperations.addHandler(
+                UpgradeRequestFilter(policy: policy), position: .before(upgradeHandler))
             try channel.pipeline.syncOperations.addHandler(ParserErrorCloseHandler())
             return Self(channel: channel, negotiated: negotiated)
         }

@@ -69,13 +69,14 @@ public final class DaemonServer: Sendable {
 
     private func bind(on group: MultiThreadedEventLoopGroup) async throws -> NIOAsyncChannel<Connection, Never> {
         let maximumMessageBytes = configuration.maximumBodyBytes
+        let policy = OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins)
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 128)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: configuration.host, port: configuration.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try Connection.configure(channel, maximumMessageBytes: maximumMessageBytes)
+                    try Connection.configure(channel, maximumMessageBytes: maximumMessageBytes, policy: policy)
                 }
             }
     }
@@ -118,7 +119,8 @@ public final class DaemonServer: Sendable {
                 let http = HTTPConnection(
                     endpoint: endpoint,
                     page: configuration.page,
-                    maximumBodyBytes: configuration.maximumBodyBytes
+                    maximumBodyBytes: configuration.maximumBodyBytes,
+                    policy: OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins)
                 )
                 try await http.serve(channel)
             case .webSocket(let channel):

@@ -15,6 +15,7 @@ struct HTTPConnection {
     let endpoint: any RPCEndpoint
     let page: [UInt8]
     let maximumBodyBytes: Int
+    let policy: OriginPolicy
 
     /// Serves until the client closes, asks to close, sends something that forces a close, or the task is
     /// cancelled; the channel is closed on return.
@@ -56,7 +57,10 @@ struct HTTPConnection {
                 return .close
             }
         }
-        let reply = await reply(to: HTTPRoute(method: head.method, target: head.uri), body: body.bytes)
+        let route = HTTPRoute(method: head.method, target: head.uri)
+        let reply =
+            route.isRPC && !policy.admits(head.headers)
+            ? HTTPReply.forbiddenOrigin() : await reply(to: route, body: body.bytes)
         try await outbound.write(contentsOf: reply.parts(version: head.version, keepAlive: head.isKeepAlive))
         return reply.closesConnection ? .close : .keepOpen
     }

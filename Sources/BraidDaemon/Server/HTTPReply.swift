@@ -77,6 +77,15 @@ struct HTTPReply: Equatable {
     /// A request that could not be served as sent (a broken WebSocket handshake); the connection closes.
     static func badRequest() -> Self { text(.badRequest, "bad request\n", closes: true) }
 
+    /// A request to `/jsonrpc` the origin policy refuses: from another site's page, or by a name that is not
+    /// loopback, while the daemon has no secret.
+    static func forbiddenOrigin() -> Self {
+        text(
+            .forbidden,
+            "forbidden: without --rpc-secret, only this daemon's own page and programs on this machine may call it\n"
+        )
+    }
+
     /// A path the server does not have.
     static func notFound() -> Self { text(.notFound, "not found\n") }
 

@@ -16,6 +16,14 @@ enum HTTPRoute: Equatable {
     /// Any other path.
     case notFound
 
+    /// Whether the route reaches the JSON-RPC endpoint (the preflight does not: it only answers headers).
+    var isRPC: Bool {
+        switch self {
+        case .rpcPost, .rpcGet: true
+        default: false
+        }
+    }
+
     /// The path of the JSON-RPC endpoint, for plain HTTP and for the WebSocket upgrade alike.
     static let rpcPath = "/jsonrpc"
 

@@ -7,17 +7,24 @@ import NIOHTTP1
 /// NIO's typed upgrade handler (2.101) drops the request when an upgrade is asked for and no upgrader takes it
 /// (`GET /` with `Upgrade: websocket`, a handshake without `Sec-WebSocket-Key`, `Upgrade: h2c`): the connection
 /// then waits forever for a request it will never see. Deciding up front avoids that. Only the first request can
-/// upgrade, so the filter removes itself after the first head and never sees WebSocket frames.
+/// upgrade, so the filter removes itself after the first head and never sees WebSocket frames. A handshake the
+/// origin policy refuses is not upgraded either: served as plain HTTP, it is answered 403.
 final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
+
+    let policy: OriginPolicy
+
+    init(policy: OriginPolicy) {
+        self.policy = policy
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = Self.unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             return
         }
-        if head.headers.contains(name: "upgrade"), !Self.isAcceptableHandshake(head) {
+        if head.headers.contains(name: "upgrade"), !Self.isAcceptableHandshake(head) || !policy.admits(head.headers) {
             head.headers.remove(name: "upgrade")
         }
         context.fireChannelRead(Self.wrapInboundOut(.head(head)))
