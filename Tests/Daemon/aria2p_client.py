@@ -29,6 +29,7 @@ from daemon_common import (
     content_length,
     expected_content,
     run,
+    wait_for_daemon,
     wait_until,
 )
 
@@ -88,6 +89,7 @@ def main():
     parser.add_argument("--rpc-url", required=True, help="the daemon's JSON-RPC URL, http://HOST:PORT/jsonrpc")
     options = parser.parse_args()
 
+    wait_for_daemon(options.rpc_url, options.secret)
     rpc_url = urllib.parse.urlsplit(options.rpc_url)
     check(rpc_url.path == "/jsonrpc", f"aria2p only speaks to /jsonrpc, not {rpc_url.path}")
     api = aria2p.API(aria2p.Client(host=f"http://{rpc_url.hostname}", port=rpc_url.port, secret=options.secret))

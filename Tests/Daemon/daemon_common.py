@@ -255,14 +255,7 @@ class Daemon:
             else:
                 self.base_url = f"http://127.0.0.1:{port}"
             self.rpc_url = self.base_url + "/jsonrpc"
-            probe = RPC(self.rpc_url, secret, timeout=2)
-
-            def answers():
-                self.child.check_running("the daemon to answer getVersion")
-                return probe.call("aria2.getVersion")
-
-            wait_until("the daemon to answer aria2.getVersion", 30, answers)
-            probe.close()
+            wait_for_daemon(self.rpc_url, secret, self.child)
         except BaseException:
             self.child.stop()
             raise
@@ -280,6 +273,25 @@ class Daemon:
 
     def stop(self):
         return self.child.stop()
+
+
+def wait_for_daemon(rpc_url, secret, child=None, timeout=30):
+    """Waits until the daemon at ``rpc_url`` answers aria2.getVersion (fails fast if ``child`` exits)."""
+    probe = RPC(rpc_url, secret, timeout=2)
+
+    def answers():
+        if child is not None:
+            child.check_running("the daemon to answer aria2.getVersion")
+        try:
+            return probe.call("aria2.getVersion")
+        except OSError:
+            probe.close()
+            raise
+
+    try:
+        return wait_until(f"the daemon at {rpc_url} to answer aria2.getVersion", timeout, answers)
+    finally:
+        probe.close()
 
 
 def common_arguments(description):

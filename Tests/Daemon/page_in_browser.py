@@ -21,7 +21,17 @@ from selenium.common.exceptions import StaleElementReferenceException, WebDriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from daemon_common import RPC, check, check_file, common_arguments, content_length, expected_content, run, wait_until
+from daemon_common import (
+    RPC,
+    check,
+    check_file,
+    common_arguments,
+    content_length,
+    expected_content,
+    run,
+    wait_for_daemon,
+    wait_until,
+)
 
 TIMEOUT = 120
 
@@ -43,7 +53,9 @@ def main():
     options = parser.parse_args()
     size = content_length(options.file_url)
     expected = expected_content(size, options.seed)
-    rpc = RPC(options.page_url.rstrip("/") + "/jsonrpc", options.secret)
+    rpc_url = options.page_url.rstrip("/") + "/jsonrpc"
+    wait_for_daemon(rpc_url, options.secret)
+    rpc = RPC(rpc_url, options.secret)
 
     driver = browser()
     try:

@@ -44,6 +44,12 @@ def main():
     parser = common_arguments(__doc__)
     parser.add_argument("--daemon-bin", help="the daemon's executable (default: braid or aria2c on PATH)")
     parser.add_argument("--session", required=True, help="the session file, shared by both runs")
+    parser.add_argument(
+        "--daemon-arg",
+        action="append",
+        default=[],
+        help="an extra daemon flag, as --flag=VALUE (braid's names; -j and --max-connections-per-host map to aria2c's)",
+    )
     parser.add_argument("--logs", help="where the daemons' stdout and stderr go (default: next to --session)")
     options = parser.parse_args()
     logs = options.logs or os.path.dirname(os.path.abspath(options.session))
@@ -53,7 +59,16 @@ def main():
     expected = expected_content(size, options.seed)
 
     def start(name):
-        return Daemon(options.daemon, options.daemon_bin, options.dir, options.session, options.secret, logs, name=name)
+        return Daemon(
+            options.daemon,
+            options.daemon_bin,
+            options.dir,
+            options.session,
+            options.secret,
+            logs,
+            extra=options.daemon_arg,
+            name=name,
+        )
 
     def path(name):
         return os.path.join(options.dir, name)
