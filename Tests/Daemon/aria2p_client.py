@@ -55,7 +55,12 @@ class Notifications:
             return [event for event, event_gid in self.events if event_gid == gid]
 
     def wait(self, event, gid, what):
-        wait_until(f"{event} for {what} (gid {gid}); seen: {self.of(gid)}", TIMEOUT, lambda: event in self.of(gid))
+        def arrived():
+            seen = self.of(gid)
+            check(event == "error" or "error" not in seen, f"onDownloadError for {what} (gid {gid}) instead of {event}")
+            return event in seen
+
+        wait_until(lambda: f"{event} for {what} (gid {gid}); seen: {self.of(gid)}", TIMEOUT, arrived)
 
 
 def connected_listener(api, notifications):

@@ -33,7 +33,10 @@ def check(condition, message):
 
 
 def wait_until(what, timeout, predicate, interval=0.05):
-    """Polls ``predicate`` until it returns a truthy value, which is returned; raises Failure after ``timeout``."""
+    """Polls ``predicate`` until it returns a truthy value, which is returned; raises Failure after ``timeout``.
+
+    ``what`` describes the wait in the failure message; a callable is asked then, to describe the state at the end.
+    """
     deadline = time.monotonic() + timeout
     last_error = None
     while True:
@@ -45,7 +48,8 @@ def wait_until(what, timeout, predicate, interval=0.05):
             last_error = error
         if time.monotonic() > deadline:
             suffix = f" (last error: {last_error})" if last_error else ""
-            raise Failure(f"timed out after {timeout} s waiting for {what}{suffix}")
+            description = what() if callable(what) else what
+            raise Failure(f"timed out after {timeout} s waiting for {description}{suffix}")
         time.sleep(interval)
 
 

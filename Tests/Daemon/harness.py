@@ -11,11 +11,14 @@ stops everything; exits with the script's status. For example, against the real 
 """
 
 import argparse
+import functools
+import http.server
 import os
 import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 
 from daemon_common import DAEMONS, Daemon, Failure, start_file_server
 
@@ -40,7 +43,7 @@ def main():
     os.makedirs(directory)
     secret = secrets.token_hex(8)
     server, url = start_file_server(options.test_server, options.size, options.rate, logs)
-    daemon = None
+    daemon = stub = None
     try:
         arguments = [sys.executable, options.script, "--daemon", options.daemon, "--secret", secret]
         arguments += ["--file-url", url, "--dir", directory]
@@ -51,8 +54,17 @@ def main():
         else:
             daemon = Daemon(options.daemon, options.daemon_bin, directory, session, secret, logs)
             arguments += ["--rpc-url", daemon.rpc_url]
+        if os.path.basename(options.script) == "page_in_browser.py":
+            arguments += ["--screenshot", os.path.join(work, "page.png")]
+            if options.daemon == "braid":
+                arguments += ["--page-url", daemon.base_url + "/"]
+            else:
+                stub = serve_stub_page(daemon.rpc_url.replace("http://", "ws://", 1), work)
+                arguments += ["--page-url", f"http://127.0.0.1:{stub.server_port}/"]
         code = subprocess.call(arguments + options.script_arguments)
     finally:
+        if stub:
+            stub.shutdown()
         if daemon:
             daemon.stop()
         server.stop()
@@ -60,6 +72,23 @@ def main():
     if not options.keep and code == 0:
         subprocess.call(["rm", "-rf", work])
     sys.exit(code)
+
+
+def serve_stub_page(websocket_url, work):
+    """Serves stub_page.html, pointed at ``websocket_url``, at / on a free port: aria2c has no page of its own."""
+    html = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stub_page.html")).read()
+    root = os.path.join(work, "stub-page")
+    os.makedirs(root)
+    with open(os.path.join(root, "index.html"), "w") as page:
+        page.write(html.replace("RPC_URL", websocket_url))
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *arguments):
+            pass
+
+    handler = functools.partial(Quiet, directory=root)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 if __name__ == "__main__":

@@ -50,10 +50,11 @@ def main():
     parser = common_arguments(__doc__)
     parser.add_argument("--page-url", required=True, help="the daemon's page, http://HOST:PORT/")
     parser.add_argument("--screenshot", required=True, help="where to save a PNG of the page mid-download")
+    parser.add_argument("--rpc-url", help="the daemon's JSON-RPC URL (default: PAGE/jsonrpc, as braid serves both)")
     options = parser.parse_args()
     size = content_length(options.file_url)
     expected = expected_content(size, options.seed)
-    rpc_url = options.page_url.rstrip("/") + "/jsonrpc"
+    rpc_url = options.rpc_url or options.page_url.rstrip("/") + "/jsonrpc"
     wait_for_daemon(rpc_url, options.secret)
     rpc = RPC(rpc_url, options.secret)
 
