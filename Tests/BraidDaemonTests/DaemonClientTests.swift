@@ -3,8 +3,9 @@ import BraidTestSupport
 import Foundation
 import Testing
 
-/// `braid daemon` driven by clients nobody at Braid wrote: aria2p's API and notification listener, a daemon
-/// killed with SIGKILL and restarted from its session, and the web page in headless Chromium through Selenium.
+/// `braid daemon` driven by clients nobody at Braid wrote: aria2p's API and notification listener, raw JSON-RPC
+/// checking aria2's answers detail by detail, a daemon killed with SIGKILL and restarted from its session, and the
+/// web page in headless Chromium through Selenium.
 ///
 /// The clients are the Python scripts in `Tests/Daemon`, each run as a child process that exits 0 when every check
 /// holds and prints its reason otherwise. They were written against the real aria2 first; set
@@ -41,6 +42,15 @@ struct DaemonClientTests {
             let daemon = try await fixture.startDaemon()
             defer { fixture.expectCleanStop(daemon) }
             try await fixture.runScript("aria2p_client.py", ["--rpc-url", daemon.rpcURL])
+        }
+    }
+
+    @Test("aria2's answers in the details clients depend on: errors, keys, queue order, notifications, removal")
+    func rpcSemantics() async throws {
+        try await withFixture(prefix: "braid-daemon-semantics") { fixture in
+            let daemon = try await fixture.startDaemon()
+            defer { fixture.expectCleanStop(daemon) }
+            try await fixture.runScript("rpc_semantics.py", ["--rpc-url", daemon.rpcURL])
         }
     }
 
