@@ -120,40 +120,33 @@ def exercise(api, raw, options, size, expected, digest, notifications):
     def path(name):
         return os.path.join(options.dir, name)
 
-    # Four downloads of the same throttled URL under four names; one with a right checksum, one with a wrong one.
-    plain = api.add_uris([options.file_url], options={"out": "plain.bin"})
-    verified = api.add_uris([options.file_url], options={"out": "verified.bin", "checksum": f"sha-256={digest}"})
-    paused = api.add_uris([options.file_url], options={"out": "paused.bin"})
-    removed = api.add_uris([options.file_url], options={"out": "removed.bin"})
-    corrupt = api.add_uris([options.file_url], options={"out": "corrupt.bin", "checksum": f"sha-256={'0' * 64}"})
-    downloads = {"plain": plain, "verified": verified, "paused": paused, "removed": removed, "corrupt": corrupt}
+    def receiving(download, name):
+        """Waits for onDownloadStart and the first bytes: a download is paused or removed mid-flight."""
+        notifications.wait("start", download.gid, name)
+        wait_until(f"{name} to receive bytes", TIMEOUT, lambda: api.get_download(download.gid).completed_length > 0)
 
-    gids = [download.gid for download in downloads.values()]
-    check(len(set(gids)) == len(gids), f"gids are not distinct: {gids}")
-    for name, download in downloads.items():
+    def gid_check(download, name):
         check(
             len(download.gid) == 16 and all(c in "0123456789abcdef" for c in download.gid),
             f"{name}: gid {download.gid!r} is not 16 lowercase hex digits, as aria2's are",
         )
         check(download.status in ("active", "waiting"), f"{name}: status right after addUri is {download.status}")
 
-    listed = {download.gid: download for download in api.get_downloads()}
-    for name, download in downloads.items():
-        check(download.gid in listed, f"{name} ({download.gid}) is missing from get_downloads: {list(listed)}")
-        check(str(listed[download.gid].dir) == options.dir, f"{name}: dir {listed[download.gid].dir} != {options.dir}")
-
-    for name in ("plain", "paused", "removed"):
-        notifications.wait("start", downloads[name].gid, name)
-
-    # Pause while bytes are flowing; aria2 answers with the gid and the download reports "paused".
-    wait_until("paused.bin to receive its first bytes", TIMEOUT, lambda: api.get_download(paused.gid).completed_length > 0)
+    # One at a time first, so that however many downloads the daemon runs at once, each of these two is alone on
+    # the throttled server and still receiving when it is paused or removed.
+    paused = api.add_uris([options.file_url], options={"out": "paused.bin"})
+    gid_check(paused, "paused.bin")
+    receiving(paused, "paused.bin")
     check(api.pause([paused]) == [True], "api.pause did not succeed")
     notifications.wait("pause", paused.gid, "paused.bin")
     wait_until("paused.bin to report status paused", TIMEOUT, lambda: api.get_download(paused.gid).status == "paused")
     at_pause = api.get_download(paused.gid).completed_length
     check(at_pause < size, f"paused.bin completed ({at_pause} of {size}) before it could be paused; throttle harder")
 
-    # Remove another mid-flight: onDownloadStop, status "removed", listed by tellStopped until its result is removed.
+    # Remove one mid-flight: onDownloadStop, status "removed", listed by tellStopped until its result is removed.
+    removed = api.add_uris([options.file_url], options={"out": "removed.bin"})
+    gid_check(removed, "removed.bin")
+    receiving(removed, "removed.bin")
     check(api.client.remove(removed.gid) == removed.gid, "aria2.remove did not answer the gid")
     notifications.wait("stop", removed.gid, "removed.bin")
     status = wait_until(
@@ -164,6 +157,21 @@ def exercise(api, raw, options, size, expected, digest, notifications):
     check(set(status) == {"gid", "status"}, f"tellStatus with keys answered other keys too: {sorted(status)}")
     stopped = [entry["gid"] for entry in raw.call("aria2.tellStopped", 0, 100, ["gid"])]
     check(removed.gid in stopped, f"removed.bin ({removed.gid}) is not in tellStopped: {stopped}")
+
+    # Three more together: plain, with a right checksum, with a wrong one.
+    plain = api.add_uris([options.file_url], options={"out": "plain.bin"})
+    verified = api.add_uris([options.file_url], options={"out": "verified.bin", "checksum": f"sha-256={digest}"})
+    corrupt = api.add_uris([options.file_url], options={"out": "corrupt.bin", "checksum": f"sha-256={'0' * 64}"})
+    downloads = {"plain": plain, "verified": verified, "paused": paused, "removed": removed, "corrupt": corrupt}
+    for name in ("plain", "verified", "corrupt"):
+        gid_check(downloads[name], f"{name}.bin")
+    gids = [download.gid for download in downloads.values()]
+    check(len(set(gids)) == len(gids), f"gids are not distinct: {gids}")
+
+    listed = {download.gid: download for download in api.get_downloads()}
+    for name, download in downloads.items():
+        check(download.gid in listed, f"{name} ({download.gid}) is missing from get_downloads: {list(listed)}")
+        check(str(listed[download.gid].dir) == options.dir, f"{name}: dir {listed[download.gid].dir} != {options.dir}")
 
     # A paused download stays put while the others finish; then it resumes to completion.
     for name in ("plain", "verified"):

@@ -80,13 +80,14 @@ def main():
         wait_until("done.bin to complete", TIMEOUT, lambda: status(rpc, done)["status"] == "complete")
         check_file(path("done.bin"), expected, "done.bin before the kill")
 
-        active = rpc.call("aria2.addUri", [options.file_url], {"out": "active.bin"})
+        # One at a time, so each is alone on the throttled server and still receiving when paused or killed.
         paused = rpc.call("aria2.addUri", [options.file_url], {"out": "paused.bin"})
-        for gid, name in ((active, "active.bin"), (paused, "paused.bin")):
-            wait_until(f"{name} to receive bytes", TIMEOUT, lambda g=gid: int(status(rpc, g)["completedLength"]) > 0)
+        wait_until("paused.bin to receive bytes", TIMEOUT, lambda: int(status(rpc, paused)["completedLength"]) > 0)
         check(rpc.call("aria2.pause", paused) == paused, "aria2.pause did not answer the gid")
         wait_until("paused.bin to be paused", TIMEOUT, lambda: status(rpc, paused)["status"] == "paused")
         paused_bytes = int(status(rpc, paused)["completedLength"])
+        active = rpc.call("aria2.addUri", [options.file_url], {"out": "active.bin"})
+        wait_until("active.bin to receive bytes", TIMEOUT, lambda: int(status(rpc, active)["completedLength"]) > 0)
         if options.daemon == "aria2c":
             check(rpc.call("aria2.saveSession") == "OK", "aria2.saveSession did not answer OK")
         before_kill = status(rpc, active)
