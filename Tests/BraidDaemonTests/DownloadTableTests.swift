@@ -68,14 +68,14 @@ struct DownloadTableTests {
         #expect(table.task(a.gid)?.status == .active)
     }
 
-    @Test("pausing a waiting download holds it; unpausing lets it wait again")
+    @Test("pausing a waiting download holds it, without a notification (as aria2); unpausing lets it wait again")
     func pauseWaiting() throws {
         var table = DownloadTable(maximumActive: 1)
         let a = Self.task(1), b = Self.task(2)
         _ = table.add(a)
         _ = table.add(b)
         let effects = try table.pause(b.gid)
-        #expect(effects == [.notify(method: "aria2.onDownloadPause", gid: b.gid)])
+        #expect(effects == [])
         #expect(Self.started(table.finished(a.gid, .completed(path: "/d/1", length: 1, verification: ""))) == [])
         #expect(Self.started(try table.unpause(b.gid)) == [b.gid])
     }
@@ -108,12 +108,32 @@ struct DownloadTableTests {
         #expect(effects.contains(.notify(method: "aria2.onDownloadStop", gid: a.gid)))
         #expect(Self.started(effects) == [])
         #expect(table.stoppedTasks.map(\.status) == [.removed])
+        #expect(table.task(a.gid)?.errorCode == 31)
         #expect(throws: DownloadTable.Refusal.self) { try table.removeResult(a.gid) }
         #expect(Self.started(table.finished(a.gid, .stopped)) == [b.gid])
         #expect(table.task(a.gid)?.status == .removed)
         try table.removeResult(a.gid)
         #expect(table.task(a.gid) == nil)
         #expect(table.stoppedTotal == 1)
+    }
+
+    @Test("removing a waiting or paused download forgets it at once, silently, as aria2 does")
+    func removeWaiting() throws {
+        var table = DownloadTable(maximumActive: 1)
+        let a = Self.task(1), b = Self.task(2), c = Self.task(3)
+        _ = table.add(a)
+        _ = table.add(b)
+        _ = table.add(c)
+        _ = try table.pause(c.gid)
+        #expect(try table.remove(b.gid) == [])
+        #expect(try table.remove(c.gid) == [])
+        #expect(table.task(b.gid) == nil && table.task(c.gid) == nil)
+        #expect(table.stoppedTasks.isEmpty && table.waitingTasks.isEmpty)
+        // A paused download whose transfer is still winding down is cancelled, then forgotten.
+        _ = try table.pause(a.gid)
+        #expect(try table.remove(a.gid) == [.cancel(gid: a.gid)])
+        #expect(table.finished(a.gid, .stopped) == [])
+        #expect(table.task(a.gid) == nil)
     }
 
     @Test("a failure of a running download is an error with aria2's code; one of a paused download is not")
@@ -169,6 +189,7 @@ struct DownloadTableTests {
         _ = table.add(Self.task(2))
         _ = table.finished(Self.task(1).gid, .completed(path: "/d/1", length: 1, verification: ""))
         _ = try table.remove(Self.task(2).gid)
+        #expect(table.stoppedTasks.count == 2)
         table.purgeResults()
         #expect(table.stoppedTasks.map(\.gid) == [Self.task(2).gid])
     }

@@ -68,15 +68,15 @@ public struct DownloadTable: Sendable {
         }
     }
 
-    /// aria2's `pause`: a waiting download is held; an active one has its transfer interrupted and goes to the
-    /// front of the queue, paused.
+    /// aria2's `pause`: a waiting download is held (silently, as aria2 does: it never started); an active one has
+    /// its transfer interrupted and goes to the front of the queue, paused, announced with `onDownloadPause`.
     public mutating func pause(_ gid: String) throws(Refusal) -> [Effect] {
         guard var task = tasks[gid] else { throw Self.notFound(gid) }
         switch task.status {
         case .waiting:
             task.status = .paused
             tasks[gid] = task
-            return [.notify(method: "aria2.onDownloadPause", gid: gid)]
+            return []
         case .active:
             task.status = .paused
             tasks[gid] = task
@@ -97,26 +97,32 @@ public struct DownloadTable: Sendable {
         return pump()
     }
 
-    /// aria2's `remove`: the download stops for good (its partial file is kept) and is listed as removed.
+    /// aria2's `remove`. A running download stops for good (its partial file is kept) and is listed as removed,
+    /// with aria2's error code 31 and `onDownloadStop`; a waiting or paused one, which never ran or was stopped
+    /// already, is forgotten at once, silently, as aria2 forgets it.
     public mutating func remove(_ gid: String) throws(Refusal) -> [Effect] {
         guard var task = tasks[gid] else { throw Self.notFound(gid) }
-        let wasActive: Bool
         switch task.status {
-        case .active: wasActive = true
-        case .waiting, .paused: wasActive = false
-        case .complete, .error, .removed: throw Refusal(message: "Active Download not found for GID#\(gid)")
+        case .active:
+            task.status = .removed
+            task.errorCode = Self.removedErrorCode
+            tasks[gid] = task
+            active.removeAll { $0 == gid }
+            stopped.append(gid)
+            stoppedTotal += 1
+            return [.cancel(gid: gid), .notify(method: "aria2.onDownloadStop", gid: gid)] + pump()
+        case .waiting, .paused:
+            tasks[gid] = nil
+            waiting.removeAll { $0 == gid }
+            // A paused transfer may still be winding down: it is cancelled, and its report finds nothing to change.
+            return inFlight.contains(gid) ? [.cancel(gid: gid)] : []
+        case .complete, .error, .removed:
+            throw Refusal(message: "Active Download not found for GID#\(gid)")
         }
-        task.status = .removed
-        tasks[gid] = task
-        active.removeAll { $0 == gid }
-        waiting.removeAll { $0 == gid }
-        stopped.append(gid)
-        stoppedTotal += 1
-        var effects: [Effect] = []
-        if wasActive || inFlight.contains(gid) { effects.append(.cancel(gid: gid)) }
-        effects.append(.notify(method: "aria2.onDownloadStop", gid: gid))
-        return effects + pump()
     }
+
+    /// aria2's `errorCode` of a download removed while it ran.
+    static let removedErrorCode = 31
 
     /// aria2's `removeDownloadResult`: a stopped download is forgotten.
     public mutating func removeResult(_ gid: String) throws(Refusal) {
