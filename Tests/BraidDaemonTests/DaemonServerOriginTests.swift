@@ -17,6 +17,7 @@ struct DaemonServerOriginTests {
             ["-H", "Host: evil.example:6800"],
             ["-H", "Host: 127.0.0.1.evil.example"],
             ["-H", "Origin: null"],
+            ["-H", "Sec-Fetch-Site: cross-site", "-H", "Sec-Fetch-Mode: no-cors"],
             [
                 "-H", "Origin: http://evil.example", "-H", "Connection: Upgrade", "-H", "Upgrade: websocket",
                 "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "-H", "Sec-WebSocket-Version: 13", "--get",
@@ -30,6 +31,21 @@ struct DaemonServerOriginTests {
             )
             #expect(response.status == 403)
             #expect(fixture.endpoint.received.isEmpty)
+        }
+    }
+
+    @Test("without a secret, aria2's JSONP answer (made for other sites' scripts) is refused; with one it is given")
+    func jsonp() async throws {
+        let query = "/jsonrpc?method=aria2.tellActive&id=1&params=W10%3D&jsoncallback=steal"
+        try await ServerFixture.with { fixture in
+            let response = try await CurlResponse.fetch([fixture.url(query)])
+            #expect(response.status == 403)
+            #expect(fixture.endpoint.received.isEmpty)
+        }
+        try await ServerFixture.with(admitsOtherOrigins: true) { fixture in
+            let response = try await CurlResponse.fetch([fixture.url(query)])
+            #expect(response.status == 200)
+            #expect(response.body.hasPrefix("steal("))
         }
     }
 

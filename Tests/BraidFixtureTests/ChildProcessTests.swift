@@ -38,7 +38,7 @@ struct ChildProcessTests {
 
     @Test("a signal sent mid-run is reported as the cause of death", arguments: [SIGINT, SIGTERM, SIGKILL])
     func signalTermination(signal: Int32) async throws {
-        let child = try ChildProcess("sleep", ["30"])
+        let child = try ChildProcess("sleep", ["600"])
         #expect(child.status == nil)
         child.send(signal)
         #expect(try await child.waitForExit(timeout: .seconds(10)) == .signalled(signal))
@@ -63,7 +63,7 @@ struct ChildProcessTests {
 
     @Test("waitUntil returns once stderr says so, and the child is still running")
     func waitForStandardError() async throws {
-        let child = try ChildProcess("sh", ["-c", "echo starting >&2; sleep 0.2; echo ready >&2; exec sleep 30"])
+        let child = try ChildProcess("sh", ["-c", "echo starting >&2; sleep 0.2; echo ready >&2; exec sleep 600"])
         try await child.waitUntilStandardError(contains: "ready", timeout: .seconds(10))
         #expect(child.status == nil)
         #expect(child.standardError == "starting\nready\n")
@@ -75,7 +75,7 @@ struct ChildProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let file = directory.appending("growing")
-        let child = try ChildProcess("sh", ["-c", "head -c 100000 /dev/zero > \"$0\"; exec sleep 30", file.path])
+        let child = try ChildProcess("sh", ["-c", "head -c 100000 /dev/zero > \"$0\"; exec sleep 600", file.path])
         defer { child.stop(signal: SIGKILL) }
         try await child.waitUntil("the file to reach 100000 bytes", timeout: .seconds(10)) {
             let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
@@ -98,7 +98,7 @@ struct ChildProcessTests {
 
     @Test("a wait past its deadline throws and leaves the child to the caller")
     func waitTimesOut() async throws {
-        let child = try ChildProcess("sleep", ["30"])
+        let child = try ChildProcess("sleep", ["600"])
         await #expect(throws: TestSupportError.self) {
             try await child.waitForExit(timeout: .milliseconds(100))
         }

@@ -163,14 +163,15 @@ struct InstallTests {
         let output = try #require(zsh.range(of: "{-o,--output}'[Save to FILE"))
         #expect(root.upperBound < output.lowerBound && output.upperBound < get.lowerBound, "in the root function")
         #expect(zsh[output.upperBound...].prefix(while: { $0 != "\n" }).hasSuffix(":FILE:_files'"))
-        #expect(zsh.contains("[[ \"${words[2]}\" == (get|bench|help) ]] && url_spec=()"), "a subcommand is no URL")
+        #expect(
+            zsh.contains("[[ \"${words[2]}\" == (get|bench|daemon|help) ]] && url_spec=()"), "a subcommand is no URL")
 
         let fish = try staging.contents("usr/local/share/fish/vendor_completions.d/braid.fish")
         let fishOutput = fish.split(separator: "\n").filter {
             $0.contains("for_flags_or_options \"braid\" o output") && $0.contains("-s 'o' -l 'output'")
         }
         #expect(fishOutput.count == 1 && fishOutput.first?.hasSuffix(" -rF") == true, "\(fishOutput)")
-        #expect(fish.contains("__braid_parse_subcommand (contains -- \"$unparsed_tokens[2]\" get bench help;"))
+        #expect(fish.contains("__braid_parse_subcommand (contains -- \"$unparsed_tokens[2]\" get bench daemon help;"))
     }
 
     @Test(

@@ -74,6 +74,7 @@ struct HTTPConnection {
         case .rpcGet(let query):
             do throws(JSONRPCGetForm.Failure) {
                 let form = try JSONRPCGetForm(query: query)
+                if form.callback != nil, !policy.admitsJSONP { return .forbiddenOrigin() }
                 return .rpc(await endpoint.respond(to: form.body), callback: form.callback)
             } catch {
                 return .rpcError(code: error.code, message: error.message)

@@ -7,7 +7,10 @@ import NIOHTTP1
 /// `POST` of `text/plain` without asking first, and apply no CORS at all to WebSockets. And a site whose name
 /// resolves to 127.0.0.1 (DNS rebinding) would even be same-origin. So, without a secret, a request must name a
 /// loopback host in `Host` (what a rebound name does not), and any `Origin` it carries must be the daemon's own.
-/// With a secret the token protects every method, and any origin may call (AriaNg is served from elsewhere).
+/// Browsers that send `Sec-Fetch-Site` say so for requests that carry no `Origin` (a `<script>` or `<img>` pointing
+/// at aria2's GET form): anything but `same-origin` or `none` (typed by the user) is refused. And the GET form's
+/// JSONP (`jsoncallback`), which exists to be read by other sites' scripts, needs a secret. With a secret the token
+/// protects every method, and any origin may call (AriaNg is served from elsewhere).
 struct OriginPolicy: Sendable, Equatable {
     /// Whether requests from other origins are admitted: true when the daemon has a secret.
     let admitsOtherOrigins: Bool
@@ -18,13 +21,18 @@ struct OriginPolicy: Sendable, Equatable {
         guard hosts.count <= 1 else { return false }
         guard let host = hosts.first else {
             // HTTP/1.0 without Host: not a browser, which always sends one.
-            return headers["origin"].isEmpty
+            return headers["origin"].isEmpty && headers["sec-fetch-site"].isEmpty
         }
         guard Self.isLoopback(host: host) else { return false }
+        let fetchSites = headers["sec-fetch-site"].map { $0.lowercased() }
+        guard fetchSites.allSatisfy({ $0 == "same-origin" || $0 == "none" }) else { return false }
         let origins = headers["origin"]
         guard !origins.isEmpty else { return true }
         return origins.count == 1 && (origins[0] == "http://" + host || origins[0] == "https://" + host)
     }
+
+    /// Whether aria2's JSONP answers may be given: they are read by another site's script, so only with a secret.
+    var admitsJSONP: Bool { admitsOtherOrigins }
 
     /// Whether a `Host` value (`127.0.0.1:6800`, `localhost:6800`, `[::1]:6800`) names this machine by an address
     /// no DNS answer can change.
