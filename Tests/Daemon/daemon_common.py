@@ -26,10 +26,17 @@ class Failure(Exception):
     """A check that did not hold; the scripts print its message and exit 1."""
 
 
+# With --keep-going, failed checks are collected here and the script carries on, to list every difference at once.
+_failures = None
+
+
 def check(condition, message):
     """Like ``assert`` but survives ``python3 -O`` and says what was expected."""
     if not condition:
-        raise Failure(message)
+        if _failures is None:
+            raise Failure(message)
+        _failures.append(message)
+        print(f"FAILED CHECK: {message}", file=sys.stderr, flush=True)
 
 
 def wait_until(what, timeout, predicate, interval=0.05):
@@ -306,7 +313,16 @@ def common_arguments(description):
     parser.add_argument("--file-url", required=True, help="Braid's test server URL (throttled per connection)")
     parser.add_argument("--seed", type=int, default=1, help="the test server's --seed (default 1)")
     parser.add_argument("--dir", required=True, help="the daemon's download directory, to compare files")
+    parser.add_argument(
+        "--keep-going", action="store_true", help="report every failed check, not only the first (a diagnosis aid)"
+    )
     return parser
+
+
+def keep_going():
+    """Collects failed checks from now on instead of stopping at the first; ``run`` reports them."""
+    global _failures
+    _failures = []
 
 
 def run(main):
@@ -321,5 +337,8 @@ def run(main):
 
         traceback.print_exc()
         print(f"FAIL: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    if _failures:
+        print(f"FAIL: {len(_failures)} checks failed:\n" + "\n".join(_failures), file=sys.stderr, flush=True)
         sys.exit(1)
     print("PASS", flush=True)

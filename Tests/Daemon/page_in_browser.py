@@ -26,6 +26,7 @@ from daemon_common import (
     check,
     check_file,
     common_arguments,
+    keep_going,
     content_length,
     expected_content,
     run,
@@ -52,6 +53,8 @@ def main():
     parser.add_argument("--screenshot", required=True, help="where to save a PNG of the page mid-download")
     parser.add_argument("--rpc-url", help="the daemon's JSON-RPC URL (default: PAGE/jsonrpc, as braid serves both)")
     options = parser.parse_args()
+    if options.keep_going:
+        keep_going()
     size = content_length(options.file_url)
     expected = expected_content(size, options.seed)
     rpc_url = options.rpc_url or options.page_url.rstrip("/") + "/jsonrpc"

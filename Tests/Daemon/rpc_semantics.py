@@ -21,7 +21,7 @@ import threading
 
 import websocket
 
-from daemon_common import RPC, RPCError, check, common_arguments, run, wait_for_daemon, wait_until
+from daemon_common import RPC, RPCError, check, common_arguments, keep_going, run, wait_for_daemon, wait_until
 
 TIMEOUT = 60
 UNKNOWN = "0123456789abcdef"
@@ -72,13 +72,15 @@ def refused(call, code, message, what):
         check(error.code == code, f"{what}: error code {error.code} ({error.message!r}), aria2's is {code}")
         check(message in error.message, f"{what}: message {error.message!r}, aria2's contains {message!r}")
         return
-    raise AssertionError(f"{what}: answered {answer!r}, aria2 refuses it with code {code}")
+    check(False, f"{what}: answered {answer!r}, aria2 refuses it with code {code}")
 
 
 def main():
     parser = common_arguments(__doc__)
     parser.add_argument("--rpc-url", required=True)
     options = parser.parse_args()
+    if options.keep_going:
+        keep_going()
     wait_for_daemon(options.rpc_url, options.secret)
     rpc = RPC(options.rpc_url, options.secret)
     listener = Listener(options.rpc_url.replace("http://", "ws://", 1))
