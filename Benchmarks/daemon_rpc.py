@@ -3,7 +3,7 @@
 
 Starts the test server, throttled to --rate bytes/s per connection (1 KiB/s by default: the active downloads move
 next to nothing, so what is measured is the daemon's own overhead), and the daemon with `-j 2` and one connection
-per host. Queues --downloads (100) downloads of one large file: 2 active, 98 waiting. Opens --clients (20)
+per download (addUri's max-connection-per-server). Queues --downloads (100) downloads of one large file: 2 active, 98 waiting. Opens --clients (20)
 WebSocket clients on /jsonrpc that stay connected and read every notification. Then measures:
 
 1. idle CPU: utime + stime of the daemon from /proc/PID/stat over --idle-seconds (10) in which nobody asks it
@@ -151,11 +151,14 @@ def main():
     daemon = listeners = None
     try:
         binary = options.braid if options.daemon == "braid" else options.aria2c
-        flags = [f"-j={options.concurrent}", "--max-connections-per-host=1"]
+        # One connection per active download (the addUri option below): braid's --max-connections-per-host counts
+        # a host's connections across all downloads, aria2's --max-connection-per-server within each download.
+        per_host = options.concurrent if options.daemon == "braid" else 1
+        flags = [f"-j={options.concurrent}", f"--max-connections-per-host={per_host}"]
         daemon = Daemon(options.daemon, binary, downloads, os.path.join(work, "session"), secret, logs, extra=flags)
         rpc = RPC(daemon.rpc_url, secret)
         for number in range(options.downloads):
-            rpc.call("aria2.addUri", [url], {"out": f"file{number:03}.bin"})
+            rpc.call("aria2.addUri", [url], {"out": f"file{number:03}.bin", "max-connection-per-server": "1"})
         expected_active = min(options.concurrent, options.downloads)
 
         def queued():
