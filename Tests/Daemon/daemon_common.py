@@ -339,6 +339,6 @@ def run(main):
         print(f"FAIL: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
         sys.exit(1)
     if _failures:
-        print(f"FAIL: {len(_failures)} checks failed:\n" + "\n".join(_failures), file=sys.stderr, flush=True)
+        print(f"FAIL: {len(_failures)} checks failed (each FAILED CHECK above)", file=sys.stderr, flush=True)
         sys.exit(1)
     print("PASS", flush=True)
