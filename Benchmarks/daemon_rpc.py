@@ -3,8 +3,9 @@
 
 Starts the test server, throttled to --rate bytes/s per connection (1 KiB/s by default: the active downloads move
 next to nothing, so what is measured is the daemon's own overhead), and the daemon with `-j 2` and one connection
-per download (addUri's max-connection-per-server). Queues --downloads (100) downloads of one large file: 2 active, 98 waiting. Opens --clients (20)
-WebSocket clients on /jsonrpc that stay connected and read every notification. Then measures:
+per download (addUri's max-connection-per-server). Queues --downloads (100) downloads of one large file: 2 active,
+98 waiting. Opens --clients (20) WebSocket clients on /jsonrpc that stay connected and read every notification.
+Then measures:
 
 1. idle CPU: utime + stime of the daemon from /proc/PID/stat over --idle-seconds (10) in which nobody asks it
    anything, as a percentage of one core; with the peak resident set size (VmHWM) and thread count beside it;
@@ -98,8 +99,11 @@ class WebSocketRPC:
     def call(self, method, *params):
         self.next_id += 1
         request_id = str(self.next_id)
-        self.socket.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
-                                     "params": [f"token:{self.secret}", *params]}))
+        self.socket.send(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": [f"token:{self.secret}", *params]}
+            )
+        )
         while True:
             answer = json.loads(self.socket.recv())
             if answer.get("id") == request_id:
@@ -169,8 +173,11 @@ def main():
 
         wait_until(f"{expected_active} active and the rest waiting", 60, queued)
         active = rpc.call("aria2.tellActive", ["gid", "completedLength"])
-        wait_until("the active downloads to receive bytes", 60,
-                   lambda: all(int(s["completedLength"]) > 0 for s in rpc.call("aria2.tellActive", ["completedLength"])))
+        wait_until(
+            "the active downloads to receive bytes",
+            60,
+            lambda: all(int(s["completedLength"]) > 0 for s in rpc.call("aria2.tellActive", ["completedLength"])),
+        )
         ws_url = daemon.rpc_url.replace("http://", "ws://", 1)
         listeners = [Listener(ws_url) for _ in range(options.clients)]
 
@@ -196,16 +203,26 @@ def main():
 
     rows = [
         ("Idle CPU", f"{idle_percent:.2f} % of a core", f"{used * 1000:.0f} ms in {elapsed:.1f} s", "-", "-"),
-        ("tellActive, HTTP keep-alive", f"{statistics.median(http_times):.2f} ms",
-         f"p99 {percentile(http_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
-         verdict(http_times)),
-        ("tellActive, WebSocket", f"{statistics.median(websocket_times):.2f} ms",
-         f"p99 {percentile(websocket_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
-         verdict(websocket_times)),
+        (
+            "tellActive, HTTP keep-alive",
+            f"{statistics.median(http_times):.2f} ms",
+            f"p99 {percentile(http_times, 0.99):.2f} ms",
+            f"< {TARGET_MS:g} ms",
+            verdict(http_times),
+        ),
+        (
+            "tellActive, WebSocket",
+            f"{statistics.median(websocket_times):.2f} ms",
+            f"p99 {percentile(websocket_times, 0.99):.2f} ms",
+            f"< {TARGET_MS:g} ms",
+            verdict(websocket_times),
+        ),
     ]
-    print(f"{options.daemon}: {options.downloads} queued ({expected_active} active at {options.rate} B/s per "
-          f"connection, the rest waiting), {options.clients} WebSocket clients connected; peak RSS {peak_rss} kB, "
-          f"{threads} threads, {notifications} notifications received by the clients")
+    print(
+        f"{options.daemon}: {options.downloads} queued ({expected_active} active at {options.rate} B/s per "
+        f"connection, the rest waiting), {options.clients} WebSocket clients connected; peak RSS {peak_rss} kB, "
+        f"{threads} threads, {notifications} notifications received by the clients"
+    )
     print_table(("Measure", "Median / value", "Detail", "Target", "Verdict"), rows, options.markdown)
     shutil.rmtree(work, ignore_errors=True)
     return 0 if all(row[4] != "FAIL" for row in rows) else 1

@@ -191,7 +191,8 @@ class Child:
         return open(self.stderr_path, errors="replace").read()
 
     def evidence(self):
-        return f"{self.name} ({' '.join(self.arguments)}):\nstdout: {self.output()[-2000:]}\nstderr: {self.errors()[-2000:]}"
+        command = " ".join(self.arguments)
+        return f"{self.name} ({command}):\nstdout: {self.output()[-2000:]}\nstderr: {self.errors()[-2000:]}"
 
     def check_running(self, what):
         code = self.process.poll()

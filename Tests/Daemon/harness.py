@@ -60,7 +60,9 @@ def main():
                 arguments += ["--daemon-bin", options.daemon_bin]
             arguments += [f"--daemon-arg={argument}" for argument in daemon_arguments]
         else:
-            daemon = Daemon(options.daemon, options.daemon_bin, directory, session, secret, logs, extra=daemon_arguments)
+            daemon = Daemon(
+                options.daemon, options.daemon_bin, directory, session, secret, logs, extra=daemon_arguments
+            )
             arguments += ["--rpc-url", daemon.rpc_url]
         if os.path.basename(options.script) == "page_in_browser.py":
             arguments += ["--screenshot", os.path.join(work, "page.png")]
@@ -89,6 +91,7 @@ def serve_stub_page(websocket_url, work):
     os.makedirs(root)
     with open(os.path.join(root, "index.html"), "w") as page:
         page.write(html.replace("RPC_URL", websocket_url))
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *arguments):
             pass

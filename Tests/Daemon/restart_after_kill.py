@@ -101,7 +101,9 @@ def main():
         rpc.close()
     finally:
         first.child.kill()
-    check(first.child.process.returncode == -9, f"the daemon was not killed by SIGKILL: {first.child.process.returncode}")
+    check(
+        first.child.process.returncode == -9, f"the daemon was not killed by SIGKILL: {first.child.process.returncode}"
+    )
 
     second = start("daemon-after-kill")
     try:
@@ -114,7 +116,9 @@ def main():
         )
         check(status(rpc, active)["status"] in ("active", "waiting", "complete"), "active.bin did not come back")
 
-        wait_until("active.bin to complete after the restart", TIMEOUT, lambda: status(rpc, active)["status"] == "complete")
+        wait_until(
+            "active.bin to complete after the restart", TIMEOUT, lambda: status(rpc, active)["status"] == "complete"
+        )
         check_file(path("active.bin"), expected, "active.bin, interrupted by SIGKILL and resumed")
         check(status(rpc, paused)["status"] == "paused", "paused.bin left paused while active.bin finished")
 
