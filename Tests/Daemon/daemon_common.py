@@ -168,8 +168,19 @@ class RPC:
             self.connection = None
 
 
+def _die_with_parent():
+    """In the child before exec: ask Linux for SIGKILL when the script dies, even killed before its cleanup ran."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Child:
-    """A child process whose stdout and stderr go to files, killed on ``stop`` if SIGTERM is not enough."""
+    """A child process whose stdout and stderr go to files, killed on ``stop`` if SIGTERM is not enough, and by the
+    kernel if the script itself is killed (a test's timeout), so no daemon outlives the script that started it."""
 
     def __init__(self, arguments, log_directory, name):
         os.makedirs(log_directory, exist_ok=True)
@@ -178,7 +189,9 @@ class Child:
         self.stderr_path = os.path.join(log_directory, f"{name}.stderr")
         self.arguments = arguments
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen(arguments, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            self.process = subprocess.Popen(
+                arguments, stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+            )
 
     @property
     def pid(self):
