@@ -168,7 +168,7 @@ class RPC:
             self.connection = None
 
 
-def _die_with_parent():
+def die_with_parent():
     """In the child before exec: ask Linux for SIGKILL when the script dies, even killed before its cleanup ran."""
     try:
         import ctypes
@@ -190,7 +190,7 @@ class Child:
         self.arguments = arguments
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.process = subprocess.Popen(
-                arguments, stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+                arguments, stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent
             )
 
     @property

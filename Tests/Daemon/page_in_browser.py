@@ -26,6 +26,7 @@ from daemon_common import (
     check,
     check_file,
     common_arguments,
+    die_with_parent,
     keep_going,
     content_length,
     expected_content,
@@ -43,7 +44,8 @@ def browser():
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
         options.add_argument(argument)
-    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    # chromedriver dies with this script even if it is killed before driver.quit() (a test's timeout).
+    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver", popen_kw={"preexec_fn": die_with_parent})
     return webdriver.Chrome(options=options, service=service)
 
 
