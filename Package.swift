@@ -58,6 +58,7 @@ let package = Package(
             name: "BraidDaemon",
             dependencies: [
                 "Braid",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -105,7 +106,15 @@ let package = Package(
         ),
         .testTarget(
             name: "BraidDaemonTests",
-            dependencies: ["BraidDaemon", "Braid", "BraidTestServer", "BraidTestSupport"],
+            dependencies: [
+                "BraidDaemon", "Braid", "BraidTestServer", "BraidTestSupport",
+                // The server's tests talk to it through real NIO clients (WebSocket, raw TCP).
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -3,9 +3,8 @@
 
 Starts the test server, throttled to --rate bytes/s per connection (1 KiB/s by default: the active downloads move
 next to nothing, so what is measured is the daemon's own overhead), and the daemon with `-j 2` and one connection
-per download (addUri's max-connection-per-server). Queues --downloads (100) downloads of one large file: 2 active,
-98 waiting. Opens --clients (20) WebSocket clients on /jsonrpc that stay connected and read every notification.
-Then measures:
+per host. Queues --downloads (100) downloads of one large file: 2 active, 98 waiting. Opens --clients (20)
+WebSocket clients on /jsonrpc that stay connected and read every notification. Then measures:
 
 1. idle CPU: utime + stime of the daemon from /proc/PID/stat over --idle-seconds (10) in which nobody asks it
    anything, as a percentage of one core; with the peak resident set size (VmHWM) and thread count beside it;
@@ -99,11 +98,8 @@ class WebSocketRPC:
     def call(self, method, *params):
         self.next_id += 1
         request_id = str(self.next_id)
-        self.socket.send(
-            json.dumps(
-                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": [f"token:{self.secret}", *params]}
-            )
-        )
+        self.socket.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                                     "params": [f"token:{self.secret}", *params]}))
         while True:
             answer = json.loads(self.socket.recv())
             if answer.get("id") == request_id:
@@ -155,14 +151,14 @@ def main():
     daemon = listeners = None
     try:
         binary = options.braid if options.daemon == "braid" else options.aria2c
-        # One connection per active download (the addUri option below): braid's --max-connections-per-host counts
-        # a host's connections across all downloads, aria2's --max-connection-per-server within each download.
-        per_host = options.concurrent if options.daemon == "braid" else 1
-        flags = [f"-j={options.concurrent}", f"--max-connections-per-host={per_host}"]
+        # One connection per download. braid's --max-connections-per-host caps all downloads together (a second
+        # download from the same host would get none), so braid is told -n 1; aria2's cap is per download.
+        one = ["--connections=1"] if options.daemon == "braid" else ["--max-connection-per-server=1", "--split=1"]
+        flags = [f"-j={options.concurrent}", *one]
         daemon = Daemon(options.daemon, binary, downloads, os.path.join(work, "session"), secret, logs, extra=flags)
         rpc = RPC(daemon.rpc_url, secret)
         for number in range(options.downloads):
-            rpc.call("aria2.addUri", [url], {"out": f"file{number:03}.bin", "max-connection-per-server": "1"})
+            rpc.call("aria2.addUri", [url], {"out": f"file{number:03}.bin"})
         expected_active = min(options.concurrent, options.downloads)
 
         def queued():
@@ -173,11 +169,8 @@ def main():
 
         wait_until(f"{expected_active} active and the rest waiting", 60, queued)
         active = rpc.call("aria2.tellActive", ["gid", "completedLength"])
-        wait_until(
-            "the active downloads to receive bytes",
-            60,
-            lambda: all(int(s["completedLength"]) > 0 for s in rpc.call("aria2.tellActive", ["completedLength"])),
-        )
+        wait_until("the active downloads to receive bytes", 60,
+                   lambda: all(int(s["completedLength"]) > 0 for s in rpc.call("aria2.tellActive", ["completedLength"])))
         ws_url = daemon.rpc_url.replace("http://", "ws://", 1)
         listeners = [Listener(ws_url) for _ in range(options.clients)]
 
@@ -185,6 +178,15 @@ def main():
         time.sleep(options.idle_seconds)  # the measurement window itself: nobody talks to the daemon meanwhile
         used, elapsed = cpu_seconds(daemon.pid) - before, time.monotonic() - started
         idle_percent = 100 * used / elapsed
+
+        # The daemon's own overhead: the same 100 downloads and 20 clients, with every transfer paused.
+        rpc.call("aria2.pauseAll")
+        wait_until("every download to be paused", 60, lambda: rpc.call("aria2.getGlobalStat")["numActive"] == "0")
+        paused_before, paused_started = cpu_seconds(daemon.pid), time.monotonic()
+        time.sleep(options.idle_seconds)  # the measurement window itself, as above
+        paused_used, paused_elapsed = cpu_seconds(daemon.pid) - paused_before, time.monotonic() - paused_started
+        rpc.call("aria2.unpauseAll")
+        wait_until(f"{expected_active} active again", 60, queued)
 
         http_times = latencies(lambda: rpc.call("aria2.tellActive"), options.calls)
         websocket_rpc = WebSocketRPC(ws_url, secret)
@@ -202,27 +204,20 @@ def main():
         server.stop()
 
     rows = [
-        ("Idle CPU", f"{idle_percent:.2f} % of a core", f"{used * 1000:.0f} ms in {elapsed:.1f} s", "-", "-"),
-        (
-            "tellActive, HTTP keep-alive",
-            f"{statistics.median(http_times):.2f} ms",
-            f"p99 {percentile(http_times, 0.99):.2f} ms",
-            f"< {TARGET_MS:g} ms",
-            verdict(http_times),
-        ),
-        (
-            "tellActive, WebSocket",
-            f"{statistics.median(websocket_times):.2f} ms",
-            f"p99 {percentile(websocket_times, 0.99):.2f} ms",
-            f"< {TARGET_MS:g} ms",
-            verdict(websocket_times),
-        ),
+        ("Idle CPU, 2 active at the trickle", f"{idle_percent:.2f} % of a core",
+         f"{used * 1000:.0f} ms in {elapsed:.1f} s", "-", "-"),
+        ("Idle CPU, all paused", f"{100 * paused_used / paused_elapsed:.2f} % of a core",
+         f"{paused_used * 1000:.0f} ms in {paused_elapsed:.1f} s", "-", "-"),
+        ("tellActive, HTTP keep-alive", f"{statistics.median(http_times):.2f} ms",
+         f"p99 {percentile(http_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
+         verdict(http_times)),
+        ("tellActive, WebSocket", f"{statistics.median(websocket_times):.2f} ms",
+         f"p99 {percentile(websocket_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
+         verdict(websocket_times)),
     ]
-    print(
-        f"{options.daemon}: {options.downloads} queued ({expected_active} active at {options.rate} B/s per "
-        f"connection, the rest waiting), {options.clients} WebSocket clients connected; peak RSS {peak_rss} kB, "
-        f"{threads} threads, {notifications} notifications received by the clients"
-    )
+    print(f"{options.daemon}: {options.downloads} queued ({expected_active} active at {options.rate} B/s per "
+          f"connection, the rest waiting), {options.clients} WebSocket clients connected; peak RSS {peak_rss} kB, "
+          f"{threads} threads, {notifications} notifications received by the clients")
     print_table(("Measure", "Median / value", "Detail", "Target", "Verdict"), rows, options.markdown)
     shutil.rmtree(work, ignore_errors=True)
     return 0 if all(row[4] != "FAIL" for row in rows) else 1

@@ -24,7 +24,7 @@ struct BraidCommand: AsyncParsableCommand {
             + "failed in list order. 'braid help get' describes the list format. A Metalink 4 file (FILE.meta4, or "
             + "--metalink FILE|URL, or a URL served as application/metalink4+xml) downloads the files it describes "
             + "from its mirrors, verified against its hashes.",
-        subcommands: [GetCommand.self, BenchCommand.self]
+        subcommands: [GetCommand.self, BenchCommand.self, DaemonCommand.self]
     )
 
     @OptionGroup var download: DownloadArguments

@@ -1,0 +1,35 @@
+extension DaemonServer {
+    /// Where the server listens, how much it accepts, and the page it serves at `/`.
+    public struct Configuration: Sendable {
+        /// The address to listen on, as a string: `127.0.0.1`, `::1`, `0.0.0.0`, `localhost`.
+        public var host: String
+        /// The port to listen on; 0 lets the system pick a free one, which `start()` returns.
+        public var port: Int
+        /// The largest JSON-RPC request accepted, in bytes: an HTTP body, or a WebSocket message after its fragments
+        /// are joined. Larger HTTP bodies are answered with 413 and the connection closed; larger WebSocket messages
+        /// close the socket with 1009 (message too big). Values above 1 GiB count as 1 GiB.
+        public var maximumBodyBytes: Int
+        /// The HTML document served at `/` and `/index.html`.
+        public var page: [UInt8]
+        /// Whether `/jsonrpc` answers requests from web pages of other origins. Only with a secret (then every
+        /// method needs the token): without one, any site the user visits could drive the daemon. See
+        /// `OriginPolicy`.
+        public var admitsOtherOrigins: Bool
+
+        /// - Parameters:
+        ///   - maximumBodyBytes: 2 MiB by default, room for `aria2.addTorrent` with a large base64 torrent.
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 6800,
+            maximumBodyBytes: Int = 2 * 1024 * 1024,
+            page: [UInt8] = [],
+            admitsOtherOrigins: Bool = false
+        ) {
+            self.host = host
+            self.port = port
+            self.maximumBodyBytes = maximumBodyBytes
+            self.page = page
+            self.admitsOtherOrigins = admitsOtherOrigins
+        }
+    }
+}

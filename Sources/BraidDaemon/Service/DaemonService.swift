@@ -1,0 +1,383 @@
+import Braid
+import Logging
+import Synchronization
+
+/// The daemon's downloads: the table of tasks (`DownloadTable`), the transfers that run them on the library's
+/// `DownloadManager`, the session file, and the notifications. The RPC layer calls it; it knows nothing of JSON.
+///
+/// Every change follows one path: the table decides under the lock and returns effects, the transfers to start
+/// are made under the same lock (so a pause that follows finds them), and everything else (starting threads,
+/// interrupting, notifying, saving the session) happens after the lock is released.
+public final class DaemonService: Sendable {
+    public struct Configuration: Sendable {
+        /// The download directory: every file goes here or below. Absolute, resolved, existing.
+        public var directory: String
+        /// The session file; nil to keep no session.
+        public var sessionPath: String?
+        /// Downloads at once (`-j`), connections per host, the overall rate.
+        public var limits: DownloadManager.Limits
+        /// What every download starts from: connections, retries, timeouts. Its destination is ignored.
+        public var baseOptions: DownloadOptions
+
+        public init(
+            directory: String,
+            sessionPath: String? = nil,
+            limits: DownloadManager.Limits = .init(),
+            baseOptions: DownloadOptions = DownloadOptions()
+        ) {
+            self.directory = directory
+            self.sessionPath = sessionPath
+            self.limits = limits
+            self.baseOptions = baseOptions
+        }
+    }
+
+    private struct State {
+        var table: DownloadTable
+        var progress: [String: TaskProgress] = [:]
+        var downloads: [String: Download] = [:]
+        var runs: [String: Task<Void, Never>] = [:]
+        /// Rate for downloads added without one (aria2's global `max-download-limit`).
+        var defaultRateLimit: Int64?
+        var stopping = false
+        var random = SystemRandomNumberGenerator()
+    }
+
+    public let configuration: Configuration
+    let manager: DownloadManager
+    private let state: Mutex<State>
+    private let hub = NotificationHub()
+    private let session: SessionStore?
+    private let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger = Logger(label: "braid.daemon")) {
+        self.configuration = configuration
+        self.logger = logger
+        manager = DownloadManager(limits: configuration.limits)
+        state = Mutex(State(table: DownloadTable(maximumActive: configuration.limits.concurrentDownloads)))
+        session = configuration.sessionPath.map(SessionStore.init(path:))
+    }
+
+    // MARK: Life
+
+    /// Reads the session and starts what was running: active and waiting downloads resume from their manifests,
+    /// paused ones stay paused, stopped ones are listed.
+    ///
+    /// - Throws: `BraidError` when the session file cannot be read or is not a Braid session.
+    public func start() throws(BraidError) {
+        let tasks = try session?.load() ?? []
+        apply { table in tasks.flatMap { table.add($0) } }
+    }
+
+    /// Interrupts every transfer (their progress is saved in their manifests), waits for them, and saves the
+    /// session with them as waiting, to be resumed by the next start. Notification streams end.
+    public func stop() async {
+        let (downloads, runs) = state.withLock { state in
+            state.stopping = true
+            return (Array(state.downloads.values), Array(state.runs.values))
+        }
+        for download in downloads { download.interrupt() }
+        for run in runs { await run.value }
+        saveSessionLogging()
+        hub.finish()
+    }
+
+    /// Notifications from now on, for one WebSocket client.
+    public func notifications() -> AsyncStream<[UInt8]> { hub.subscribe() }
+
+    // MARK: Changes
+
+    /// Adds a download; it starts when a slot is free, or waits paused when `paused`.
+    ///
+    /// - Parameter position: where in the waiting queue (0 first); the end when nil.
+    /// - Returns: the new download's gid.
+    public func add(_ request: TaskRequest, paused: Bool = false) -> String {
+        var gid = ""
+        apply { state, table in
+            repeat {
+                gid = Self.makeGID(using: &state.random)
+            } while table.task(gid) != nil
+            var request = request
+            if request.rateLimit == nil { request.rateLimit = state.defaultRateLimit }
+            return table.add(DaemonTask(gid: gid, request: request, status: paused ? .paused : .waiting))
+        }
+        return gid
+    }
+
+    public func pause(_ gid: String) throws(DownloadTable.Refusal) {
+        try apply { table throws(DownloadTable.Refusal) in try table.pause(gid) }
+    }
+
+    /// Pauses every active and waiting download.
+    public func pauseAll() {
+        apply { table in
+            (table.activeTasks + table.waitingTasks).filter { $0.status != .paused }
+                .flatMap { (try? table.pause($0.gid)) ?? [] }
+        }
+    }
+
+    public func unpause(_ gid: String) throws(DownloadTable.Refusal) {
+        try apply { table throws(DownloadTable.Refusal) in try table.unpause(gid) }
+    }
+
+    /// Lets every paused download wait for a slot again.
+    public func unpauseAll() {
+        apply { table in
+            table.waitingTasks.filter { $0.status == .paused }.flatMap { (try? table.unpause($0.gid)) ?? [] }
+        }
+    }
+
+    public func remove(_ gid: String) throws(DownloadTable.Refusal) {
+        try apply { table throws(DownloadTable.Refusal) in try table.remove(gid) }
+    }
+
+    public func removeResult(_ gid: String) throws(DownloadTable.Refusal) {
+        try apply { table throws(DownloadTable.Refusal) in
+            try table.removeResult(gid)
+            return []
+        }
+    }
+
+    public func purgeResults() {
+        apply { table in
+            table.purgeResults()
+            return []
+        }
+    }
+
+    /// aria2's `max-concurrent-downloads`.
+    public func setMaximumActive(_ count: Int) {
+        apply { table in table.setMaximumActive(count) }
+    }
+
+    /// aria2's `max-overall-download-limit`: all downloads together; nil for none.
+    public var overallRateLimit: Int64? {
+        get { manager.overallRateLimit }
+        set { manager.overallRateLimit = newValue }
+    }
+
+    /// aria2's global `max-download-limit`: the rate of downloads added from now on without one of their own.
+    public var defaultRateLimit: Int64? {
+        get { state.withLock { $0.defaultRateLimit } }
+        set { state.withLock { $0.defaultRateLimit = newValue } }
+    }
+
+    /// aria2's `max-download-limit` of one download, running or not.
+    public func setRateLimit(_ rate: Int64?, of gid: String) throws(DownloadTable.Refusal) {
+        let download: Download? = try state.withLock { state throws(DownloadTable.Refusal) in
+            guard state.table.task(gid) != nil else { throw DownloadTable.notFound(gid) }
+            state.table.update(gid) { $0.request.rateLimit = rate }
+            return state.downloads[gid]
+        }
+        download?.rateLimit = rate
+        saveSessionLogging()
+    }
+
+    /// Writes the session now (aria2's `saveSession`).
+    public func saveSession() throws(BraidError) {
+        guard let session else { throw BraidError(.usage, "no session file was given (--session)") }
+        try session.save { state.withLock { $0.table.allTasks } }
+    }
+
+    // MARK: Reading
+
+    /// A download and its live figures.
+    public struct Snapshot: Sendable {
+        public var task: DaemonTask
+        public var progress: TaskProgress?
+    }
+
+    public func snapshot(_ gid: String) -> Snapshot? {
+        state.withLock { state in
+            state.table.task(gid).map { Snapshot(task: $0, progress: state.progress[$0.gid]) }
+        }
+    }
+
+    public func active() -> [Snapshot] {
+        state.withLock { state in state.table.activeTasks.map { Snapshot(task: $0, progress: state.progress[$0.gid]) } }
+    }
+
+    public func waiting() -> [Snapshot] {
+        state.withLock { state in state.table.waitingTasks.map { Snapshot(task: $0, progress: state.progress[$0.gid]) }
+        }
+    }
+
+    public func stopped() -> [Snapshot] {
+        state.withLock { state in state.table.stoppedTasks.map { Snapshot(task: $0, progress: nil) } }
+    }
+
+    /// aria2's `getGlobalStat`.
+    public struct GlobalStat: Sendable, Equatable {
+        public var bytesPerSecond: Double
+        public var active: Int
+        public var waiting: Int
+        public var stopped: Int
+        public var stoppedTotal: Int
+    }
+
+    public func globalStat() -> GlobalStat {
+        state.withLock { state in
+            GlobalStat(
+                bytesPerSecond: state.table.activeTasks.reduce(0) {
+                    $0 + (state.progress[$1.gid]?.bytesPerSecond ?? 0)
+                },
+                active: state.table.activeTasks.count,
+                waiting: state.table.waitingTasks.count,
+                stopped: state.table.stoppedTasks.count,
+                stoppedTotal: state.table.stoppedTotal
+            )
+        }
+    }
+
+    /// Downloads that may run at once now.
+    public var maximumActive: Int { state.withLock { $0.table.maximumActive } }
+
+    // MARK: Effects
+
+    private func apply<Failure: Error>(
+        _ change: (inout DownloadTable) throws(Failure) -> [DownloadTable.Effect]
+    ) throws(Failure) {
+        try apply { (_: inout State, table: inout DownloadTable) throws(Failure) in try change(&table) }
+    }
+
+    /// Changes the table under the lock, makes the transfers it starts, and performs the rest after.
+    private func apply<Failure: Error>(
+        _ change: (inout State, inout DownloadTable) throws(Failure) -> [DownloadTable.Effect]
+    ) throws(Failure) {
+        var launches: [(String, Download)] = []
+        var stops: [(Download, cancel: Bool)] = []
+        var notifications: [(String, String)] = []
+        try state.withLock { state throws(Failure) in
+            var table = state.table
+            let effects = try change(&state, &table)
+            state.table = table
+            for effect in effects {
+                switch effect {
+                case let .start(task):
+                    guard !state.stopping else { continue }
+                    let download = manager.makeDownload(
+                        url: task.request.uris.first ?? "",
+                        options: downloadOptions(for: task),
+                        label: task.gid
+                    )
+                    state.downloads[task.gid] = download
+                    state.progress[task.gid] = TaskProgress()
+                    launches.append((task.gid, download))
+                case let .interrupt(gid):
+                    if let download = state.downloads[gid] { stops.append((download, false)) }
+                case let .cancel(gid):
+                    if let download = state.downloads[gid] { stops.append((download, true)) }
+                case let .notify(method, gid):
+                    notifications.append((method, gid))
+                }
+            }
+            for (gid, download) in launches {
+                state.runs[gid] = Task.detached { [self] in await run(download, gid: gid) }
+            }
+        }
+        for (download, cancel) in stops {
+            if cancel { download.cancel() } else { download.interrupt() }
+        }
+        for (method, gid) in notifications {
+            hub.publish(
+                JSON.object([
+                    ("jsonrpc", .string("2.0")), ("method", .string(method)),
+                    ("params", .array([.object([("gid", .string(gid))])])),
+                ]).bytes)
+        }
+        saveSessionLogging()
+    }
+
+    private func saveSessionLogging() {
+        guard let session else { return }
+        do {
+            try session.save { state.withLock { $0.table.allTasks } }
+        } catch {
+            logger.error("\(error.message)")
+        }
+    }
+
+    /// The library's options for a task: the daemon's base, the task's request, and the path chosen before.
+    private func downloadOptions(for task: DaemonTask) -> DownloadOptions {
+        var options = configuration.baseOptions
+        if let path = task.path {
+            // This task chose the path before: a file there is its own, finished just before a crash or a stop
+            // that the session did not see. It is checked, not refetched or refused.
+            options.destination = .file(path)
+            options.skipExistingIfVerified = true
+        } else if let output = task.request.output {
+            options.destination = .file(task.request.directory + "/" + output)
+        } else {
+            options.destination = .directory(task.request.directory)
+        }
+        options.mirrors = Array(task.request.uris.dropFirst())
+        if let connections = task.request.connections { options.connections = connections }
+        options.headers = configuration.baseOptions.headers + task.request.headers
+        options.rateLimit = task.request.rateLimit
+        if let checksum = task.request.checksum {
+            options.expectedDigest = try? ExpectedDigest(checksumArgument: checksum)
+        }
+        return options
+    }
+
+    /// Runs one transfer to its end, keeping the task's figures current, and reports the outcome to the table.
+    private func run(_ download: Download, gid: String) async {
+        let observer = Task { [self] in
+            for await event in download.events { observe(event, of: gid) }
+        }
+        let outcome: DownloadTable.Outcome
+        do throws(BraidError) {
+            let result = try await download.run()
+            outcome = .completed(path: result.path, length: result.bytes, verification: result.verification)
+        } catch {
+            switch error.code {
+            case .interrupted, .cancelled: outcome = .stopped
+            default: outcome = .failed(code: Aria2ErrorCode.of(error), message: error.message)
+            }
+        }
+        await observer.value
+        apply { state, table in
+            state.downloads[gid] = nil
+            state.runs[gid] = nil
+            state.progress[gid] = nil
+            return table.finished(gid, outcome)
+        }
+    }
+
+    private func observe(_ event: DownloadEvent, of gid: String) {
+        var pathChosen = false
+        state.withLock { state in
+            switch event {
+            case let .state(downloadState):
+                state.progress[gid]?.state = downloadState.rawValue
+            case let .started(resource, path, resumedBytes):
+                pathChosen = state.table.task(gid)?.path != path
+                state.table.update(gid) { task in
+                    task.path = path
+                    task.totalLength = resource.length
+                    task.completedLength = resumedBytes
+                }
+            case let .progress(progress):
+                state.table.update(gid) { task in
+                    task.completedLength = progress.downloadedBytes
+                    if let total = progress.totalBytes { task.totalLength = total }
+                }
+                state.progress[gid]?.bytesPerSecond = progress.bytesPerSecond
+                state.progress[gid]?.connections = progress.activeConnections
+                state.progress[gid]?.etaSeconds = progress.estimatedSecondsRemaining
+                state.progress[gid]?.segments = progress.segments.map {
+                    TaskProgress.Segment(start: $0.start, end: $0.end, done: $0.doneBytes, active: $0.isActive)
+                }
+            case .retry, .notice, .completed:
+                break
+            }
+        }
+        // The chosen path is what a restart resumes into: saved as soon as it is known.
+        if pathChosen { saveSessionLogging() }
+    }
+
+    private static func makeGID(using random: inout SystemRandomNumberGenerator) -> String {
+        let hex = String(random.next() as UInt64, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

@@ -1,0 +1,241 @@
+/// The daemon's downloads and their order, and every decision about them: which start when a slot frees, what a
+/// pause or a removal does to a running transfer, what a finished transfer becomes. A pure value: each event
+/// returns the effects for its owner (`DaemonService`) to perform, so every rule is tested without a network.
+///
+/// A download whose transfer is still winding down (paused or removed while it ran) stays "in flight" until its
+/// transfer reports back: it holds its slot, and it is not started again before then, so two transfers never write
+/// the same file.
+public struct DownloadTable: Sendable {
+    /// What the owner does after an event.
+    public enum Effect: Sendable, Equatable {
+        /// Start a transfer for the task (resuming from its manifest when there is one).
+        case start(DaemonTask)
+        /// Interrupt the running transfer, saving its progress (a pause).
+        case interrupt(gid: String)
+        /// Cancel the running transfer, keeping its partial file (a removal).
+        case cancel(gid: String)
+        /// Send a notification to WebSocket clients: `aria2.onDownloadStart` and so on.
+        case notify(method: String, gid: String)
+    }
+
+    /// Why an event was refused, in aria2's words.
+    public struct Refusal: Error, Equatable, Sendable {
+        public let message: String
+    }
+
+    private(set) var tasks: [String: DaemonTask] = [:]
+    /// Active downloads, in the order they started.
+    private(set) var active: [String] = []
+    /// Waiting and paused downloads, in queue order (aria2 lists both in `tellWaiting`).
+    private(set) var waiting: [String] = []
+    /// Stopped downloads, oldest first.
+    private(set) var stopped: [String] = []
+    /// Tasks whose transfer has not reported back yet.
+    private(set) var inFlight: Set<String> = []
+    /// Downloads that may run at once.
+    public private(set) var maximumActive: Int
+    /// Stopped downloads since start, including those whose results were removed (aria2's `numStoppedTotal`).
+    public private(set) var stoppedTotal = 0
+
+    public init(maximumActive: Int) {
+        self.maximumActive = max(1, maximumActive)
+    }
+
+    // MARK: Reading
+
+    public func task(_ gid: String) -> DaemonTask? { tasks[gid] }
+    public var activeTasks: [DaemonTask] { active.compactMap { tasks[$0] } }
+    public var waitingTasks: [DaemonTask] { waiting.compactMap { tasks[$0] } }
+    public var stoppedTasks: [DaemonTask] { stopped.compactMap { tasks[$0] } }
+    /// Every task, active first, then waiting, then stopped: the order a session is saved in.
+    public var allTasks: [DaemonTask] { activeTasks + waitingTasks + stoppedTasks }
+
+    // MARK: Events
+
+    /// A new download (or one read back from the session), queued last; a paused one waits for `unpause`.
+    public mutating func add(_ task: DaemonTask) -> [Effect] {
+        var task = task
+        switch task.status {
+        case .active, .waiting, .paused:
+            if task.status == .active { task.status = .waiting }
+            tasks[task.gid] = task
+            waiting.append(task.gid)
+            return pump()
+        case .complete, .error, .removed:
+            tasks[task.gid] = task
+            stopped.append(task.gid)
+            return []
+        }
+    }
+
+    /// aria2's `pause`: a waiting download is held (silently, as aria2 does: it never started); an active one has
+    /// its transfer interrupted and goes to the front of the queue, paused, announced with `onDownloadPause`.
+    public mutating func pause(_ gid: String) throws(Refusal) -> [Effect] {
+        guard var task = tasks[gid] else { throw Self.notFound(gid) }
+        switch task.status {
+        case .waiting:
+            task.status = .paused
+            tasks[gid] = task
+            return []
+        case .active:
+            task.status = .paused
+            tasks[gid] = task
+            active.removeAll { $0 == gid }
+            waiting.insert(gid, at: 0)
+            return [.interrupt(gid: gid), .notify(method: "aria2.onDownloadPause", gid: gid)] + pump()
+        case .paused, .complete, .error, .removed:
+            throw Refusal(message: "GID#\(gid) cannot be paused now")
+        }
+    }
+
+    /// aria2's `unpause`: a paused download waits for a slot again.
+    public mutating func unpause(_ gid: String) throws(Refusal) -> [Effect] {
+        guard var task = tasks[gid] else { throw Self.notFound(gid) }
+        guard task.status == .paused else { throw Refusal(message: "GID#\(gid) cannot be unpaused now") }
+        task.status = .waiting
+        tasks[gid] = task
+        return pump()
+    }
+
+    /// aria2's `remove`. A running download stops for good (its partial file is kept) and is listed as removed,
+    /// with aria2's error code 31 and `onDownloadStop`; a waiting or paused one, which never ran or was stopped
+    /// already, is forgotten at once, silently, as aria2 forgets it.
+    public mutating func remove(_ gid: String) throws(Refusal) -> [Effect] {
+        guard var task = tasks[gid] else { throw Self.notFound(gid) }
+        switch task.status {
+        case .active:
+            task.status = .removed
+            task.errorCode = Self.removedErrorCode
+            tasks[gid] = task
+            active.removeAll { $0 == gid }
+            stopped.append(gid)
+            stoppedTotal += 1
+            return [.cancel(gid: gid), .notify(method: "aria2.onDownloadStop", gid: gid)] + pump()
+        case .waiting, .paused:
+            tasks[gid] = nil
+            waiting.removeAll { $0 == gid }
+            // A paused transfer may still be winding down: it is cancelled, and its report finds nothing to change.
+            return inFlight.contains(gid) ? [.cancel(gid: gid)] : []
+        case .complete, .error, .removed:
+            throw Refusal(message: "Active Download not found for GID#\(gid)")
+        }
+    }
+
+    /// aria2's `errorCode` of a download removed while it ran.
+    static let removedErrorCode = 31
+
+    /// aria2's `removeDownloadResult`: a stopped download is forgotten.
+    public mutating func removeResult(_ gid: String) throws(Refusal) {
+        guard let task = tasks[gid] else { throw Self.notFound(gid) }
+        guard task.status.isStopped, !inFlight.contains(gid) else {
+            throw Refusal(message: "Could not remove download result of GID#\(gid)")
+        }
+        tasks[gid] = nil
+        stopped.removeAll { $0 == gid }
+    }
+
+    /// aria2's `purgeDownloadResult`: every stopped download is forgotten.
+    public mutating func purgeResults() {
+        let kept = stopped.filter { inFlight.contains($0) }
+        for gid in stopped where !inFlight.contains(gid) { tasks[gid] = nil }
+        stopped = kept
+    }
+
+    /// How many may run at once (aria2's `max-concurrent-downloads`); more start at once when it grows. Running
+    /// ones are not stopped when it shrinks: they finish, and no new one starts until fewer run.
+    public mutating func setMaximumActive(_ count: Int) -> [Effect] {
+        maximumActive = max(1, count)
+        return pump()
+    }
+
+    /// Applies `change` to what a task knows of its file (path, lengths); its status is the table's alone.
+    public mutating func update(_ gid: String, _ change: (inout DaemonTask) -> Void) {
+        guard var task = tasks[gid] else { return }
+        let status = task.status
+        change(&task)
+        task.status = status
+        tasks[gid] = task
+    }
+
+    /// How a transfer ended.
+    public enum Outcome: Sendable, Equatable {
+        case completed(path: String, length: Int64, verification: String)
+        /// It stopped because it was told to (pause or removal) and saved its progress.
+        case stopped
+        case failed(code: Int, message: String)
+    }
+
+    /// A transfer reported back. A completed file is complete whatever was asked of it meanwhile; a failure of a
+    /// download still active is an error; a transfer stopped on request leaves the status the request set.
+    public mutating func finished(_ gid: String, _ outcome: Outcome) -> [Effect] {
+        inFlight.remove(gid)
+        guard var task = tasks[gid] else { return pump() }
+        var effects: [Effect] = []
+        switch outcome {
+        case let .completed(path, length, verification):
+            task.path = path
+            task.totalLength = length
+            task.completedLength = length
+            task.verification = verification
+            task.errorCode = nil
+            task.errorMessage = nil
+            if task.status != .complete {
+                if !task.status.isStopped { stoppedTotal += 1 }
+                move(gid, toStopped: true)
+                task.status = .complete
+                effects.append(.notify(method: "aria2.onDownloadComplete", gid: gid))
+            }
+        case .stopped:
+            if task.status == .active {
+                // Stopped without being asked (the daemon is shutting down): it waits to be started again.
+                task.status = .waiting
+                active.removeAll { $0 == gid }
+                waiting.insert(gid, at: 0)
+            }
+        case let .failed(code, message):
+            if task.status == .active {
+                task.status = .error
+                task.errorCode = code
+                task.errorMessage = message
+                move(gid, toStopped: true)
+                stoppedTotal += 1
+                effects.append(.notify(method: "aria2.onDownloadError", gid: gid))
+            }
+        }
+        tasks[gid] = task
+        return effects + pump()
+    }
+
+    private mutating func move(_ gid: String, toStopped: Bool) {
+        active.removeAll { $0 == gid }
+        waiting.removeAll { $0 == gid }
+        if toStopped, !stopped.contains(gid) { stopped.append(gid) }
+    }
+
+    /// Starts waiting downloads, in queue order, while slots are free. A task still in flight holds a slot.
+    private mutating func pump() -> [Effect] {
+        var effects: [Effect] = []
+        let busy = Set(active).union(inFlight)
+        var running = busy.count
+        var index = 0
+        while running < maximumActive, index < waiting.count {
+            let gid = waiting[index]
+            guard let task = tasks[gid], task.status == .waiting, !inFlight.contains(gid) else {
+                index += 1
+                continue
+            }
+            waiting.remove(at: index)
+            active.append(gid)
+            inFlight.insert(gid)
+            var started = task
+            started.status = .active
+            tasks[gid] = started
+            running += 1
+            effects.append(.start(started))
+            effects.append(.notify(method: "aria2.onDownloadStart", gid: gid))
+        }
+        return effects
+    }
+
+    static func notFound(_ gid: String) -> Refusal { Refusal(message: "GID \(gid) is not found") }
+}
