@@ -50,7 +50,8 @@ struct DaemonClientTests {
         try await withFixture(prefix: "braid-daemon-semantics") { fixture in
             let daemon = try await fixture.startDaemon()
             defer { fixture.expectCleanStop(daemon) }
-            try await fixture.runScript("rpc_semantics.py", ["--rpc-url", daemon.rpcURL])
+            // Every difference from aria2 in one failure message, not only the first.
+            try await fixture.runScript("rpc_semantics.py", ["--rpc-url", daemon.rpcURL, "--keep-going"])
         }
     }
 

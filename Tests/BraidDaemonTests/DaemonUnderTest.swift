@@ -92,8 +92,10 @@ struct DaemonUnderTest {
         return (names[name] ?? name) + option.dropFirst(name.count)
     }
 
-    /// The `braid` binary from the same build as these tests.
+    /// The `braid` binary from the same build as these tests, or the one `BRAID_DAEMON_TESTS_BINARY` names (a
+    /// release build, say).
     static let braidPath: String = {
+        if let path = ProcessInfo.processInfo.environment["BRAID_DAEMON_TESTS_BINARY"] { return path }
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for candidate in [bundle, bundle.deletingLastPathComponent()] {
             let path = candidate.appendingPathComponent("braid").path

@@ -26,10 +26,17 @@ class Failure(Exception):
     """A check that did not hold; the scripts print its message and exit 1."""
 
 
+# With --keep-going, failed checks are collected here and the script carries on, to list every difference at once.
+_failures = None
+
+
 def check(condition, message):
     """Like ``assert`` but survives ``python3 -O`` and says what was expected."""
     if not condition:
-        raise Failure(message)
+        if _failures is None:
+            raise Failure(message)
+        _failures.append(message)
+        print(f"FAILED CHECK: {message}", file=sys.stderr, flush=True)
 
 
 def wait_until(what, timeout, predicate, interval=0.05):
@@ -161,8 +168,19 @@ class RPC:
             self.connection = None
 
 
+def die_with_parent():
+    """In the child before exec: ask Linux for SIGKILL when the script dies, even killed before its cleanup ran."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Child:
-    """A child process whose stdout and stderr go to files, killed on ``stop`` if SIGTERM is not enough."""
+    """A child process whose stdout and stderr go to files, killed on ``stop`` if SIGTERM is not enough, and by the
+    kernel if the script itself is killed (a test's timeout), so no daemon outlives the script that started it."""
 
     def __init__(self, arguments, log_directory, name):
         os.makedirs(log_directory, exist_ok=True)
@@ -171,7 +189,9 @@ class Child:
         self.stderr_path = os.path.join(log_directory, f"{name}.stderr")
         self.arguments = arguments
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen(arguments, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            self.process = subprocess.Popen(
+                arguments, stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent
+            )
 
     @property
     def pid(self):
@@ -184,7 +204,8 @@ class Child:
         return open(self.stderr_path, errors="replace").read()
 
     def evidence(self):
-        return f"{self.name} ({' '.join(self.arguments)}):\nstdout: {self.output()[-2000:]}\nstderr: {self.errors()[-2000:]}"
+        command = " ".join(self.arguments)
+        return f"{self.name} ({command}):\nstdout: {self.output()[-2000:]}\nstderr: {self.errors()[-2000:]}"
 
     def check_running(self, what):
         code = self.process.poll()
@@ -306,7 +327,16 @@ def common_arguments(description):
     parser.add_argument("--file-url", required=True, help="Braid's test server URL (throttled per connection)")
     parser.add_argument("--seed", type=int, default=1, help="the test server's --seed (default 1)")
     parser.add_argument("--dir", required=True, help="the daemon's download directory, to compare files")
+    parser.add_argument(
+        "--keep-going", action="store_true", help="report every failed check, not only the first (a diagnosis aid)"
+    )
     return parser
+
+
+def keep_going():
+    """Collects failed checks from now on instead of stopping at the first; ``run`` reports them."""
+    global _failures
+    _failures = []
 
 
 def run(main):
@@ -321,5 +351,8 @@ def run(main):
 
         traceback.print_exc()
         print(f"FAIL: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    if _failures:
+        print(f"FAIL: {len(_failures)} checks failed (each FAILED CHECK above)", file=sys.stderr, flush=True)
         sys.exit(1)
     print("PASS", flush=True)

@@ -31,10 +31,17 @@ def main():
     parser.add_argument("--test-server", default=os.path.join(root, ".build/debug/braid-test-server"))
     parser.add_argument("--size", type=int, default=2 << 20, help="bytes the test server serves (default 2 MiB)")
     parser.add_argument("--rate", type=int, default=256 << 10, help="bytes/s per connection (default 256 KiB/s)")
+    parser.add_argument(
+        "--daemon-arg",
+        action="append",
+        help="a daemon flag as --flag=VALUE, in braid's spelling (default: --max-connections-per-host=2, as the "
+        "Swift suite)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("script")
     parser.add_argument("script_arguments", nargs=argparse.REMAINDER)
     options = parser.parse_args()
+    daemon_arguments = options.daemon_arg or ["--max-connections-per-host=2"]
     if options.daemon == "braid" and not options.daemon_bin:
         options.daemon_bin = os.path.join(root, ".build/debug/braid")
 
@@ -51,8 +58,11 @@ def main():
             arguments += ["--session", session, "--logs", logs]
             if options.daemon_bin:
                 arguments += ["--daemon-bin", options.daemon_bin]
+            arguments += [f"--daemon-arg={argument}" for argument in daemon_arguments]
         else:
-            daemon = Daemon(options.daemon, options.daemon_bin, directory, session, secret, logs)
+            daemon = Daemon(
+                options.daemon, options.daemon_bin, directory, session, secret, logs, extra=daemon_arguments
+            )
             arguments += ["--rpc-url", daemon.rpc_url]
         if os.path.basename(options.script) == "page_in_browser.py":
             arguments += ["--screenshot", os.path.join(work, "page.png")]
@@ -81,6 +91,7 @@ def serve_stub_page(websocket_url, work):
     os.makedirs(root)
     with open(os.path.join(root, "index.html"), "w") as page:
         page.write(html.replace("RPC_URL", websocket_url))
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *arguments):
             pass

@@ -26,6 +26,8 @@ from daemon_common import (
     check,
     check_file,
     common_arguments,
+    die_with_parent,
+    keep_going,
     content_length,
     expected_content,
     run,
@@ -42,7 +44,8 @@ def browser():
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
         options.add_argument(argument)
-    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    # chromedriver dies with this script even if it is killed before driver.quit() (a test's timeout).
+    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver", popen_kw={"preexec_fn": die_with_parent})
     return webdriver.Chrome(options=options, service=service)
 
 
@@ -52,6 +55,8 @@ def main():
     parser.add_argument("--screenshot", required=True, help="where to save a PNG of the page mid-download")
     parser.add_argument("--rpc-url", help="the daemon's JSON-RPC URL (default: PAGE/jsonrpc, as braid serves both)")
     options = parser.parse_args()
+    if options.keep_going:
+        keep_going()
     size = content_length(options.file_url)
     expected = expected_content(size, options.seed)
     rpc_url = options.rpc_url or options.page_url.rstrip("/") + "/jsonrpc"
