@@ -1,4 +1,5 @@
 import Braid
+import BraidDaemon
 
 /// A JSON value that keeps its keys in the order written, so that every event line starts with `"event"`.
 ///
@@ -61,26 +62,9 @@ enum JSONValue: Sendable {
         }
     }
 
-    /// RFC 8259 string escaping: quote, backslash and control characters; U+2028 and U+2029 too, so that a line
-    /// is also a valid JavaScript literal.
+    /// RFC 8259 string escaping, as the daemon writes its JSON: quote, backslash and control characters; U+2028
+    /// and U+2029 too, so that a line is also a valid JavaScript literal.
     private static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case "\u{00}"..."\u{1F}", "\u{7F}", "\u{2028}", "\u{2029}":
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+        out += JSON.string(value).text
     }
 }
