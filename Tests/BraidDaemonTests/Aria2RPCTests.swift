@@ -236,18 +236,18 @@ struct Aria2RPCTests {
         var notifications = fixture.rpc.notifications().makeAsyncIterator()
         let gid = try #require(
             try await fixture.result("aria2.addUri", [.array([.string(fixture.server.url("/file.bin"))])]).stringValue)
-        #expect(try await Self.method(of: await notifications.next()) == ("aria2.onDownloadStart", gid))
+        #expect(try Self.method(of: await notifications.next()) == ("aria2.onDownloadStart", gid))
         _ = try await fixture.waitForStatus(gid) { ($0["completedLength"]?.integerValue ?? 0) > 0 }
         #expect(try await fixture.result("aria2.pause", [.string(gid)]) == .string(gid))
-        #expect(try await Self.method(of: await notifications.next()) == ("aria2.onDownloadPause", gid))
+        #expect(try Self.method(of: await notifications.next()) == ("aria2.onDownloadPause", gid))
         let paused = try await fixture.result("aria2.tellWaiting", [.integer(0), .integer(10)])
         #expect(paused.arrayValue?.first?["status"] == .string("paused"))
         #expect(
             Self.error(try await fixture.call("aria2.pause", [.string(gid)])).1 == "GID#\(gid) cannot be paused now")
         #expect(try await fixture.result("aria2.unpause", [.string(gid)]) == .string(gid))
-        #expect(try await Self.method(of: await notifications.next()) == ("aria2.onDownloadStart", gid))
+        #expect(try Self.method(of: await notifications.next()) == ("aria2.onDownloadStart", gid))
         let status = try await fixture.waitForStatus(gid) { $0["status"] == .string("complete") }
-        #expect(try await Self.method(of: await notifications.next()) == ("aria2.onDownloadComplete", gid))
+        #expect(try Self.method(of: await notifications.next()) == ("aria2.onDownloadComplete", gid))
         let path = try #require(status["files"]?.arrayValue?.first?["path"]?.stringValue)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(Self.content.bytes(in: 0..<Self.content.size)))
     }

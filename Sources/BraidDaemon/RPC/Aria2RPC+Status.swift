@@ -32,9 +32,6 @@ extension Aria2RPC {
             fields.append(("errorCode", { .decimal(task.errorCode ?? 0) }))
             fields.append(("errorMessage", { .string(task.errorMessage ?? "") }))
         }
-        if task.status == .complete {
-            fields.append(("verifiedLength", { .decimal(total) }))
-        }
         fields.append(("braid", { Self.braidFields(of: task, progress: progress) }))
         return .object(fields.filter { keys?.contains($0.0) ?? true }.map { ($0.0, $0.1()) })
     }
