@@ -150,13 +150,16 @@ struct RepairTests {
 
     @Test("a repair pass killed part-way resumes as a repair, without --repair, and reports the range")
     func interruptedRepairResumes() async throws {
-        // Slow enough for the pass to be killed once the corrupted range is behind it and before it ends.
+        // The pass cannot end on its own, however late the test gets to act: every response stalls after 512 KiB
+        // (the corrupted range, at the start, is behind it by then), until the kill.
         let harness = try Harness(faults: [.corrupt(bytes: 0..<4096, once: true)])
         defer { harness.shutdown() }
         let first = try await BraidCLI.run(harness.arguments())
         #expect(first.status == .exited(6), "\(first.standardError)")
         harness.server.setRoute(
-            "/f", .init(content: Self.content, faults: [.throttle(bytesPerSecond: 256 << 10)]))
+            "/f",
+            .init(content: Self.content, faults: [.throttle(bytesPerSecond: 256 << 10), .stall(afterBytes: 512 << 10)])
+        )
         let manifest = URL(fileURLWithPath: harness.output + ".braid")
 
         let child = try BraidCLI.start(harness.arguments(["--repair", "-q"]))
