@@ -11,8 +11,17 @@ extension TestServerTests {
         /// curl's error messages.
         let errorOutput: String
 
-        /// Runs `curl --silent --show-error` with `arguments` and waits for it.
-        init(_ arguments: [String]) throws {
+        /// Runs `curl --silent --show-error` with `arguments` and waits for it, on a thread of its own: a blocking
+        /// wait on one of the two cooperative threads of this machine would hold every other test back for as long
+        /// as curl runs (seconds, for the fault tests that expect a timeout).
+        init(_ arguments: [String]) async throws {
+            let result = await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: Result { try Self.run(arguments) }) }.start()
+            }
+            (exitCode, output, errorOutput) = try result.get()
+        }
+
+        private static func run(_ arguments: [String]) throws -> (Int32, Data, String) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["curl", "--silent", "--show-error"] + arguments
@@ -21,10 +30,10 @@ extension TestServerTests {
             process.standardOutput = output
             process.standardError = errorOutput
             try process.run()
-            self.output = output.fileHandleForReading.readDataToEndOfFile()
-            self.errorOutput = String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let outputData = output.fileHandleForReading.readDataToEndOfFile()
+            let errorText = String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
-            exitCode = process.terminationStatus
+            return (process.terminationStatus, outputData, errorText)
         }
 
         /// The header blocks of every response curl printed with `-D -` or `-I`, in order.

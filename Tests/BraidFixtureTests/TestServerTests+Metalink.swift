@@ -4,21 +4,21 @@ import Testing
 
 extension TestServerTests {
     @Test("A document route serves its bytes with its Content-Type, and HEAD its length alone")
-    func documentRoute() throws {
+    func documentRoute() async throws {
         let document = TestServer.Document(bytes: Array("<x/>\n".utf8), contentType: "application/metalink4+xml")
         server.setRoute("/doc", TestServer.Route(document: document))
 
-        let get = try CurlRun(["-D", "-", "-o", file(), server.url("/doc")])
+        let get = try await CurlRun(["-D", "-", "-o", file(), server.url("/doc")])
         #expect(get.status == 200)
         #expect(get.header("Content-Type") == "application/metalink4+xml")
         #expect(try bytes(at: file()) == document.bytes)
-        let head = try CurlRun(["-I", server.url("/doc")])
+        let head = try await CurlRun(["-I", server.url("/doc")])
         #expect(head.status == 200 && head.header("Content-Length") == "5")
         #expect(settledLog().map(\.bodyBytesSent) == [5, 0])
     }
 
     @Test("A Metalink document names the size, the SHA-256 of the whole content and of each piece, and the URLs")
-    func metalinkDocument() throws {
+    func metalinkDocument() async throws {
         let file = TestServer.MetalinkFile(
             name: "dir/f.bin", content: content, urls: ["http://a/f", "http://b/f?x=1&y=2"], pieceLength: 40_000)
         let text = String(decoding: TestServer.metalinkDocument([file]).bytes, as: UTF8.self)

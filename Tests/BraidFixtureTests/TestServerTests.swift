@@ -53,10 +53,10 @@ final class TestServerTests {
     @Test(
         "A GET returns the whole content, for sizes around word and buffer boundaries",
         arguments: [0, 1, 7, 8, 9, 65_537, 1_000_003] as [UInt64])
-    func fullGet(size: UInt64) throws {
+    func fullGet(size: UInt64) async throws {
         let content = TestContent(seed: size, size: size)
         server.setRoute("/sized", TestServer.Route(content: content))
-        let run = try CurlRun(["-D", "-", "-o", file(), server.url("/sized")])
+        let run = try await CurlRun(["-D", "-", "-o", file(), server.url("/sized")])
         #expect(run.exitCode == 0)
         #expect(run.status == 200)
         #expect(run.header("Content-Length") == String(size))
@@ -74,8 +74,8 @@ final class TestServerTests {
             ("99990-200000", 99_990..<100_003),
         ] as [(String, Range<UInt64>)]
     )
-    func range(spec: String, expected: Range<UInt64>) throws {
-        let run = try CurlRun(["-D", "-", "-o", file(), "-r", spec, serve()])
+    func range(spec: String, expected: Range<UInt64>) async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file(), "-r", spec, serve()])
         #expect(run.status == 206)
         #expect(run.header("Content-Range") == "bytes \(expected.lowerBound)-\(expected.upperBound - 1)/100003")
         #expect(try bytes(at: file()) == content.bytes(in: expected))
@@ -83,25 +83,25 @@ final class TestServerTests {
     }
 
     @Test("A range starting at or past the end is 416 with the total length", arguments: [0, 100_003] as [UInt64])
-    func unsatisfiableRange(size: UInt64) throws {
+    func unsatisfiableRange(size: UInt64) async throws {
         server.setRoute("/sized", TestServer.Route(size: size))
-        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "\(size)-", server.url("/sized")])
+        let run = try await CurlRun(["-D", "-", "-o", file(), "-r", "\(size)-", server.url("/sized")])
         #expect(run.status == 416)
         #expect(run.header("Content-Range") == "bytes */\(size)")
     }
 
     @Test("Offsets past 4 GiB are served without storing the content")
-    func beyondFourGiB() throws {
+    func beyondFourGiB() async throws {
         let content = TestContent(seed: 11, size: 5 << 30)
         server.setRoute("/huge", TestServer.Route(content: content))
-        let head = try CurlRun(["-I", server.url("/huge")])
+        let head = try await CurlRun(["-I", server.url("/huge")])
         #expect(head.header("Content-Length") == "5368709120")
         for (spec, expected) in [
             ("4294967290-4294967309", (1 << 32) - 6..<(1 << 32) + 14), ("-16", (5 << 30) - 16..<(5 << 30)),
         ]
             as [(String, Range<UInt64>)]
         {
-            let run = try CurlRun(["-D", "-", "-o", file(), "-r", spec, server.url("/huge")])
+            let run = try await CurlRun(["-D", "-", "-o", file(), "-r", spec, server.url("/huge")])
             #expect(run.header("Content-Range") == "bytes \(expected.lowerBound)-\(expected.upperBound - 1)/5368709120")
             #expect(try bytes(at: file()) == content.bytes(in: expected))
         }
@@ -115,8 +115,8 @@ final class TestServerTests {
             (TestContent(seed: 3, size: 100_003).lastModified, 206), ("Thu, 01 Jan 1970 00:00:00 GMT", 200),
         ]
     )
-    func ifRange(validator: String, expectedStatus: Int) throws {
-        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", "-H", "If-Range: \(validator)", serve()])
+    func ifRange(validator: String, expectedStatus: Int) async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file(), "-r", "0-99", "-H", "If-Range: \(validator)", serve()])
         #expect(run.status == expectedStatus)
         #expect(try bytes(at: file()).count == (expectedStatus == 206 ? 100 : 100_003))
         #expect(settledLog().map(\.ifRange) == [validator])
@@ -136,8 +136,8 @@ final class TestServerTests {
             ),
         ]
     )
-    func conditionalGet(headers: [String], expectedStatus: Int) throws {
-        let run = try CurlRun(["-D", "-", "-o", file()] + headers.flatMap { ["-H", $0] } + [serve()])
+    func conditionalGet(headers: [String], expectedStatus: Int) async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file()] + headers.flatMap { ["-H", $0] } + [serve()])
         #expect(run.status == expectedStatus)
         // curl creates no file for a response without a body.
         #expect(((try? bytes(at: file()))?.count ?? 0) == (expectedStatus == 304 ? 0 : 100_003))
@@ -146,20 +146,22 @@ final class TestServerTests {
     }
 
     @Test("ignoreConditionals answers 200 whatever the conditions; noLastModified sends no date and never 304")
-    func conditionalFaults() throws {
+    func conditionalFaults() async throws {
         let since = "If-Modified-Since: \(content.lastModified)"
-        let ignoring = try CurlRun(["-D", "-", "-o", file(), "-H", since, serve([.ignoreConditionals])])
+        let ignoring = try await CurlRun(["-D", "-", "-o", file(), "-H", since, serve([.ignoreConditionals])])
         #expect(ignoring.status == 200)
-        let undated = try CurlRun(["-D", "-", "-o", file(), "-H", since, serve([.noLastModified])])
+        let undated = try await CurlRun(["-D", "-", "-o", file(), "-H", since, serve([.noLastModified])])
         #expect(undated.status == 200)
         #expect(undated.header("Last-Modified") == nil)
         #expect(settledLog().map(\.ifModifiedSince) == [content.lastModified, content.lastModified])
     }
 
     @Test("Requests on one connection are kept alive and logged one by one")
-    func keepAlive() throws {
+    func keepAlive() async throws {
         let url = serve()
-        let run = try CurlRun(["-o", file("first"), url, "--next", "--silent", "-r", "0-9", "-o", file("second"), url])
+        let run = try await CurlRun([
+            "-o", file("first"), url, "--next", "--silent", "-r", "0-9", "-o", file("second"), url,
+        ])
         #expect(run.exitCode == 0)
         let log = settledLog()
         #expect(server.connectionsAccepted == 1)
@@ -172,10 +174,10 @@ final class TestServerTests {
     @Test(
         "Digests of the content agree with the coreutils tools", arguments: TestContent.DigestAlgorithm.allCases,
         [0, 1_000_003] as [UInt64])
-    func digests(algorithm: TestContent.DigestAlgorithm, size: UInt64) throws {
+    func digests(algorithm: TestContent.DigestAlgorithm, size: UInt64) async throws {
         let content = TestContent(seed: 5, size: size)
         server.setRoute("/sized", TestServer.Route(content: content))
-        #expect(try CurlRun(["-o", file(), server.url("/sized")]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), server.url("/sized")]).exitCode == 0)
         let tool = Process()
         tool.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         tool.arguments = ["\(algorithm.rawValue)sum", file()]
@@ -188,7 +190,7 @@ final class TestServerTests {
     }
 
     @Test("firstDifference points at the first wrong byte, or the shorter length")
-    func firstDifference() throws {
+    func firstDifference() async throws {
         var bytes = content.bytes(in: 0..<100_003)
         try Data(bytes).write(to: URL(fileURLWithPath: file()))
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
@@ -202,24 +204,26 @@ final class TestServerTests {
     // MARK: - Pacing
 
     @Test("Throttling paces the body")
-    func throttle() throws {
+    func throttle() async throws {
         let url = serve([.throttle(bytesPerSecond: 200_000)])
         let start = ContinuousClock.now
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 0)
         #expect(start.duration(to: .now) >= .milliseconds(450))
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
     }
 
     @Test("Latency delays the first byte")
-    func latency() throws {
-        let run = try CurlRun(["-o", file(), "-w", "%{time_starttransfer}", serve([.latency(.milliseconds(500))])])
+    func latency() async throws {
+        let run = try await CurlRun([
+            "-o", file(), "-w", "%{time_starttransfer}", serve([.latency(.milliseconds(500))]),
+        ])
         #expect((Double(run.writtenOut) ?? 0) >= 0.45)
     }
 
     @Test("Latency delays every request, not only a connection's first")
-    func latencyPerRequest() throws {
+    func latencyPerRequest() async throws {
         let url = serve([.latency(.milliseconds(300))])
-        let run = try CurlRun(
+        let run = try await CurlRun(
             ["-o", file("first"), "-w", "%{time_starttransfer}\n", url]
                 + ["--next", "--silent", "-r", "0-9", "-o", file("second"), "-w", "%{time_starttransfer}\n", url])
         #expect(run.exitCode == 0)
@@ -230,7 +234,7 @@ final class TestServerTests {
     }
 
     @Test("A total throttle caps the route's connections together, and they take turns")
-    func totalThrottle() throws {
+    func totalThrottle() async throws {
         let size: UInt64 = 2 << 20
         let quarter = size / 4
         server.setRoute(
@@ -243,7 +247,7 @@ final class TestServerTests {
             return ["-r", range, "-o", file("part\(index)"), "-w", "%{time_total}\n", url]
         }
         let start = ContinuousClock.now
-        let run = try CurlRun(
+        let run = try await CurlRun(
             ["--parallel", "--parallel-immediate", "--parallel-max", "4"]
                 + transfers.joined(separator: ["--next", "--silent", "--show-error"]))
         let elapsed = start.duration(to: .now)
@@ -259,10 +263,10 @@ final class TestServerTests {
     }
 
     @Test("The chosen connection is much slower than the others")
-    func slowConnection() throws {
+    func slowConnection() async throws {
         let url = serve([.slowConnection(number: 2, bytesPerSecond: 20_000)])
-        let first = try CurlRun(["-o", file(), "-r", "0-9999", "-w", "%{time_total}", url])
-        let second = try CurlRun(["-o", file(), "-r", "0-9999", "-w", "%{time_total}", url])
+        let first = try await CurlRun(["-o", file(), "-r", "0-9999", "-w", "%{time_total}", url])
+        let second = try await CurlRun(["-o", file(), "-r", "0-9999", "-w", "%{time_total}", url])
         let fast = Double(first.writtenOut) ?? .infinity
         let slow = Double(second.writtenOut) ?? 0
         #expect(slow >= 0.4)
@@ -273,8 +277,8 @@ final class TestServerTests {
     // MARK: - Broken bodies
 
     @Test("A stalled body keeps the connection open until the client gives up")
-    func stall() throws {
-        let run = try CurlRun(["--max-time", "1", "-o", file(), serve([.stall(afterBytes: 1000)])])
+    func stall() async throws {
+        let run = try await CurlRun(["--max-time", "1", "-o", file(), serve([.stall(afterBytes: 1000)])])
         #expect(run.exitCode == 28)
         #expect(try bytes(at: file()) == content.bytes(in: 0..<1000))
         #expect(settledLog().map(\.bodyBytesSent) == [1000])
@@ -285,34 +289,34 @@ final class TestServerTests {
         arguments: [(TestServer.Fault.closeAfter(bytes: 1000), 1000), (.shortBody(missingBytes: 10), 99_993)]
             as [(TestServer.Fault, Int)]
     )
-    func truncatedBody(fault: TestServer.Fault, received: Int) throws {
-        let run = try CurlRun(["-D", "-", "-o", file(), serve([fault])])
+    func truncatedBody(fault: TestServer.Fault, received: Int) async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file(), serve([fault])])
         #expect(run.exitCode == 18)
         #expect(run.header("Content-Length") == "100003")
         #expect(try bytes(at: file()) == content.bytes(in: 0..<UInt64(received)))
     }
 
     @Test("A fault scoped to the first requests lets a retry succeed")
-    func onlyFirst() throws {
+    func onlyFirst() async throws {
         let url = serve([.onlyFirst(requests: 1, .closeAfter(bytes: 1000))])
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 18)
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 18)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 0)
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
         #expect(settledLog().map(\.bodyBytesSent) == [1000, 100_003])
     }
 
     @Test("A fault scoped after the first requests meets only the retries")
-    func afterFirst() throws {
+    func afterFirst() async throws {
         let url = serve([.afterFirst(requests: 1, .wrongBytes)])
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 0)
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 0)
         #expect(try content.firstDifference(fromFileAt: file()) != nil, "the second request got other bytes")
     }
 
     @Test("Extra bytes are sent past Content-Length")
-    func extraBytes() throws {
-        let run = try CurlRun(["-o", file(), "-r", "0-99", serve([.extraBytes(count: 10)])])
+    func extraBytes() async throws {
+        let run = try await CurlRun(["-o", file(), "-r", "0-99", serve([.extraBytes(count: 10)])])
         #expect(run.exitCode == 0)
         #expect(try bytes(at: file()) == content.bytes(in: 0..<100))
         #expect(settledLog().map(\.bodyBytesSent) == [110])
@@ -321,24 +325,24 @@ final class TestServerTests {
     // MARK: - Wrong ranges
 
     @Test("Ignoring Range answers 200 with the whole body")
-    func ignoreRange() throws {
-        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.ignoreRange])])
+    func ignoreRange() async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.ignoreRange])])
         #expect(run.status == 200)
         #expect(run.header("Content-Range") == nil)
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
     }
 
     @Test("A shifted range is honestly labelled")
-    func shiftRange() throws {
-        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.shiftRange(offsetBy: 50)])])
+    func shiftRange() async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.shiftRange(offsetBy: 50)])])
         #expect(run.status == 206)
         #expect(run.header("Content-Range") == "bytes 50-149/100003")
         #expect(try bytes(at: file()) == content.bytes(in: 50..<150))
     }
 
     @Test("Wrong bytes come under the asked-for Content-Range")
-    func wrongBytes() throws {
-        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.wrongBytes])])
+    func wrongBytes() async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file(), "-r", "0-99", serve([.wrongBytes])])
         #expect(run.header("Content-Range") == "bytes 0-99/100003")
         let received = try bytes(at: file())
         #expect(received.count == 100)
@@ -355,28 +359,28 @@ final class TestServerTests {
     }
 
     @Test("A range corrupted always is altered in every body that carries any of it, under true headers")
-    func corruptAlways() throws {
+    func corruptAlways() async throws {
         let url = serve([.corrupt(bytes: 1000..<3000, once: false)])
-        let before = try CurlRun(["-o", file(), "-r", "0-99", url])
+        let before = try await CurlRun(["-o", file(), "-r", "0-99", url])
         #expect(before.exitCode == 0)
         #expect(try bytes(at: file()) == content.bytes(in: 0..<100), "a body outside the range is correct")
-        let partly = try CurlRun(["-D", "-", "-o", file(), "-r", "2000-4999", url])
+        let partly = try await CurlRun(["-D", "-", "-o", file(), "-r", "2000-4999", url])
         #expect(partly.header("Content-Length") == "3000")
         #expect(partly.header("ETag") == content.entityTag)
         #expect(try bytes(at: file()) == corrupted(2000..<5000, altering: 1000..<3000))
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 0)
         #expect(try bytes(at: file()) == corrupted(0..<content.size, altering: 1000..<3000))
         #expect(settledLog().map(\.range) == ["bytes=0-99", "bytes=2000-4999", nil])
     }
 
     @Test("A range corrupted once is altered only in the first body that carries any of it")
-    func corruptOnce() throws {
+    func corruptOnce() async throws {
         let url = serve([.corrupt(bytes: 1000..<3000, once: true)])
-        #expect(try CurlRun(["-o", file(), "-r", "0-99", url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), "-r", "0-99", url]).exitCode == 0)
         #expect(try bytes(at: file()) == content.bytes(in: 0..<100), "a body outside the range does not count")
-        #expect(try CurlRun(["-o", file(), "-r", "2500-3499", url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), "-r", "2500-3499", url]).exitCode == 0)
         #expect(try bytes(at: file()) == corrupted(2500..<3500, altering: 1000..<3000))
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 0)
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
         #expect(settledLog().map(\.range) == ["bytes=0-99", "bytes=2500-3499", nil])
     }
@@ -386,32 +390,34 @@ final class TestServerTests {
     @Test(
         "A forced status carries Retry-After, and can apply to the first requests only",
         arguments: [(503, 2), (429, 5)])
-    func status(code: Int, retryAfter: Int) throws {
+    func status(code: Int, retryAfter: Int) async throws {
         let url = serve([.onlyFirst(requests: 1, .status(code, retryAfter: retryAfter))])
-        let refused = try CurlRun(["-D", "-", "-o", file(), url])
+        let refused = try await CurlRun(["-D", "-", "-o", file(), url])
         #expect(refused.status == code)
         #expect(refused.header("Retry-After") == String(retryAfter))
-        #expect(try CurlRun(["-D", "-", "-o", file(), url]).status == 200)
+        #expect(try await CurlRun(["-D", "-", "-o", file(), url]).status == 200)
     }
 
     @Test("A forced status can carry any raw Retry-After value", arguments: ["99999999999999999999999", "-1"])
-    func rawRetryAfter(value: String) throws {
-        let refused = try CurlRun(["-D", "-", "-o", file(), serve([.statusRawRetryAfter(503, retryAfter: value)])])
+    func rawRetryAfter(value: String) async throws {
+        let refused = try await CurlRun([
+            "-D", "-", "-o", file(), serve([.statusRawRetryAfter(503, retryAfter: value)]),
+        ])
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") == value)
     }
 
     @Test("HEAD can be refused while GET works")
-    func refuseHead() throws {
+    func refuseHead() async throws {
         let url = serve([.refuseHead])
-        #expect(try CurlRun(["-I", url]).status == 405)
-        #expect(try CurlRun(["-D", "-", "-o", file(), url]).status == 200)
+        #expect(try await CurlRun(["-I", url]).status == 405)
+        #expect(try await CurlRun(["-D", "-", "-o", file(), url]).status == 200)
     }
 
     @Test("Requests beyond the per-client limit get 503 while the others are served")
-    func limitConnections() throws {
+    func limitConnections() async throws {
         let url = serve([.limitConnections(perClient: 1, retryAfter: 3), .throttle(bytesPerSecond: 100_000)])
-        let run = try CurlRun(
+        let run = try await CurlRun(
             ["--parallel", "--parallel-immediate", "-w", "%{http_code}\\n"]
                 + (1...3).flatMap { ["-o", file("part\($0)"), url] }
         )
@@ -422,8 +428,8 @@ final class TestServerTests {
     // MARK: - Framing and metadata
 
     @Test("Without Content-Length the body is still complete", arguments: [TestServer.Fault.closeDelimited, .chunked])
-    func framing(fault: TestServer.Fault) throws {
-        let run = try CurlRun(["-D", "-", "-o", file(), serve([fault])])
+    func framing(fault: TestServer.Fault) async throws {
+        let run = try await CurlRun(["-D", "-", "-o", file(), serve([fault])])
         #expect(run.exitCode == 0)
         #expect(run.header("Content-Length") == nil)
         #expect(run.header("Transfer-Encoding") == (fault == .chunked ? "chunked" : nil))
@@ -431,27 +437,29 @@ final class TestServerTests {
     }
 
     @Test("HEAD can report a length that GET's Content-Range contradicts")
-    func headContentLength() throws {
+    func headContentLength() async throws {
         let url = serve([.headContentLength(42)])
-        #expect(try CurlRun(["-I", url]).header("Content-Length") == "42")
-        #expect(try CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url]).header("Content-Range") == "bytes 0-9/100003")
+        #expect(try await CurlRun(["-I", url]).header("Content-Length") == "42")
+        #expect(
+            try await CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url]).header("Content-Range") == "bytes 0-9/100003"
+        )
     }
 
     @Test("A claimed length replaces Content-Length on HEAD and the total of Content-Range, not the bytes")
-    func claimLength() throws {
+    func claimLength() async throws {
         let url = serve([.claimLength("9223372036854775807")])
-        #expect(try CurlRun(["-I", url]).header("Content-Length") == "9223372036854775807")
-        let ranged = try CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url])
+        #expect(try await CurlRun(["-I", url]).header("Content-Length") == "9223372036854775807")
+        let ranged = try await CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url])
         #expect(ranged.header("Content-Range") == "bytes 0-9/9223372036854775807")
         #expect(ranged.header("Content-Length") == "10")
         #expect(try Data(contentsOf: URL(fileURLWithPath: file())) == Data(content.bytes(in: 0..<10)))
     }
 
     @Test("Content changes after N requests, with new validators")
-    func changeContentAfterRequests() throws {
+    func changeContentAfterRequests() async throws {
         let url = serve([.changeContent(afterRequests: 1, seed: 9)])
-        let first = try CurlRun(["-D", "-", "-o", file(), url])
-        let second = try CurlRun(["-D", "-", "-o", file(), url])
+        let first = try await CurlRun(["-D", "-", "-o", file(), url])
+        let second = try await CurlRun(["-D", "-", "-o", file(), url])
         let changed = TestContent(seed: 9, size: 100_003)
         #expect(first.header("ETag") == content.entityTag)
         #expect(second.header("ETag") == changed.entityTag)
@@ -460,10 +468,12 @@ final class TestServerTests {
     }
 
     @Test("Content changed between two runs turns a stale If-Range into a full 200")
-    func changeContentOnDemand() throws {
+    func changeContentOnDemand() async throws {
         let url = serve()
         server.changeContent(path: "/file", seed: 4)
-        let run = try CurlRun(["-D", "-", "-o", file(), "-r", "0-99", "-H", "If-Range: \(content.entityTag)", url])
+        let run = try await CurlRun([
+            "-D", "-", "-o", file(), "-r", "0-99", "-H", "If-Range: \(content.entityTag)", url,
+        ])
         #expect(run.status == 200)
         #expect(try TestContent(seed: 4, size: 100_003).firstDifference(fromFileAt: file()) == nil)
     }
@@ -471,17 +481,17 @@ final class TestServerTests {
     // MARK: - Redirects
 
     @Test("A redirect to itself loops until curl gives up")
-    func redirectLoop() throws {
+    func redirectLoop() async throws {
         server.setRoute("/loop", TestServer.Route(size: 10, faults: [.redirect(status: 302, to: .path("/loop"))]))
-        let run = try CurlRun(["-L", "--max-redirs", "5", "-o", file(), server.url("/loop")])
+        let run = try await CurlRun(["-L", "--max-redirs", "5", "-o", file(), server.url("/loop")])
         #expect(run.exitCode == 47)
     }
 
     @Test("A redirect to another path is followed to the content", arguments: [301, 302, 307])
-    func redirectToPath(status: Int) throws {
+    func redirectToPath(status: Int) async throws {
         serve()
         server.setRoute("/moved", TestServer.Route(size: 10, faults: [.redirect(status: status, to: .path("/file"))]))
-        let run = try CurlRun(["-L", "-D", "-", "-o", file(), server.url("/moved")])
+        let run = try await CurlRun(["-L", "-D", "-", "-o", file(), server.url("/moved")])
         #expect(run.responses.count == 2)
         #expect(run.responses.first?.first?.name.contains(String(status)) == true)
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
@@ -489,10 +499,10 @@ final class TestServerTests {
     }
 
     @Test("A redirect can point at a non-HTTP scheme")
-    func redirectToFileScheme() throws {
+    func redirectToFileScheme() async throws {
         server.setRoute(
             "/evil", TestServer.Route(size: 10, faults: [.redirect(status: 302, to: .location("file:///etc/passwd"))]))
-        let run = try CurlRun(["-D", "-", "-o", file(), server.url("/evil")])
+        let run = try await CurlRun(["-D", "-", "-o", file(), server.url("/evil")])
         #expect(run.status == 302)
         #expect(run.header("Location") == "file:///etc/passwd")
     }
@@ -500,19 +510,19 @@ final class TestServerTests {
     // MARK: - Signed URLs
 
     @Test("A minted signed URL serves the content, ranges too, to GET; HEAD and an unsigned request get 403")
-    func signedURLServesGet() throws {
+    func signedURLServesGet() async throws {
         serve([.requireSignedURL])
         server.setRoute(
             "/sign", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .seconds(60))]))
-        let whole = try CurlRun(["-L", "-o", file(), server.url("/sign")])
+        let whole = try await CurlRun(["-L", "-o", file(), server.url("/sign")])
         #expect(whole.exitCode == 0)
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
-        let range = try CurlRun(["-L", "-D", "-", "-r", "10-19", "-o", file("range"), server.url("/sign")])
+        let range = try await CurlRun(["-L", "-D", "-", "-r", "10-19", "-o", file("range"), server.url("/sign")])
         #expect(range.status == 206)
         #expect(try bytes(at: file("range")) == content.bytes(in: 10..<20))
-        let head = try CurlRun(["-L", "-I", server.url("/sign")])
+        let head = try await CurlRun(["-L", "-I", server.url("/sign")])
         #expect(head.status == 403)
-        let unsigned = try CurlRun(["-D", "-", "-o", file("unsigned"), server.url("/file")])
+        let unsigned = try await CurlRun(["-D", "-", "-o", file("unsigned"), server.url("/file")])
         #expect(unsigned.status == 403)
         let log = settledLog()
         #expect(log.filter { $0.target == "/sign" }.map(\.status) == [302, 302, 302])
@@ -520,27 +530,27 @@ final class TestServerTests {
     }
 
     @Test("A signed URL past its expiry, or with its expiry or signature altered, gets 403")
-    func expiredOrForgedSignedURL() throws {
+    func expiredOrForgedSignedURL() async throws {
         serve([.requireSignedURL])
         server.setRoute("/expired", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .zero)]))
         server.setRoute(
             "/sign", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .seconds(60))]))
-        let expired = try CurlRun(["-L", "-D", "-", "-o", file(), server.url("/expired")])
+        let expired = try await CurlRun(["-L", "-D", "-", "-o", file(), server.url("/expired")])
         #expect(expired.status == 403, "\(String(decoding: expired.output, as: UTF8.self))")
-        let minted = try CurlRun(["-D", "-", "-o", file(), server.url("/sign")])
+        let minted = try await CurlRun(["-D", "-", "-o", file(), server.url("/sign")])
         let location = try #require(minted.header("Location"))
         let extended = location.replacingOccurrences(of: "expires=", with: "expires=9")
-        #expect(try CurlRun(["-D", "-", "-o", file(), extended]).status == 403)
-        #expect(try CurlRun(["-D", "-", "-o", file(), location + "0"]).status == 403)
-        #expect(try CurlRun(["-D", "-", "-o", file(), location]).status == 200)
+        #expect(try await CurlRun(["-D", "-", "-o", file(), extended]).status == 403)
+        #expect(try await CurlRun(["-D", "-", "-o", file(), location + "0"]).status == 403)
+        #expect(try await CurlRun(["-D", "-", "-o", file(), location]).status == 200)
     }
 
     @Test("A redirect to another host name shows whether credentials were forwarded")
-    func redirectToOtherHost() throws {
+    func redirectToOtherHost() async throws {
         serve()
         server.setRoute(
             "/away", TestServer.Route(size: 10, faults: [.redirect(status: 302, to: .otherHost(path: "/file"))]))
-        let run = try CurlRun(["-L", "-u", "user:secret", "-o", file(), server.url("/away")])
+        let run = try await CurlRun(["-L", "-u", "user:secret", "-o", file(), server.url("/away")])
         #expect(run.exitCode == 0)
         // Each connection logs its request when it is done with it: the two may land in either order.
         let log = settledLog()
@@ -552,8 +562,8 @@ final class TestServerTests {
     // MARK: - Headers
 
     @Test("Content-Disposition and raw headers are sent byte for byte")
-    func dispositionAndRawHeaders() throws {
-        let run = try CurlRun([
+    func dispositionAndRawHeaders() async throws {
+        let run = try await CurlRun([
             "-D", "-", "-o", file(),
             serve([
                 .contentDisposition("attachment; filename=\"../x\""),
@@ -567,12 +577,12 @@ final class TestServerTests {
     @Test(
         "Digest headers are right or wrong on request, and only Content-MD5 is left off partial responses",
         arguments: [true, false])
-    func digestHeaders(correct: Bool) throws {
+    func digestHeaders(correct: Bool) async throws {
         let url = serve([
             .contentMD5(correct: correct), .digest([.md5, .sha256], correct: correct),
             .reprDigest([.sha256, .sha512], correct: correct),
         ])
-        let head = try CurlRun(["-I", url])
+        let head = try await CurlRun(["-I", url])
         let md5 = content.base64Digest(.md5)
         let sha256 = content.base64Digest(.sha256)
         let sha512 = content.base64Digest(.sha512)
@@ -580,23 +590,23 @@ final class TestServerTests {
         #expect((head.header("Digest") == "MD5=\(md5),SHA-256=\(sha256)") == correct)
         #expect((head.header("Repr-Digest") == "sha-256=:\(sha256):, sha-512=:\(sha512):") == correct)
         #expect(head.header("Digest")?.hasPrefix("MD5=") == true)
-        let partial = try CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url])
+        let partial = try await CurlRun(["-D", "-", "-o", file(), "-r", "0-9", url])
         #expect(partial.header("Content-MD5") == nil)
         #expect(partial.header("Repr-Digest") == head.header("Repr-Digest"))
     }
 
     @Test("Cloud digest headers: x-goog-hash carries the MD5, x-amz-checksum the SHA-256 or a composite")
-    func cloudDigestHeaders() throws {
+    func cloudDigestHeaders() async throws {
         let md5 = content.base64Digest(.md5)
         let sha256 = content.base64Digest(.sha256)
-        let goog = try CurlRun(["-I", serve([.googHash(correct: true)])])
+        let goog = try await CurlRun(["-I", serve([.googHash(correct: true)])])
         #expect(goog.header("x-goog-hash") == "crc32c=AAAAAA==, md5=\(md5)")
-        let wrongGoog = try CurlRun(["-I", serve([.googHash(correct: false)])])
+        let wrongGoog = try await CurlRun(["-I", serve([.googHash(correct: false)])])
         #expect(wrongGoog.header("x-goog-hash")?.hasSuffix("md5=\(md5)") == false)
-        let amz = try CurlRun(["-I", serve([.amzChecksum(correct: true, composite: false)])])
+        let amz = try await CurlRun(["-I", serve([.amzChecksum(correct: true, composite: false)])])
         #expect(amz.header("x-amz-checksum-sha256") == sha256)
         #expect(amz.header("x-amz-checksum-type") == "FULL_OBJECT")
-        let composite = try CurlRun(["-I", serve([.amzChecksum(correct: true, composite: true)])])
+        let composite = try await CurlRun(["-I", serve([.amzChecksum(correct: true, composite: true)])])
         #expect(composite.header("x-amz-checksum-sha256") == "\(sha256)-3")
         #expect(composite.header("x-amz-checksum-type") == "COMPOSITE")
     }
@@ -604,14 +614,14 @@ final class TestServerTests {
     // MARK: - Lifecycle
 
     @Test("Shutdown wakes and closes a stalled connection")
-    func shutdownClosesStalledConnection() throws {
+    func shutdownClosesStalledConnection() async throws {
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         curl.arguments = ["curl", "--silent", "--max-time", "20", "-o", file(), serve([.stall(afterBytes: 1000)])]
         try curl.run()
         let deadline = ContinuousClock.now + .seconds(10)
         while server.totalBodyBytesSent < 1000 && ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
+            try await Task.sleep(for: .milliseconds(10))
         }
         server.shutdown()
         curl.waitUntilExit()
@@ -630,7 +640,7 @@ final class TestServerTests {
     }
 
     @Test("The executable serves its content and exits 0 on SIGTERM", .enabled(if: TestServerTests.executable != nil))
-    func executableRun() throws {
+    func executableRun() async throws {
         let process = Process()
         process.executableURL = TestServerTests.executable
         process.arguments = [
@@ -641,10 +651,10 @@ final class TestServerTests {
         try process.run()
         let url = Self.firstLine(of: output)
         #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/data"))
-        let refused = try CurlRun(["-D", "-", "-o", file(), url])
+        let refused = try await CurlRun(["-D", "-", "-o", file(), url])
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") == "7")
-        #expect(try CurlRun(["-o", file(), url]).exitCode == 0)
+        #expect(try await CurlRun(["-o", file(), url]).exitCode == 0)
         #expect(try TestContent(seed: 5, size: 4096).firstDifference(fromFileAt: file()) == nil)
         process.terminate()
         process.waitUntilExit()
@@ -655,7 +665,7 @@ final class TestServerTests {
     @Test(
         "With --log-requests the executable prints one line per response; total-throttle is a fault it takes",
         .enabled(if: TestServerTests.executable != nil))
-    func executableLogsRequests() throws {
+    func executableLogsRequests() async throws {
         let process = Process()
         process.executableURL = TestServerTests.executable
         process.arguments = ["--size", "4096", "--fault", "total-throttle=1000000", "--log-requests"]
@@ -665,7 +675,8 @@ final class TestServerTests {
         process.standardError = errorOutput
         try process.run()
         let url = Self.firstLine(of: output)
-        #expect(try CurlRun(["-o", file(), url, "--next", "--silent", "-r", "0-9", "-o", file(), url]).exitCode == 0)
+        #expect(
+            try await CurlRun(["-o", file(), url, "--next", "--silent", "-r", "0-9", "-o", file(), url]).exitCode == 0)
         process.terminate()
         process.waitUntilExit()
         let logged = String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
