@@ -294,7 +294,7 @@ extension DownloadJob {
             try? file.setPermissions(0o600)
             throw error
         }
-        if options.syncOnCompletion { ManifestStore.syncDirectory(of: paths.final) }
+        if options.syncOnCompletion { StateFile.syncDirectory(of: paths.final) }
         store.remove()
     }
 }

@@ -6,13 +6,14 @@ import SystemPackage
     import Foundation
 #endif
 
-/// Reads and atomically replaces `FILE.braid`.
+/// Reads and atomically replaces `FILE.braid`, as a `StateFile`.
 ///
 /// A checkpoint is written to a temporary file and renamed over the manifest, so a reader sees the old one or the
 /// new one, never a torn one. A durable checkpoint also syncs the temporary file and the directory.
 struct ManifestStore: Sendable {
     let path: FilePath
-    var temporaryPath: FilePath { FilePath(path.string + ".tmp") }
+    private var file: StateFile { StateFile(path: path) }
+    var temporaryPath: FilePath { file.temporaryPath }
     /// Where the reserve is created, for the moment before it is unlinked (see `SpaceReserve`).
     var reservePath: FilePath { FilePath(path.string + ".reserve") }
     /// Space set aside so that the last checkpoint can still be written when the disk fills up.
@@ -30,17 +31,25 @@ struct ManifestStore: Sendable {
     /// The manifest on disk, or nil if there is none; a manifest that cannot be read or fails validation throws,
     /// and a link at its name is refused, not followed.
     func load() throws(BraidError) -> Manifest? {
-        let file: FileDescriptor
+        let opened: FileDescriptor?
         do {
-            file = try path.openWithoutFollowing(.readOnly)
+            opened = try file.openForReading()
         } catch {
-            if error == .noSuchFileOrDirectory { return nil }
             if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path, cause: .errno(error)) }
             throw .manifest("cannot read \(path)", error)
         }
-        defer { try? file.close() }
-        try PartFile.restrictToOwner(file, path: path)
-        let data = try Self.readAll(file, path: path)
+        guard let opened else { return nil }
+        defer { try? opened.close() }
+        try PartFile.restrictToOwner(opened, path: path)
+        let read: Data?
+        do {
+            read = try StateFile.readAll(opened, maximumSize: Self.maximumSize)
+        } catch {
+            throw .manifest("cannot read \(path)", error)
+        }
+        guard let data = read else {
+            throw .manifest("\(path) is over \(Self.maximumSize) bytes, far larger than any Braid manifest")
+        }
         let manifest: Manifest
         do {
             manifest = try JSONDecoder().decode(Manifest.self, from: data)
@@ -53,24 +62,6 @@ struct ManifestStore: Sendable {
             throw .manifest("\(path) is invalid: \(error.message)")
         }
         return manifest
-    }
-
-    private static func readAll(_ file: FileDescriptor, path: FilePath) throws(BraidError) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count: Int
-            do {
-                count = try buffer.withUnsafeMutableBytes { try file.read(into: $0) }
-            } catch {
-                throw .manifest("cannot read \(path)", error)
-            }
-            if count == 0 { return data }
-            data.append(contentsOf: buffer[..<count])
-            guard data.count <= maximumSize else {
-                throw .manifest("\(path) is over \(maximumSize) bytes, far larger than any Braid manifest")
-            }
-        }
     }
 
     /// Replaces the manifest atomically; with `durable`, also survives a power cut once this returns.
@@ -86,25 +77,7 @@ struct ManifestStore: Sendable {
         } catch {
             throw .localIO("cannot encode the manifest: \(error)")
         }
-        if DestinationPaths.isSymbolicLink(temporaryPath) { throw .symbolicLink(temporaryPath) }
-        try? temporaryPath.unlink()
-        do {
-            let file = try temporaryPath.openWithoutFollowing(.writeOnly, options: [.create, .exclusiveCreate])
-            try file.closeAfter {
-                _ = try data.withUnsafeBytes { try file.writeAll($0) }
-                if durable { try file.synchronize(includingMetadata: true) }
-            }
-        } catch {
-            throw .localIO("cannot write \(temporaryPath)", error)
-        }
-        do {
-            try temporaryPath.rename(to: path, replacing: true)
-        } catch {
-            throw .localIO("cannot replace \(path)", error)
-        }
-        if durable {
-            Self.syncDirectory(of: path)
-        }
+        try file.replace(with: data, durable: durable)
     }
 
     /// Removes the manifest and its companions (links themselves, never what they point to), and gives the
@@ -128,17 +101,5 @@ struct ManifestStore: Sendable {
     /// Frees the reserve, making room for a checkpoint on a full disk.
     func releaseReserve() {
         reserve.release()
-    }
-
-    /// Makes a rename in the directory durable.
-    static func syncDirectory(of path: FilePath) {
-        let directory = path.removingLastComponent()
-        // Through a link, unlike Braid's own files: the directory may well be reached through one.
-        guard
-            let descriptor = try? FileDescriptor.open(
-                directory.isEmpty ? "." : directory, .readOnly, options: [.directory, .closeOnExec])
-        else { return }
-        try? descriptor.synchronize(includingMetadata: true)
-        try? descriptor.close()
     }
 }

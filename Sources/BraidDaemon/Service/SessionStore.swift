@@ -1,20 +1,19 @@
-import Braid
+@_spi(StateFiles) import Braid
 import Synchronization
+import SystemPackage
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The session file: every download the daemon knows, with its request and status, so that a restarted daemon
 /// (after a stop, a crash or a kill -9) lists them all again and picks up the running ones from their manifests.
 ///
-/// Each save replaces the file whole and durably: written beside it, synced, renamed over it, and the directory
-/// synced, so a crash leaves the old file or the new one, never a torn one. Saves are serialised: a save writes
+/// Each save replaces the file whole and durably, as the library replaces a manifest (`StateFile`): written beside
+/// it, synced, renamed over it, and the directory synced, so a crash leaves the old file or the new one, never a
+/// torn one; a link at its name is refused, never followed. Saves are serialised: a save writes
 /// the table as it is when the save begins, so the last save to finish is never older than an earlier one.
 public final class SessionStore: Sendable {
     /// The file's format, so that a file of another program is refused rather than read as empty.
@@ -28,10 +27,13 @@ public final class SessionStore: Sendable {
     static let version = 1
 
     public let path: String
+    private let file: StateFile
     private let writing = Mutex(())
+    private static let maximumSize = 256 << 20
 
     public init(path: String) {
         self.path = path
+        file = StateFile(path: FilePath(path))
     }
 
     /// The downloads saved last; none when the file does not exist yet.
@@ -39,29 +41,20 @@ public final class SessionStore: Sendable {
     /// - Throws: `BraidError` (`.manifest`) for a file that cannot be read or is not a Braid session; the file is
     ///   left as it is, for the user to look at.
     public func load() throws(BraidError) -> [DaemonTask] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return [] }
-            throw BraidError(.localIO, "cannot read the session file \(path): \(String(cString: strerror(errno)))")
+        let read: Data?
+        do throws(Errno) {
+            guard let opened = try file.openForReading() else { return [] }
+            defer { try? opened.close() }
+            read = try StateFile.readAll(opened, maximumSize: Self.maximumSize)
+        } catch {
+            throw BraidError(.localIO, "cannot read the session file \(path): \(error)", cause: .errno(error))
         }
-        defer { close(descriptor) }
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else {
-                throw BraidError(.localIO, "cannot read the session file \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            data += buffer[0..<count]
-            guard data.count <= 256 * 1024 * 1024 else {
-                throw BraidError(.manifest, "the session file \(path) is too large to be a Braid session")
-            }
+        guard let data = read else {
+            throw BraidError(.manifest, "the session file \(path) is too large to be a Braid session")
         }
         let contents: Contents
         do {
-            contents = try JSONDecoder().decode(Contents.self, from: Data(data))
+            contents = try JSONDecoder().decode(Contents.self, from: data)
         } catch {
             throw BraidError(.manifest, "the session file \(path) is not a Braid daemon session (it does not parse)")
         }
@@ -94,47 +87,7 @@ public final class SessionStore: Sendable {
             } catch {
                 throw BraidError(.localIO, "cannot encode the session: \(error)")
             }
-            try Self.replace(path, with: Array(data))
-        }
-    }
-
-    private static func replace(_ path: String, with bytes: [UInt8]) throws(BraidError) {
-        let temporary = path + ".tmp"
-        func failure(_ what: String) -> BraidError {
-            BraidError(.localIO, "cannot save the session file \(path): \(what): \(String(cString: strerror(errno)))")
-        }
-        unlink(temporary)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw failure("create") }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let error = failure("write")
-                close(descriptor)
-                unlink(temporary)
-                throw error
-            }
-            written += count
-        }
-        guard fsync(descriptor) == 0 else {
-            let error = failure("sync")
-            close(descriptor)
-            unlink(temporary)
-            throw error
-        }
-        close(descriptor)
-        guard rename(temporary, path) == 0 else {
-            let error = failure("rename")
-            unlink(temporary)
-            throw error
-        }
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let directoryDescriptor = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
+            try file.replace(with: data, durable: true)
         }
     }
 }

@@ -1,0 +1,89 @@
+import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A small file of Braid's own state (a download's manifest, the daemon's session): opened without following a
+/// link at its name, read whole up to a cap, and replaced atomically, durably on request.
+///
+/// A replacement is written to a fresh temporary file beside it (a stale one unlinked first, the new one created
+/// with `O_EXCL` and readable by the owner only, so nothing planted at its name is written through) and renamed
+/// over it, so a reader sees the old file or the new one, never a torn one. A durable one also syncs the temporary
+/// file before the rename and the directory after it.
+///
+/// Not API: `@_spi(StateFiles) import Braid` lets the daemon keep its session the way the library keeps manifests.
+@_spi(StateFiles)
+public struct StateFile: Sendable {
+    public let path: FilePath
+    public var temporaryPath: FilePath { FilePath(path.string + ".tmp") }
+
+    public init(path: FilePath) {
+        self.path = path
+    }
+
+    /// The file opened for reading, or nil when nothing is at its name; a link there fails with
+    /// `tooManySymbolicLinkLevels`.
+    public func openForReading() throws(Errno) -> FileDescriptor? {
+        do {
+            return try path.openWithoutFollowing(.readOnly)
+        } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            throw error
+        }
+    }
+
+    /// Everything `file` holds from its current offset, or nil when that is more than `maximumSize` bytes.
+    public static func readAll(_ file: FileDescriptor, maximumSize: Int) throws(Errno) -> Data? {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try file.read(into: $0) }
+            } catch {
+                throw Errno.thrown(by: error)
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[..<count])
+            guard data.count <= maximumSize else { return nil }
+        }
+    }
+
+    /// Replaces the file with `data` atomically; with `durable`, it also survives a power cut once this returns.
+    public func replace(with data: Data, durable: Bool) throws(BraidError) {
+        if DestinationPaths.isSymbolicLink(temporaryPath) { throw .symbolicLink(temporaryPath) }
+        try? temporaryPath.unlink()
+        do {
+            let file = try temporaryPath.openWithoutFollowing(.writeOnly, options: [.create, .exclusiveCreate])
+            try file.closeAfter {
+                _ = try data.withUnsafeBytes { try file.writeAll($0) }
+                if durable { try file.synchronize(includingMetadata: true) }
+            }
+        } catch {
+            throw .localIO("cannot write \(temporaryPath)", error)
+        }
+        do {
+            try temporaryPath.rename(to: path, replacing: true)
+        } catch {
+            throw .localIO("cannot replace \(path)", error)
+        }
+        if durable {
+            Self.syncDirectory(of: path)
+        }
+    }
+
+    /// Makes a rename in the directory of `path` durable.
+    public static func syncDirectory(of path: FilePath) {
+        let directory = path.removingLastComponent()
+        // Through a link, unlike Braid's own files: the directory may well be reached through one.
+        guard
+            let descriptor = try? FileDescriptor.open(
+                directory.isEmpty ? "." : directory, .readOnly, options: [.directory, .closeOnExec])
+        else { return }
+        try? descriptor.synchronize(includingMetadata: true)
+        try? descriptor.close()
+    }
+}
