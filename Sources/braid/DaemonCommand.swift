@@ -75,7 +75,7 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ValidationError("--max-connections-per-host: must be 1 to 1024")
         }
         let address = try ListenAddress(parsing: listen)
-        if !address.isLoopback, secret == nil {
+        if !DaemonServer.Configuration(host: address.host, port: address.port).listensOnLoopbackOnly, secret == nil {
             throw ValidationError(
                 "--listen: \(listen) is not a loopback address; listening there needs --rpc-secret, so that no one "
                     + "else on the network can add downloads"
@@ -177,12 +177,5 @@ struct ListenAddress {
         }
         host = String(hostPart)
         self.port = port
-    }
-
-    /// Whether only this machine can reach the address.
-    var isLoopback: Bool {
-        if host == "localhost" || host == "::1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 }

@@ -33,3 +33,11 @@ extension DaemonServer {
         }
     }
 }
+
+extension DaemonServer.Configuration {
+    /// Whether `host` is reachable from this machine only: a 127.x.y.z address, `::1` or `localhost`, by the same
+    /// rule the origin policy applies to a request's `Host`.
+    public var listensOnLoopbackOnly: Bool {
+        OriginPolicy.isLoopback(host: host.contains(":") ? "[\(host)]" : host)
+    }
+}
