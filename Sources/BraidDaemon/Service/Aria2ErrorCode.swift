@@ -14,6 +14,8 @@ enum Aria2ErrorCode {
     static let authorizationFailed = 24
     static let badOption = 28
     static let serverOverloaded = 29
+    /// Not a failure: the `errorCode` aria2 gives a download removed while it ran.
+    static let removed = 31
     static let checksumMismatch = 32
 
     /// The code a client would see from aria2 for the same failure.

@@ -105,7 +105,7 @@ public struct DownloadTable: Sendable {
         switch task.status {
         case .active:
             task.status = .removed
-            task.errorCode = Self.removedErrorCode
+            task.errorCode = Aria2ErrorCode.removed
             tasks[gid] = task
             active.removeAll { $0 == gid }
             stopped.append(gid)
@@ -120,9 +120,6 @@ public struct DownloadTable: Sendable {
             throw Refusal(message: "Active Download not found for GID#\(gid)")
         }
     }
-
-    /// aria2's `errorCode` of a download removed while it ran.
-    static let removedErrorCode = 31
 
     /// aria2's `removeDownloadResult`: a stopped download is forgotten.
     public mutating func removeResult(_ gid: String) throws(Refusal) {

@@ -30,9 +30,6 @@ final class NotificationHub: Sendable {
         return stream
     }
 
-    /// Clients listening now.
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
-
     func publish(_ message: [UInt8]) {
         let subscribers = state.withLock { Array($0.subscribers.values) }
         for subscriber in subscribers { subscriber.yield(message) }
