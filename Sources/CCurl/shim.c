@@ -32,6 +32,10 @@ CURLcode braid_easy_getinfo_string(CURL *handle, CURLINFO info, const char **val
     return curl_easy_getinfo(handle, info, value);
 }
 
+CURLcode braid_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 CURLMcode braid_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

@@ -256,3 +256,127 @@ extension ConnectionPolicyTests {
         #expect(policy.target == 8 && policy.settled == 8)
     }
 }
+
+@Suite("ConnectionPolicy: pace and fewer connections")
+struct ConnectionPolicyPaceTests {
+    static let configuration = ConnectionPolicyTests.configuration
+
+    /// Feeds samples every `step` seconds at `rate` bytes a second, with every connection of the count running and
+    /// receiving, until the count changes or `seconds` pass; returns when it changed, or nil.
+    static func run(
+        _ policy: inout ConnectionPolicy, rate: Double, for seconds: Double, step: Double = 0.01,
+        now: inout Double, received: inout Int64
+    ) -> Double? {
+        let end = now + seconds
+        while now < end - 1e-9 {
+            now += step
+            received += Int64(rate * step)
+            if policy.sample(now: now, receivedTotal: received, active: policy.target, rateLimit: nil) { return now }
+        }
+        return nil
+    }
+
+    @Test("on a near server a step takes a tenth of a second: settling and one window")
+    func quickSteps() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        let changed = Self.run(&policy, rate: 40e6, for: 1, now: &now, received: &received)
+        #expect(policy.target == 8)
+        #expect((changed ?? 9) <= 0.1, "settle 0.02 s, measure 0.05 s: changed at \(changed ?? -1)")
+    }
+
+    @Test("a far server's pace: the window lasts five of its quickest first bytes")
+    func slowerPace() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        for _ in 0..<4 { policy.firstByte(after: 0.2) }
+        let changed = Self.run(&policy, rate: 40e6, for: 3, now: &now, received: &received)
+        #expect(policy.target == 8)
+        // Settling 0.4 s (twice 0.2), then a window of 1 s (five times 0.2).
+        #expect((changed ?? 0) >= 1.4 && (changed ?? 9) < 1.5, "changed at \(changed ?? -1)")
+    }
+
+    @Test("a new count is measured only once its new connections receive")
+    func waitsForNewConnections() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        _ = Self.run(&policy, rate: 40e6, for: 1, now: &now, received: &received)
+        #expect(policy.target == 8)
+        // The 4 new connections are still connecting for half a second: 8 run, 4 receive.
+        let stepped = now
+        while now < stepped + 0.5 {
+            now += 0.01
+            received += Int64(40e6 * 0.01)
+            _ = policy.sample(now: now, receivedTotal: received, active: 8, receiving: 4, rateLimit: nil)
+        }
+        guard case .settling = policy.phase else {
+            Issue.record("expected to settle while new connections have no bytes, got \(policy.phase)")
+            return
+        }
+        // Then they receive, and the 8 are measured: they pay.
+        let changed = Self.run(&policy, rate: 80e6, for: 1, now: &now, received: &received)
+        #expect(policy.target == 12)
+        #expect((changed ?? 9) - stepped < 0.65)
+    }
+
+    @Test("a step that does not pay is undone only after a longer measurement")
+    func confirmsFewer() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        _ = Self.run(&policy, rate: 100e6, for: 1, now: &now, received: &received)
+        #expect(policy.target == 8)
+        let stepped = now
+        let changed = Self.run(&policy, rate: 102e6, for: 1, now: &now, received: &received)
+        #expect(policy.target == 4)
+        #expect((changed ?? 0) - stepped >= 0.25, "one window (0.05 s) is not enough to decide for fewer")
+        #expect(policy.reason == .didNotPay(tried: 8, percent: 2))
+        guard case .holding = policy.phase else {
+            Issue.record("a step that gained a little is not followed by fewer connections: \(policy.phase)")
+            return
+        }
+    }
+
+    @Test("a step that lost throughput is followed by half as many, kept while they do as well")
+    func fewerDoAsWell() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        // The CPU is the bottleneck: 1 connection gets 1000 MB/s, 2 get 990, 4 get 800, 8 get 700.
+        let rates = [1: 1000e6, 2: 990e6, 4: 800e6, 8: 700e6]
+        var counts: [Int] = []
+        for _ in 0..<10 {
+            let changed = Self.run(&policy, rate: rates[policy.target]!, for: 2, now: &now, received: &received)
+            guard changed != nil else { break }
+            counts.append(policy.target)
+        }
+        #expect(counts == [8, 2, 1], "up to 8, which lost; then 4's half, 2, and 1, as each did as well")
+        #expect(policy.target == 1 && policy.settled == 1)
+        #expect(policy.reason == .fewerDidAsWell(percent: 1))
+    }
+
+    @Test("a try with fewer that loses brings the best count back")
+    func fewerLose() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        let rates = [2: 500e6, 4: 800e6, 8: 700e6]
+        var counts: [Int] = []
+        for _ in 0..<10 {
+            let changed = Self.run(&policy, rate: rates[policy.target]!, for: 2, now: &now, received: &received)
+            guard changed != nil else { break }
+            counts.append(policy.target)
+        }
+        #expect(counts == [8, 2, 4], "8 lost, then 4's half lost too: back to 4")
+        #expect(policy.reason == .fewerLost(tried: 2, percent: 38))
+        #expect(policy.settled == 4)
+    }
+}

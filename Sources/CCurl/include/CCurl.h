@@ -20,6 +20,7 @@ CURLcode braid_easy_setopt_data_callback(CURL *handle, CURLoption option, braid_
 CURLcode braid_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 /// The returned string is owned by the handle and valid until the next call on it.
 CURLcode braid_easy_getinfo_string(CURL *handle, CURLINFO info, const char *_Nullable *_Nonnull value);
+CURLcode braid_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 
 CURLMcode braid_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 

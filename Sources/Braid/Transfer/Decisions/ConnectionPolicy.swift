@@ -4,12 +4,21 @@
 /// It starts with a few connections and adds more while each step still raises the throughput by
 /// `minimumGain` (the rule `braid bench` recommends by), measured over a window after the new connections have
 /// settled. A step that does not pay, or that makes the first byte come much later, is undone and the count held;
-/// a server that refuses a connection (429, 503, a reset) caps the count at what it accepted for a while. While
-/// holding, it tries one step more now and then, so a link that got faster can get more connections.
+/// a step that lost throughput is followed by a try with half as many, kept if it does as well (fewer connections
+/// for the same bytes are kinder to the server and the CPU). A server that refuses a connection (429, 503, a
+/// reset) caps the count at what it accepted for a while. While holding, it tries one step more now and then, so a
+/// link that got faster can get more connections.
 ///
-/// Its life: `settling` (new connections start) → `measuring` (a window of throughput) → a decision: a step up
-/// (back to `settling`) or `holding` until the next recheck, which measures again. A refusal goes to `holding`
-/// from any phase.
+/// Its pace follows the server's: a step settles once every connection of the new count is receiving (its first
+/// byte came) and then for twice the quickest recent time to a first byte, and a window lasts five of those, but
+/// never less than `settle` and `window`. So on a near server a step takes a tenth of a second, and on a far one
+/// it still waits for the new connections' bytes before judging them. A decision for more connections is taken
+/// after one window; one for fewer (a step that did not pay, or a try with fewer that did as well) only after
+/// `confirmation` seconds of measuring, so that one noisy window does not cost the download its connections.
+///
+/// Its life: `settling` (new connections start, or surplus ones end) → `measuring` (a window of throughput) → a
+/// decision: a step (back to `settling`) or `holding` until the next recheck, which measures again. A refusal goes
+/// to `holding` from any phase.
 struct ConnectionPolicy: Equatable, Sendable {
     struct Configuration: Equatable, Sendable {
         /// Connections at the start.
@@ -18,10 +27,12 @@ struct ConnectionPolicy: Equatable, Sendable {
         var ceiling: Int
         /// The share by which a step must raise the throughput to be kept.
         var minimumGain = 0.05
-        /// Seconds after a change before measuring, so that new connections have their first bytes.
-        var settle = 0.1
-        /// Seconds a measurement lasts, at least.
-        var window = 0.25
+        /// Seconds after a change before measuring, at least: longer when first bytes take longer.
+        var settle = 0.02
+        /// Seconds a measurement lasts, at least: longer when first bytes take longer.
+        var window = 0.05
+        /// Seconds a measurement lasts, at least, before it decides for fewer connections.
+        var confirmation = 0.25
         /// Seconds between two tries to add connections while holding.
         var recheckInterval = 15.0
         /// Seconds the count stays at most what the server accepted, after a refusal.
@@ -42,6 +53,10 @@ struct ConnectionPolicy: Equatable, Sendable {
         case didNotPay(tried: Int, percent: Int)
         /// The first byte came much later with `tried` connections.
         case slowerFirstByte(tried: Int)
+        /// Fewer connections did as well: this many per cent more (or less, when negative) than before.
+        case fewerDidAsWell(percent: Int)
+        /// Trying `tried` connections lost this many per cent.
+        case fewerLost(tried: Int, percent: Int)
         /// The server refused a connection.
         case refused
         case ceiling
@@ -57,6 +72,8 @@ struct ConnectionPolicy: Equatable, Sendable {
             case let .gained(percent): "the last step gained \(percent)%"
             case let .didNotPay(tried, percent): "\(tried) connections gained only \(percent)%"
             case let .slowerFirstByte(tried): "\(tried) connections made the first byte come much later"
+            case let .fewerDidAsWell(percent): "fewer connections did as well (\(percent)%)"
+            case let .fewerLost(tried, percent): "\(tried) connections lost \(percent)%"
             case .refused: "the server refused a connection"
             case .ceiling: "the ceiling is reached"
             case .rateLimit: "the rate limit is reached"
@@ -66,7 +83,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     }
 
     enum Phase: Equatable, Sendable {
-        case settling(until: Double)
+        /// `since`: when the count changed; `ready`: when every connection of the new count first ran.
+        case settling(since: Double, ready: Double?)
         /// `fewest`: the fewest connections that ran at once during the measurement.
         case measuring(from: Double, bytes: Int64, fewest: Int)
         case holding(until: Double)
@@ -98,14 +116,14 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// The previous sample, and the bytes a second one connection received since, smoothed.
     private var lastSample: (time: Double, bytes: Int64)?
     private var perConnectionRate: Double?
-    /// Times to first byte of requests started at the current count, and at the best count.
+    /// Times to first byte of requests answered since the count last changed, and at the best count.
     private var firstBytes: [Double] = []
     private var bestFirstByte: Double?
 
     init(configuration: Configuration, now: Double) {
         self.configuration = configuration
         target = max(1, min(configuration.initial, configuration.ceiling))
-        phase = .settling(until: now + configuration.settle)
+        phase = .settling(since: now, ready: nil)
     }
 
     static func == (left: ConnectionPolicy, right: ConnectionPolicy) -> Bool {
@@ -118,7 +136,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// best one measured (a download that ends mid-step never ran the count it was stepping to).
     var settled: Int {
         if case .holding = phase { return target }
-        if let best, best.count < target { return best.count }
+        if let best, best.count != target { return best.count }
         return target
     }
 
@@ -130,20 +148,29 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     // MARK: Events
 
-    /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, and
-    /// `rateLimit` (bytes a second) caps the download, if anything does. Returns whether `target` changed.
-    mutating func sample(now: Double, receivedTotal: Int64, active: Int, rateLimit: Double?) -> Bool {
+    /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, `receiving` of
+    /// them have had their response's first byte (all of them, when not given), and `rateLimit` (bytes a second)
+    /// caps the download, if anything does. Returns whether `target` changed.
+    mutating func sample(
+        now: Double, receivedTotal: Int64, active: Int, receiving: Int? = nil, rateLimit: Double?
+    ) -> Bool {
         sizePieces(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
-        case let .settling(until):
-            // Measure once every connection runs, or after a while if some cannot start (the end of the file,
-            // a shared budget): what runs is then what the count gives.
-            guard now >= until, active >= target || now >= until + 2 else { return false }
+        case let .settling(since, ready):
+            // The new count runs once as many connections as it holds receive (a step up) or no more run (a step
+            // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
+            // the file, a shared budget): what runs is then what the count gives.
+            let runs = active <= target && (receiving ?? active) >= target
+            let ready = ready ?? (runs ? now : nil)
+            phase = .settling(since: since, ready: ready)
+            let settled = ready.map { now >= max($0 + settleTime, since + configuration.settle) } ?? false
+            guard settled || now >= since + settleTime + 2 else { return false }
             startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
             return false
         case let .measuring(from, bytes, fewest):
             let fewest = min(fewest, active)
-            guard now - from >= configuration.window else {
+            let elapsed = now - from
+            guard elapsed >= windowTime else {
                 phase = .measuring(from: from, bytes: bytes, fewest: fewest)
                 return false
             }
@@ -151,24 +178,55 @@ struct ConnectionPolicy: Equatable, Sendable {
                 hold(.notEnoughWork, now: now)
                 return false
             }
-            let rate = Double(receivedTotal - bytes) / (now - from)
+            let rate = Double(receivedTotal - bytes) / elapsed
+            // A decision for fewer connections waits for a longer measurement.
+            if elapsed < max(windowTime, configuration.confirmation), !favoursMore(rate: rate, rateLimit: rateLimit) {
+                phase = .measuring(from: from, bytes: bytes, fewest: fewest)
+                return false
+            }
             return decide(rate: rate, now: now, rateLimit: rateLimit)
         case let .holding(until):
             guard now >= until else { return false }
             // Measure the current count again: the next decision compares a step with it, not with the past.
             best = nil
+            firstBytes = []
             startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
             return false
         }
     }
 
-    /// Starts a measurement window of the current count, with its own first-byte times.
+    /// The time to a first byte lately (the quickest of the last requests': what a request costs at least, not a
+    /// moment of load, nor the handshakes of new connections), or nil before any.
+    private var typicalFirstByte: Double? { recentFirstBytes.min() }
+
+    /// How long a new count runs before it is measured: twice the quickest first byte, at least `settle`.
+    private var settleTime: Double { max(configuration.settle, 2 * (typicalFirstByte ?? 0)) }
+
+    /// How long a measurement lasts: five quickest first bytes, at least `window`.
+    private var windowTime: Double { max(configuration.window, 5 * (typicalFirstByte ?? 0)) }
+
+    /// Whether a measured `rate` is a decision for more connections: a step up that pays, a try with fewer that
+    /// lost, a first measurement, or a rate limit reached (which decides at once).
+    private func favoursMore(rate: Double, rateLimit: Double?) -> Bool {
+        if let rateLimit, rate >= rateLimit * 0.95 { return true }
+        guard let best, best.count != target else { return true }
+        if best.count < target { return rate / max(1, best.rate) - 1 >= configuration.minimumGain }
+        return rate < best.rate * (1 - configuration.minimumGain)
+    }
+
+    /// Starts a measurement window of the current count.
     private mutating func startMeasuring(now: Double, receivedTotal: Int64, active: Int) {
         phase = .measuring(from: now, bytes: receivedTotal, fewest: active)
+    }
+
+    /// The count changed (or is to be measured again): it settles, and the first bytes of its requests, the new
+    /// connections' first included, are its own.
+    private mutating func settle(now: Double) {
+        phase = .settling(since: now, ready: nil)
         firstBytes = []
     }
 
-    /// A request's first byte came `seconds` after it was sent.
+    /// A request's first byte came `seconds` after it was sent (connecting not counted).
     mutating func firstByte(after seconds: Double) {
         if firstBytes.count < 256 { firstBytes.append(seconds) }
         recentFirstBytes.append(seconds)
@@ -220,29 +278,34 @@ struct ConnectionPolicy: Equatable, Sendable {
     private mutating func decide(rate: Double, now: Double, rateLimit: Double?) -> Bool {
         let firstByte = Self.median(firstBytes)
         if let rateLimit, rate >= rateLimit * 0.95 {
+            // The count reaches the limit (a try with fewer included): it is kept.
             best = (target, rate)
             bestFirstByte = firstByte
             hold(.rateLimit, now: now)
             return false
         }
-        guard let best, best.count < target else {
+        guard let best, best.count != target else {
             // The first measurement, or the current count measured again after holding.
             self.best = (target, rate)
             bestFirstByte = firstByte
             return stepUp(gain: nil, now: now)
         }
+        if best.count > target { return decideFewer(rate: rate, than: best, firstByte: firstByte, now: now) }
         let gain = rate / max(1, best.rate) - 1
         let tried = target
-        if let firstByte, let before = bestFirstByte, gain < configuration.strongGain,
-            firstByte > before * configuration.firstByteTolerance, firstByte - before > 0.05
-        {
+        let slower =
+            firstByte.flatMap { firstByte in
+                bestFirstByte.map { firstByte > $0 * configuration.firstByteTolerance && firstByte - $0 > 0.05 }
+            } ?? false
+        let slowerFirstByte = slower && gain < configuration.strongGain
+        if gain < configuration.minimumGain || slowerFirstByte {
             target = best.count
-            hold(.slowerFirstByte(tried: tried), now: now)
-            return true
-        }
-        guard gain >= configuration.minimumGain else {
-            target = best.count
-            hold(.didNotPay(tried: tried, percent: Int((gain * 100).rounded())), now: now)
+            hold(
+                slowerFirstByte
+                    ? .slowerFirstByte(tried: tried) : .didNotPay(tried: tried, percent: Int((gain * 100).rounded())),
+                now: now)
+            // More connections lost throughput: they cost more than they bring, so fewer may do as well.
+            if gain < 0, target > 1 { stepDown(now: now) }
             return true
         }
         // Near-linear: the step gained at least 80 % of what the added connections would at the old rate each.
@@ -250,6 +313,31 @@ struct ConnectionPolicy: Equatable, Sendable {
         self.best = (target, rate)
         bestFirstByte = firstByte
         return stepUp(gain: gain, linear: linear, now: now)
+    }
+
+    /// A try with fewer connections than the `best` count was measured: kept if it loses less than `minimumGain`
+    /// (and then fewer still are tried), else the best count comes back and is held.
+    private mutating func decideFewer(
+        rate: Double, than best: (count: Int, rate: Double), firstByte: Double?, now: Double
+    ) -> Bool {
+        let tried = target
+        guard rate >= best.rate * (1 - configuration.minimumGain) else {
+            target = best.count
+            hold(.fewerLost(tried: tried, percent: Int(((1 - rate / max(1, best.rate)) * 100).rounded())), now: now)
+            return true
+        }
+        self.best = (target, rate)
+        bestFirstByte = firstByte
+        hold(.fewerDidAsWell(percent: Int(((rate / max(1, best.rate) - 1) * 100).rounded())), now: now)
+        guard target > 1 else { return false }
+        stepDown(now: now)
+        return true
+    }
+
+    /// Tries half as many connections (at least one), keeping the reason the count last changed.
+    private mutating func stepDown(now: Double) {
+        target = max(1, target / 2)
+        settle(now: now)
     }
 
     /// Adds connections: doubling up to 8, then half as many again, so that a server that takes no more than 8 (a
@@ -264,7 +352,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         let doubles = target < 8 || (target >= 12 && linear)
         target = min(ceiling, doubles ? target * 2 : target + max(1, target / 2))
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
-        phase = .settling(until: now + configuration.settle)
+        settle(now: now)
         return true
     }
 

@@ -15,7 +15,11 @@ enum TransferResult: Equatable, Sendable {
 extension TransferMachine {
     /// The response head arrived (with the first body byte, or at the end of a response without one). A head
     /// that does not fit the request or the file stops the attempt before any of its bytes is written.
-    mutating func responseHead(slot: Int, headers: ResponseHeaders, now: Double) -> [Action] {
+    /// `setupSeconds` of the attempt went to connecting before the request was sent: the server's time to the
+    /// first byte is the rest.
+    mutating func responseHead(slot: Int, headers: ResponseHeaders, now: Double, setupSeconds: Double = 0)
+        -> [Action]
+    {
         guard case var .busy(attempt) = slots[slot], !attempt.accepted, attempt.verdict == nil else { return [] }
         attempt.status = headers.status
         attempt.verdict = ResponseCheck.verdict(
@@ -33,7 +37,7 @@ extension TransferMachine {
             sources[attempt.source].answeredSinceRenewal = true
         }
         if firstByteAt == nil { firstByteAt = now }
-        policy?.firstByte(after: now - attempt.startedAt)
+        policy?.firstByte(after: max(0, now - attempt.startedAt - setupSeconds))
         return []
     }
 

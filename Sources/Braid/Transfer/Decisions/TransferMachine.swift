@@ -320,12 +320,22 @@ struct TransferMachine {
             nextProgress = now + configuration.progressInterval
             actions.append(.progress(progress(now: now)))
         }
-        if policy?.sample(now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, rateLimit: rateLimit)
-            == true, let target = policy?.target
+        let receiving = policy == nil ? 0 : receivingCount
+        if policy?.sample(
+            now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, receiving: receiving,
+            rateLimit: rateLimit) == true, let target = policy?.target
         {
             scheduler.setConnectionLimit(target)
         }
         return actions + proceed()
+    }
+
+    /// The connections whose response has begun: an adaptive count is measured once its connections receive.
+    private var receivingCount: Int {
+        slots.reduce(0) { count, slot in
+            guard case let .busy(attempt) = slot, attempt.accepted else { return count }
+            return count + 1
+        }
     }
 
     /// A stop was asked for (a signal, `pause()`, `cancel()`): the transfer ends with progress saved.

@@ -104,7 +104,7 @@ final class Connection {
     func deliverHeadIfNeeded() {
         guard !headDelivered && !isRefusing else { return }
         headDelivered = true
-        engine.responseHead(slot: slot, headers: headers)
+        engine.responseHead(slot: slot, headers: headers, setupSeconds: easy.setupSeconds)
     }
 
     /// Ends the current request, writing whatever is still buffered.

@@ -64,6 +64,14 @@ final class EasyHandle {
         return code
     }
 
+    /// Seconds the current transfer spent before its request could be sent: name lookup, connecting and the TLS
+    /// handshake on a new connection, next to nothing on a reused one.
+    var setupSeconds: Double {
+        var microseconds: curl_off_t = 0
+        guard braid_easy_getinfo_off_t(raw, CURLINFO_PRETRANSFER_TIME_T, &microseconds) == CURLE_OK else { return 0 }
+        return Double(max(0, microseconds)) / 1e6
+    }
+
     var effectiveURL: String? {
         var pointer: UnsafePointer<CChar>?
         guard braid_easy_getinfo_string(raw, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {

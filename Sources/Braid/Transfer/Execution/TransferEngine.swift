@@ -171,8 +171,8 @@ final class TransferEngine {
     // MARK: Events from connections, on this thread
 
     /// The response head on `slot` is complete; a head the machine refuses aborts the slot.
-    func responseHead(slot: Int, headers: ResponseHeaders) {
-        perform(machine.responseHead(slot: slot, headers: headers, now: Self.now()))
+    func responseHead(slot: Int, headers: ResponseHeaders, setupSeconds: Double) {
+        perform(machine.responseHead(slot: slot, headers: headers, now: Self.now(), setupSeconds: setupSeconds))
     }
 
     /// Whether a connection may take a chunk of `count` bytes now; if it may, the bytes count against the rate limit.
