@@ -380,3 +380,17 @@ struct ConnectionPolicyPaceTests {
         #expect(policy.settled == 4)
     }
 }
+
+extension ConnectionPolicyPaceTests {
+    @Test("first bytes slowed by a stalled start lengthen the pace only up to half a second and one second")
+    func paceIsBounded() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        // The four first requests waited 12 s for their first bytes (a machine busy with other work).
+        for _ in 0..<4 { policy.firstByte(after: 12) }
+        let changed = Self.run(&policy, rate: 40e6, for: 5, now: &now, received: &received)
+        #expect(policy.target == 8)
+        #expect((changed ?? 99) <= 1.55, "settling 0.5 s, measuring 1 s: changed at \(changed ?? -1)")
+    }
+}

@@ -11,10 +11,11 @@
 ///
 /// Its pace follows the server's: a step settles once every connection of the new count is receiving (its first
 /// byte came) and then for twice the quickest recent time to a first byte, and a window lasts five of those, but
-/// never less than `settle` and `window`. So on a near server a step takes a tenth of a second, and on a far one
-/// it still waits for the new connections' bytes before judging them. A decision for more connections is taken
-/// after one window; one for fewer (a step that did not pay, or a try with fewer that did as well) only after
-/// `confirmation` seconds of measuring, so that one noisy window does not cost the download its connections.
+/// never less than `settle` and `window`, nor more than `slowestSettle` and `longestWindow` (a stalled start must
+/// not stop the measuring). So on a near server a step takes a tenth of a second, and on a far one it still waits
+/// for the new connections' bytes before judging them. A decision for more connections is taken after one window; one
+/// for fewer (a step that did not pay, or a try with fewer that did as well) only after `confirmation` seconds of
+/// measuring, so that one noisy window does not cost the download its connections.
 ///
 /// Its life: `settling` (new connections start, or surplus ones end) → `measuring` (a window of throughput) → a
 /// decision: a step (back to `settling`) or `holding` until the next recheck, which measures again. A refusal goes
@@ -31,6 +32,9 @@ struct ConnectionPolicy: Equatable, Sendable {
         var settle = 0.02
         /// Seconds a measurement lasts, at least: longer when first bytes take longer.
         var window = 0.05
+        /// The most seconds a change settles and a measurement lasts, however slow first bytes are.
+        var slowestSettle = 0.5
+        var longestWindow = 1.0
         /// Seconds a measurement lasts, at least, before it decides for fewer connections.
         var confirmation = 0.25
         /// Seconds between two tries to add connections while holding.
@@ -199,11 +203,16 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// moment of load, nor the handshakes of new connections), or nil before any.
     private var typicalFirstByte: Double? { recentFirstBytes.min() }
 
-    /// How long a new count runs before it is measured: twice the quickest first byte, at least `settle`.
-    private var settleTime: Double { max(configuration.settle, 2 * (typicalFirstByte ?? 0)) }
+    /// How long a new count runs before it is measured: twice the quickest first byte, at least `settle`, at most
+    /// `slowestSettle` (first bytes that a stalled start made slow must not stop the measuring).
+    private var settleTime: Double {
+        min(configuration.slowestSettle, max(configuration.settle, 2 * (typicalFirstByte ?? 0)))
+    }
 
-    /// How long a measurement lasts: five quickest first bytes, at least `window`.
-    private var windowTime: Double { max(configuration.window, 5 * (typicalFirstByte ?? 0)) }
+    /// How long a measurement lasts: five quickest first bytes, at least `window`, at most `longestWindow`.
+    private var windowTime: Double {
+        min(configuration.longestWindow, max(configuration.window, 5 * (typicalFirstByte ?? 0)))
+    }
 
     /// Whether a measured `rate` is a decision for more connections: a step up that pays, a try with fewer that
     /// lost, a first measurement, or a rate limit reached (which decides at once).
