@@ -394,3 +394,44 @@ extension ConnectionPolicyPaceTests {
         #expect((changed ?? 99) <= 1.55, "settling 0.5 s, measuring 1 s: changed at \(changed ?? -1)")
     }
 }
+
+@Suite("ConnectionPolicy: the opening request")
+struct ConnectionPolicyOpeningTests {
+    static let configuration = ConnectionPolicy.Configuration(opensAlone: true, ceiling: 64)
+
+    @Test("one request opens alone, for at most 64 MiB, until its first byte and as long again; then four start")
+    func opensAlone() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        #expect(policy.target == 1 && policy.settled == 1)
+        #expect(policy.pieceSize(totalLength: 1 << 30) == 64 << 20)
+        #expect(policy.pieceSize(totalLength: 40 << 20) == 40 << 20, "a small file in one request")
+        let beforeFirstByte = policy.sample(now: 0.03, receivedTotal: 0, active: 1, rateLimit: nil)
+        policy.firstByte(after: 0.05)
+        let atFirstByte = policy.sample(now: 0.05, receivedTotal: 0, active: 1, rateLimit: nil)
+        let soon = policy.sample(now: 0.09, receivedTotal: 4_000_000, active: 1, rateLimit: nil)
+        let later = policy.sample(now: 0.1, receivedTotal: 5_000_000, active: 1, rateLimit: nil)
+        #expect(!beforeFirstByte && !atFirstByte)
+        #expect(!soon, "0.05 s after the first byte are not over yet")
+        #expect(later)
+        #expect(policy.target == 4 && policy.reason == .starting)
+        guard case .settling = policy.phase else {
+            Issue.record("the four settle before they are measured: \(policy.phase)")
+            return
+        }
+    }
+
+    @Test("a download done during the opening settled on one connection; a refusal does not end the opening")
+    func doneAlone() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        let changed = policy.refused(now: 0.01, accepted: 0)
+        #expect(!changed)
+        #expect(policy.target == 1)
+        guard case .opening = policy.phase else {
+            Issue.record("the refused opening request is retried alone: \(policy.phase)")
+            return
+        }
+        policy.firstByte(after: 0.05)
+        _ = policy.sample(now: 0.06, receivedTotal: 64 << 20, active: 1, rateLimit: nil)
+        #expect(policy.settled == 1)
+    }
+}

@@ -59,7 +59,8 @@ extension DownloadJob {
                 durableInterval: options.durableCheckpointInterval,
                 randomSeed: .random(in: 0...UInt64.max),
                 renewsURLs: plan.segmented,
-                adaptiveConnections: automatic ? ConnectionPolicy.Configuration(ceiling: ceiling) : nil,
+                adaptiveConnections: automatic
+                    ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling) : nil,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil
             )

@@ -1,7 +1,8 @@
 /// Chooses how many connections a download uses while it runs (`-n auto`), from the throughput it measures and
 /// what the server answers: a pure value, fed samples and events with the time, tested without a network.
 ///
-/// It starts with a few connections and adds more while each step still raises the throughput by
+/// It opens with one request alone (`opensAlone`), starts a few connections once its first byte has told what a
+/// request costs (the file may be done by then), and adds more while each step still raises the throughput by
 /// `minimumGain` (the rule `braid bench` recommends by), measured over a window after the new connections have
 /// settled. A step that does not pay, or that makes the first byte come much later, is undone and the count held;
 /// a step that lost throughput is followed by a try with half as many, kept if it does as well (fewer connections
@@ -22,8 +23,14 @@
 /// to `holding` from any phase.
 struct ConnectionPolicy: Equatable, Sendable {
     struct Configuration: Equatable, Sendable {
-        /// Connections at the start.
+        /// Connections at the start (after the opening request, when there is one).
         var initial = 4
+        /// Whether one request goes first, alone, until its first byte has come and as long again has passed:
+        /// what it then tells of the server (its time to a first byte, a connection's rate) sizes the requests
+        /// that follow, and where one request fetches the file in less time than that, it is the only one (as
+        /// aria2 starts, one connection first). It fetches at most `openingPiece` bytes.
+        var opensAlone = false
+        var openingPiece: Int64 = 64 << 20
         /// The most connections it may choose.
         var ceiling: Int
         /// The share by which a step must raise the throughput to be kept.
@@ -87,6 +94,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     }
 
     enum Phase: Equatable, Sendable {
+        /// One request runs alone; `firstByte`: when its first byte came.
+        case opening(firstByte: Double?)
         /// `since`: when the count changed; `ready`: when every connection of the new count first ran.
         case settling(since: Double, ready: Double?)
         /// `fewest`: the fewest connections that ran at once during the measurement.
@@ -126,8 +135,13 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     init(configuration: Configuration, now: Double) {
         self.configuration = configuration
-        target = max(1, min(configuration.initial, configuration.ceiling))
-        phase = .settling(since: now, ready: nil)
+        if configuration.opensAlone {
+            target = 1
+            phase = .opening(firstByte: nil)
+        } else {
+            target = max(1, min(configuration.initial, configuration.ceiling))
+            phase = .settling(since: now, ready: nil)
+        }
     }
 
     static func == (left: ConnectionPolicy, right: ConnectionPolicy) -> Bool {
@@ -160,6 +174,16 @@ struct ConnectionPolicy: Equatable, Sendable {
     ) -> Bool {
         sizePieces(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
+        case let .opening(firstByte):
+            guard let firstByte else {
+                if !recentFirstBytes.isEmpty { phase = .opening(firstByte: now) }
+                return false
+            }
+            guard now >= firstByte + max(configuration.settle, typicalFirstByte ?? 0) else { return false }
+            // The opening request has told what a request costs: the first count starts.
+            target = max(1, min(configuration.initial, ceiling(now: now)))
+            settle(now: now)
+            return target != 1
         case let .settling(since, ready):
             // The new count runs once as many connections as it holds receive (a step up) or no more run (a step
             // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
@@ -245,6 +269,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// The server refused a connection while `accepted` others ran: the count drops to those, and stays at most
     /// that for `refusalCooldown`. Returns whether `target` changed.
     mutating func refused(now: Double, accepted: Int) -> Bool {
+        // The opening request alone says nothing of how many the server takes: it is retried, still alone.
+        if case .opening = phase { return false }
         let accepted = max(1, accepted)
         refusal = (accepted, now + configuration.refusalCooldown)
         let previous = target
@@ -257,12 +283,13 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     // MARK: Decisions
 
-    /// How much the next request may fetch, of a file of `totalLength` bytes: until a first byte came and a
-    /// connection's rate was sampled, the first connections share it (at most 16 MiB each), so that a server where
-    /// requests are costly is not sent many small ones before that is known; after, `pieceBytes`, but never more
-    /// than half of each connection's share of the file, so that a first byte slowed by a loaded machine cannot
-    /// leave connections without work.
+    /// How much the next request may fetch, of a file of `totalLength` bytes: the opening request, `openingPiece`
+    /// at most; until a first byte came and a connection's rate was sampled, the first connections share it (at
+    /// most 16 MiB each), so that a server where requests are costly is not sent many small ones before that is
+    /// known; after, `pieceBytes`, but never more than half of each connection's share of the file, so that a
+    /// first byte slowed by a loaded machine cannot leave connections without work.
     func pieceSize(totalLength: Int64) -> Int64? {
+        if case .opening = phase { return min(configuration.openingPiece, totalLength) }
         guard recentFirstBytes.isEmpty || perConnectionRate == nil else {
             return pieceBytes.map { min($0, max(1, totalLength / Int64(2 * target))) }
         }
