@@ -305,8 +305,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         guard rate > 0 else { return }
         let smoothed = perConnectionRate.map { ($0 + rate) / 2 } ?? rate
         perConnectionRate = smoothed
-        // The quickest recent first byte: what a request costs the server at least, not a moment of load.
-        guard let firstByte = recentFirstBytes.min() else { return }
+        guard let firstByte = typicalFirstByte else { return }
         let piece = smoothed * firstByte * 20
         if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
     }
