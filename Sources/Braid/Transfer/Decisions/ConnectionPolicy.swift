@@ -243,7 +243,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     private func favoursMore(rate: Double, rateLimit: Double?) -> Bool {
         if let rateLimit, rate >= rateLimit * 0.95 { return true }
         guard let best, best.count != target else { return true }
-        if best.count < target { return rate / max(1, best.rate) - 1 >= configuration.minimumGain }
+        if best.count < target { return Self.gain(of: rate, over: best.rate) >= configuration.minimumGain }
         return rate < best.rate * (1 - configuration.minimumGain)
     }
 
@@ -326,7 +326,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             return stepUp(gain: nil, now: now)
         }
         if best.count > target { return decideFewer(rate: rate, than: best, firstByte: firstByte, now: now) }
-        let gain = rate / max(1, best.rate) - 1
+        let gain = Self.gain(of: rate, over: best.rate)
         let tried = target
         let slower =
             firstByte.flatMap { firstByte in
@@ -356,14 +356,15 @@ struct ConnectionPolicy: Equatable, Sendable {
         rate: Double, than best: (count: Int, rate: Double), firstByte: Double?, now: Double
     ) -> Bool {
         let tried = target
+        let gain = Self.gain(of: rate, over: best.rate)
         guard rate >= best.rate * (1 - configuration.minimumGain) else {
             target = best.count
-            hold(.fewerLost(tried: tried, percent: Int(((1 - rate / max(1, best.rate)) * 100).rounded())), now: now)
+            hold(.fewerLost(tried: tried, percent: Int((-gain * 100).rounded())), now: now)
             return true
         }
         self.best = (target, rate)
         bestFirstByte = firstByte
-        hold(.fewerDidAsWell(percent: Int(((rate / max(1, best.rate) - 1) * 100).rounded())), now: now)
+        hold(.fewerDidAsWell(percent: Int((gain * 100).rounded())), now: now)
         guard target > 1 else { return false }
         stepDown(now: now)
         return true
@@ -395,6 +396,11 @@ struct ConnectionPolicy: Equatable, Sendable {
     private mutating func hold(_ why: Reason, now: Double) {
         reason = why
         phase = .holding(until: now + configuration.recheckInterval)
+    }
+
+    /// The share by which `rate` beats `best` (negative when it falls short).
+    private static func gain(of rate: Double, over best: Double) -> Double {
+        rate / max(1, best) - 1
     }
 
     private static func median(_ values: [Double]) -> Double? {
