@@ -148,7 +148,12 @@ struct DownloadArguments: ParsableArguments {
     )
     var timestamping = false
 
-    @Flag(help: "Do not flush the finished file to disk before renaming it into place.")
+    @Flag(
+        help: ArgumentHelp(
+            "Do not flush the finished file to disk before renaming it into place, nor start writing pieces back "
+                + "as they complete."
+        )
+    )
     var noFsync = false
 
     @Flag(

@@ -50,6 +50,7 @@ struct TransferMachineTests {
         usesRanges: Bool = true,
         sharesConnections: Bool = false,
         keepsCheckpoints: Bool = false,
+        writesBackSegments: Bool? = nil,
         randomSeed: UInt64 = 0,
         renewsURLs: Bool = false
     ) -> TransferMachine {
@@ -68,6 +69,7 @@ struct TransferMachineTests {
                 slots: slots,
                 sharesConnections: sharesConnections,
                 keepsCheckpoints: keepsCheckpoints,
+                writesBackSegments: writesBackSegments ?? keepsCheckpoints,
                 checkpointInterval: 1,
                 durableInterval: 5,
                 progressInterval: 0.25,
@@ -820,6 +822,19 @@ struct TransferMachineTests {
             machine.transferEnded(slot: 0, result: .finished, now: 1) == [
                 .confirm(upTo: 100),
                 .writeBack(0..<100),
+                .start(slot: 0, source: 0, request: Self.ranged(100..<200)),
+            ]
+        )
+    }
+
+    @Test("Without a flush before the rename (--no-fsync), a completed segment is left to the system's writeback")
+    func completedSegmentNotWrittenBackWithoutFlush() {
+        var machine = Self.machine(slots: 1, minimumSteal: 1000, keepsCheckpoints: true, writesBackSegments: false)
+        _ = machine.start(now: 0)
+        machine.deliver(slot: 0, bytes: 100)
+        #expect(
+            machine.transferEnded(slot: 0, result: .finished, now: 1) == [
+                .confirm(upTo: 100),
                 .start(slot: 0, source: 0, request: Self.ranged(100..<200)),
             ]
         )

@@ -56,6 +56,7 @@ extension DownloadJob {
                 slots: slots,
                 sharesConnections: budget != nil,
                 keepsCheckpoints: checkpoints != nil,
+                writesBackSegments: checkpoints != nil && options.syncOnCompletion,
                 durableInterval: options.durableCheckpointInterval,
                 randomSeed: .random(in: 0...UInt64.max),
                 renewsURLs: plan.segmented,

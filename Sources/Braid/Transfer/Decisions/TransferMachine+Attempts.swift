@@ -133,7 +133,7 @@ extension TransferMachine {
         switch decision {
         case .completed:
             let segment = scheduler.segments[attempt.segment]
-            if configuration.keepsCheckpoints { actions.append(.writeBack(segment.start..<segment.end)) }
+            if configuration.writesBackSegments { actions.append(.writeBack(segment.start..<segment.end)) }
         case .verifying:
             actions.append(.verify(segment: attempt.segment, checks: checks ?? pieceChecks(of: attempt.segment)))
         case let .retry(delay) where ending == nil:

@@ -49,7 +49,7 @@ extension TransferMachine {
         switch decision {
         case .completed:
             let segment = scheduler.segments[index]
-            if configuration.keepsCheckpoints { actions.append(.writeBack(segment.start..<segment.end)) }
+            if configuration.writesBackSegments { actions.append(.writeBack(segment.start..<segment.end)) }
         case let .retry(delay):
             for piece in refetch { avoidedSource[piece] = source }
             retries += 1

@@ -28,6 +28,10 @@ struct TransferMachine {
         var sharesConnections = false
         /// Whether progress is saved to a manifest (and synced to disk) as the transfer goes.
         var keepsCheckpoints = false
+        /// Whether each completed segment is sent on its way to disk at once (`writeBack`), so that the flush before
+        /// the rename has little left to do. Without that flush (`--no-fsync`) it would only take CPU and disk time
+        /// from the transfer, for bytes the system writes back in its own time.
+        var writesBackSegments = false
         var checkpointInterval = 0.1
         var durableInterval = 5.0
         var progressInterval = 0.25
