@@ -393,6 +393,25 @@ extension ConnectionPolicyPaceTests {
         #expect(policy.target == 8)
         #expect((changed ?? 99) <= 1.55, "settling 0.5 s, measuring 1 s: changed at \(changed ?? -1)")
     }
+
+    @Test("a window whose halves disagree by more than 10 % is doubled before it decides")
+    func noisyWindowGrows() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        var changed: Double?
+        // 20 MB/s and 60 MB/s by turns, 25 ms each: the first window (0.025 to 0.075 s) sees 60 then 20.
+        for tick in 1...100 where changed == nil {
+            let now = Double(tick) * 0.005
+            received += (tick - 1) / 5 % 2 == 0 ? 100_000 : 300_000
+            if policy.sample(now: now, receivedTotal: received, active: policy.target, rateLimit: nil) {
+                changed = now
+            }
+        }
+        #expect(policy.target == 8)
+        // Settled at 0.025 s; the 50 ms window's halves disagree, the 100 ms one's agree: it ends at 0.125 s.
+        #expect(abs((changed ?? 9) - 0.125) < 1e-9, "changed at \(changed ?? -1)")
+    }
 }
 
 @Suite("ConnectionPolicy: the opening request")

@@ -14,7 +14,9 @@
 /// byte came) and then for twice the quickest recent time to a first byte, and a window lasts five of those, but
 /// never less than `settle` and `window`, nor more than `slowestSettle` and `longestWindow` (a stalled start must
 /// not stop the measuring). So on a near server a step takes a tenth of a second, and on a far one it still waits
-/// for the new connections' bytes before judging them. A decision for more connections is taken after one window; one
+/// for the new connections' bytes before judging them. A window whose two halves disagree by more than twice
+/// `minimumGain` doubles (up to `longestWindow`): where the throughput jumps about (a busy CPU), a short window
+/// would take noise for a step's gain. A decision for more connections is taken after one window; one
 /// for fewer (a step that did not pay, or a try with fewer that did as well) only after `confirmation` seconds of
 /// measuring, so that one noisy window does not cost the download its connections.
 ///
@@ -99,8 +101,27 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// `since`: when the count changed; `ready`: when every connection of the new count first ran.
         case settling(since: Double, ready: Double?)
         /// `fewest`: the fewest connections that ran at once during the measurement.
-        case measuring(from: Double, bytes: Int64, fewest: Int)
+        case measuring(Window)
         case holding(until: Double)
+    }
+
+    /// A measurement of the current count's throughput.
+    struct Window: Equatable, Sendable {
+        /// When it started, and the bytes received by then.
+        var from: Double
+        var bytes: Int64
+        /// The fewest connections that ran at once during it.
+        var fewest: Int
+        /// Seconds it lasts: `windowTime`, doubled while its halves disagree.
+        var length: Double
+        /// The time and bytes received at its middle, once passed.
+        var middle: (time: Double, bytes: Int64)?
+
+        static func == (left: Window, right: Window) -> Bool {
+            left.from == right.from && left.bytes == right.bytes && left.fewest == right.fewest
+                && left.length == right.length && left.middle?.time == right.middle?.time
+                && left.middle?.bytes == right.middle?.bytes
+        }
     }
 
     /// The ceiling when none is given: 16 connections to a server elsewhere (as aria2 allows at most), 64 to one
@@ -195,21 +216,35 @@ struct ConnectionPolicy: Equatable, Sendable {
             guard settled || now >= since + settleTime + 2 else { return false }
             startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
             return false
-        case let .measuring(from, bytes, fewest):
-            let fewest = min(fewest, active)
-            let elapsed = now - from
-            guard elapsed >= windowTime else {
-                phase = .measuring(from: from, bytes: bytes, fewest: fewest)
+        case var .measuring(window):
+            window.fewest = min(window.fewest, active)
+            let elapsed = now - window.from
+            if window.middle == nil, elapsed >= window.length / 2 { window.middle = (now, receivedTotal) }
+            guard elapsed >= window.length else {
+                phase = .measuring(window)
                 return false
             }
-            guard fewest >= target else {
+            guard window.fewest >= target else {
                 hold(.notEnoughWork, now: now)
                 return false
             }
-            let rate = Double(receivedTotal - bytes) / elapsed
+            // Halves that disagree by more than a step must gain say that the throughput moves more than the
+            // decision could tell (a busy CPU, another download): the window doubles, up to the longest.
+            if let middle = window.middle, window.length * 2 <= configuration.longestWindow,
+                Self.disagree(
+                    window, middle: middle, now: now, receivedTotal: receivedTotal, by: 2 * configuration.minimumGain)
+            {
+                window.length *= 2
+                window.middle = (now, receivedTotal)
+                phase = .measuring(window)
+                return false
+            }
+            let rate = Double(receivedTotal - window.bytes) / elapsed
             // A decision for fewer connections waits for a longer measurement.
-            if elapsed < max(windowTime, configuration.confirmation), !favoursMore(rate: rate, rateLimit: rateLimit) {
-                phase = .measuring(from: from, bytes: bytes, fewest: fewest)
+            if elapsed < max(window.length, configuration.confirmation),
+                !favoursMore(rate: rate, rateLimit: rateLimit)
+            {
+                phase = .measuring(window)
                 return false
             }
             return decide(rate: rate, now: now, rateLimit: rateLimit)
@@ -249,7 +284,7 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// Starts a measurement window of the current count.
     private mutating func startMeasuring(now: Double, receivedTotal: Int64, active: Int) {
-        phase = .measuring(from: now, bytes: receivedTotal, fewest: active)
+        phase = .measuring(Window(from: now, bytes: receivedTotal, fewest: active, length: windowTime))
     }
 
     /// The count changed (or is to be measured again): it settles, and the first bytes of its requests, the new
@@ -401,6 +436,16 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// The share by which `rate` beats `best` (negative when it falls short).
     private static func gain(of rate: Double, over best: Double) -> Double {
         rate / max(1, best) - 1
+    }
+
+    /// Whether the rates of a window's two halves differ by more than `share` of the larger.
+    private static func disagree(
+        _ window: Window, middle: (time: Double, bytes: Int64), now: Double, receivedTotal: Int64, by share: Double
+    ) -> Bool {
+        guard middle.time > window.from, now > middle.time else { return false }
+        let first = Double(middle.bytes - window.bytes) / (middle.time - window.from)
+        let second = Double(receivedTotal - middle.bytes) / (now - middle.time)
+        return abs(first - second) > share * max(first, second)
     }
 
     private static func median(_ values: [Double]) -> Double? {
