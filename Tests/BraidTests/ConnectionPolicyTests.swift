@@ -418,7 +418,7 @@ extension ConnectionPolicyPaceTests {
 struct ConnectionPolicyOpeningTests {
     static let configuration = ConnectionPolicy.Configuration(opensAlone: true, ceiling: 64)
 
-    @Test("one request opens alone, for at most 64 MiB, until its first byte and as long again; then four start")
+    @Test("one request opens alone, for at most 64 MiB, until its first byte; it is measured alone, then four start")
     func opensAlone() {
         var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
         #expect(policy.target == 1 && policy.settled == 1)
@@ -427,14 +427,38 @@ struct ConnectionPolicyOpeningTests {
         let beforeFirstByte = policy.sample(now: 0.03, receivedTotal: 0, active: 1, rateLimit: nil)
         policy.firstByte(after: 0.05)
         let atFirstByte = policy.sample(now: 0.05, receivedTotal: 0, active: 1, rateLimit: nil)
-        let soon = policy.sample(now: 0.09, receivedTotal: 4_000_000, active: 1, rateLimit: nil)
-        let later = policy.sample(now: 0.1, receivedTotal: 5_000_000, active: 1, rateLimit: nil)
         #expect(!beforeFirstByte && !atFirstByte)
-        #expect(!soon, "0.05 s after the first byte are not over yet")
-        #expect(later)
+        #expect(policy.target == 1)
+        // Ready at the next sample (0.06 s), settling twice the first byte (0.1 s), then a window of five (0.25 s),
+        // at 10 MB/s.
+        var changed: Double?
+        for tick in 6...60 where changed == nil {
+            let now = Double(tick) * 0.01
+            if policy.sample(now: now, receivedTotal: Int64(tick - 5) * 100_000, active: 1, rateLimit: nil) {
+                changed = now
+            }
+        }
+        #expect(abs((changed ?? 9) - 0.41) < 0.005, "changed at \(changed ?? -1)")
         #expect(policy.target == 4 && policy.reason == .starting)
         guard case .settling = policy.phase else {
             Issue.record("the four settle before they are measured: \(policy.phase)")
+            return
+        }
+    }
+
+    @Test("where four do no better than the one (a total cap, a busy CPU), it goes back to one")
+    func oneDoesAsWell() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        let first = ConnectionPolicyPaceTests.run(&policy, rate: 40e6, for: 1, now: &now, received: &received)
+        #expect(first != nil && policy.target == 4)
+        let second = ConnectionPolicyPaceTests.run(&policy, rate: 40e6, for: 2, now: &now, received: &received)
+        #expect(second != nil && policy.target == 1)
+        #expect(policy.reason == .didNotPay(tried: 4, percent: 0))
+        guard case .holding = policy.phase else {
+            Issue.record("one connection is held: \(policy.phase)")
             return
         }
     }

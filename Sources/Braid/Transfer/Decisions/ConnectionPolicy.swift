@@ -1,8 +1,9 @@
 /// Chooses how many connections a download uses while it runs (`-n auto`), from the throughput it measures and
 /// what the server answers: a pure value, fed samples and events with the time, tested without a network.
 ///
-/// It opens with one request alone (`opensAlone`), starts a few connections once its first byte has told what a
-/// request costs (the file may be done by then), and adds more while each step still raises the throughput by
+/// It opens with one request alone (`opensAlone`) and measures it alone once its first byte has told what a request
+/// costs (the file may be done by then); then it starts a few connections, kept only if they beat the one, and adds
+/// more while each step still raises the throughput by
 /// `minimumGain` (the rule `braid bench` recommends by), measured over a window after the new connections have
 /// settled. A step that does not pay, or that makes the first byte come much later, is undone and the count held;
 /// a step that lost throughput is followed by a try with half as many, kept if it does as well (fewer connections
@@ -27,10 +28,11 @@ struct ConnectionPolicy: Equatable, Sendable {
     struct Configuration: Equatable, Sendable {
         /// Connections at the start (after the opening request, when there is one).
         var initial = 4
-        /// Whether one request goes first, alone, until its first byte has come and as long again has passed:
-        /// what it then tells of the server (its time to a first byte, a connection's rate) sizes the requests
-        /// that follow, and where one request fetches the file in less time than that, it is the only one (as
-        /// aria2 starts, one connection first). It fetches at most `openingPiece` bytes.
+        /// Whether one request goes first, alone, until its first byte has come, and one connection is then measured
+        /// as any count is: what it tells of the server (its time to a first byte, a connection's rate) sizes the
+        /// requests that follow, the first count is judged against it (a server whose total is capped, or a busy
+        /// CPU, keeps one), and where one request fetches the file in less time than that, it is the only one (as
+        /// aria2 starts, one connection first). The opening request fetches at most `openingPiece` bytes.
         var opensAlone = false
         var openingPiece: Int64 = 64 << 20
         /// The most connections it may choose.
@@ -96,8 +98,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     }
 
     enum Phase: Equatable, Sendable {
-        /// One request runs alone; `firstByte`: when its first byte came.
-        case opening(firstByte: Double?)
+        /// One request runs alone, before its first byte.
+        case opening
         /// `since`: when the count changed; `ready`: when every connection of the new count first ran.
         case settling(since: Double, ready: Double?)
         /// `fewest`: the fewest connections that ran at once during the measurement.
@@ -158,7 +160,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         self.configuration = configuration
         if configuration.opensAlone {
             target = 1
-            phase = .opening(firstByte: nil)
+            phase = .opening
         } else {
             target = max(1, min(configuration.initial, configuration.ceiling))
             phase = .settling(since: now, ready: nil)
@@ -195,16 +197,10 @@ struct ConnectionPolicy: Equatable, Sendable {
     ) -> Bool {
         sizePieces(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
-        case let .opening(firstByte):
-            guard let firstByte else {
-                if !recentFirstBytes.isEmpty { phase = .opening(firstByte: now) }
-                return false
-            }
-            guard now >= firstByte + max(configuration.settle, typicalFirstByte ?? 0) else { return false }
-            // The opening request has told what a request costs: the first count starts.
-            target = max(1, min(configuration.initial, ceiling(now: now)))
-            settle(now: now)
-            return target != 1
+        case .opening:
+            // The opening request has told what a request costs: its one connection settles and is measured.
+            if !recentFirstBytes.isEmpty { settle(now: now) }
+            return false
         case let .settling(since, ready):
             // The new count runs once as many connections as it holds receive (a step up) or no more run (a step
             // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
@@ -411,9 +407,10 @@ struct ConnectionPolicy: Equatable, Sendable {
         settle(now: now)
     }
 
-    /// Adds connections: doubling up to 8, then half as many again, so that a server that takes no more than 8 (a
-    /// common limit) refuses at most 4; from 12 on, doubling again while each step scales almost linearly (the
-    /// connections are capped one by one, so each new one adds as much). Returns whether the count changed.
+    /// Adds connections: from fewer than `initial` (the opening request's one) straight to `initial`, then doubling
+    /// up to 8, then half as many again, so that a server that takes no more than 8 (a common limit) refuses at most
+    /// 4; from 12 on, doubling again while each step scales almost linearly (the connections are capped one by one,
+    /// so each new one adds as much). Returns whether the count changed.
     private mutating func stepUp(gain: Double?, linear: Bool = false, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
@@ -421,7 +418,8 @@ struct ConnectionPolicy: Equatable, Sendable {
             return false
         }
         let doubles = target < 8 || (target >= 12 && linear)
-        target = min(ceiling, doubles ? target * 2 : target + max(1, target / 2))
+        let next = doubles ? target * 2 : target + max(1, target / 2)
+        target = min(ceiling, max(next, configuration.initial))
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
         settle(now: now)
         return true
