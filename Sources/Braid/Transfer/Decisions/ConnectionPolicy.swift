@@ -102,7 +102,6 @@ struct ConnectionPolicy: Equatable, Sendable {
         case opening
         /// `since`: when the count changed; `ready`: when every connection of the new count first ran.
         case settling(since: Double, ready: Double?)
-        /// `fewest`: the fewest connections that ran at once during the measurement.
         case measuring(Window)
         case holding(until: Double)
     }
@@ -117,12 +116,20 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// Seconds it lasts: `windowTime`, doubled while its halves disagree.
         var length: Double
         /// The time and bytes received at its middle, once passed.
-        var middle: (time: Double, bytes: Int64)?
+        var middle: Mark?
 
-        static func == (left: Window, right: Window) -> Bool {
-            left.from == right.from && left.bytes == right.bytes && left.fewest == right.fewest
-                && left.length == right.length && left.middle?.time == right.middle?.time
-                && left.middle?.bytes == right.middle?.bytes
+        struct Mark: Equatable, Sendable {
+            var time: Double
+            var bytes: Int64
+        }
+
+        /// Whether the rates of its two halves, up to `now` and `receivedTotal`, differ by more than `share` of the
+        /// larger.
+        func halvesDisagree(now: Double, receivedTotal: Int64, by share: Double) -> Bool {
+            guard let middle, middle.time > from, now > middle.time else { return false }
+            let first = Double(middle.bytes - bytes) / (middle.time - from)
+            let second = Double(receivedTotal - middle.bytes) / (now - middle.time)
+            return abs(first - second) > share * max(first, second)
         }
     }
 
@@ -215,7 +222,9 @@ struct ConnectionPolicy: Equatable, Sendable {
         case var .measuring(window):
             window.fewest = min(window.fewest, active)
             let elapsed = now - window.from
-            if window.middle == nil, elapsed >= window.length / 2 { window.middle = (now, receivedTotal) }
+            if window.middle == nil, elapsed >= window.length / 2 {
+                window.middle = .init(time: now, bytes: receivedTotal)
+            }
             guard elapsed >= window.length else {
                 phase = .measuring(window)
                 return false
@@ -226,12 +235,11 @@ struct ConnectionPolicy: Equatable, Sendable {
             }
             // Halves that disagree by more than a step must gain say that the throughput moves more than the
             // decision could tell (a busy CPU, another download): the window doubles, up to the longest.
-            if let middle = window.middle, window.length * 2 <= configuration.longestWindow,
-                Self.disagree(
-                    window, middle: middle, now: now, receivedTotal: receivedTotal, by: 2 * configuration.minimumGain)
+            if window.length * 2 <= configuration.longestWindow,
+                window.halvesDisagree(now: now, receivedTotal: receivedTotal, by: 2 * configuration.minimumGain)
             {
                 window.length *= 2
-                window.middle = (now, receivedTotal)
+                window.middle = .init(time: now, bytes: receivedTotal)
                 phase = .measuring(window)
                 return false
             }
@@ -434,16 +442,6 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// The share by which `rate` beats `best` (negative when it falls short).
     private static func gain(of rate: Double, over best: Double) -> Double {
         rate / max(1, best) - 1
-    }
-
-    /// Whether the rates of a window's two halves differ by more than `share` of the larger.
-    private static func disagree(
-        _ window: Window, middle: (time: Double, bytes: Int64), now: Double, receivedTotal: Int64, by share: Double
-    ) -> Bool {
-        guard middle.time > window.from, now > middle.time else { return false }
-        let first = Double(middle.bytes - window.bytes) / (middle.time - window.from)
-        let second = Double(receivedTotal - middle.bytes) / (now - middle.time)
-        return abs(first - second) > share * max(first, second)
     }
 
     private static func median(_ values: [Double]) -> Double? {
