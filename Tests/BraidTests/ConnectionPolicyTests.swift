@@ -2,6 +2,13 @@ import Testing
 
 @testable import Braid
 
+/// Which phase a policy is in, for the expectations.
+extension ConnectionPolicy.Phase {
+    var isOpening: Bool { if case .opening = self { true } else { false } }
+    var isSettling: Bool { if case .settling = self { true } else { false } }
+    var isHolding: Bool { if case .holding = self { true } else { false } }
+}
+
 /// The `-n auto` policy, rule by rule, fed throughput samples and server answers with the time.
 @Suite("ConnectionPolicy")
 struct ConnectionPolicyTests {
@@ -20,7 +27,7 @@ struct ConnectionPolicyTests {
             received += Int64(rate * 0.1)
             changed = policy.sample(now: now, receivedTotal: received, active: policy.target, rateLimit: rateLimit)
             if changed { return true }
-            if case .holding = policy.phase { return false }
+            if policy.phase.isHolding { return false }
         }
         return changed
     }
@@ -56,10 +63,7 @@ struct ConnectionPolicyTests {
         #expect(changed3)
         #expect(policy.target == 8, "12 gained only 3 % over 8")
         #expect(policy.reason == .didNotPay(tried: 12, percent: 3))
-        guard case .holding = policy.phase else {
-            Issue.record("expected to hold, got \(policy.phase)")
-            return
-        }
+        #expect(policy.phase.isHolding, "expected to hold, got \(policy.phase)")
     }
 
     @Test("a total cap reached by 4 connections keeps it at 4")
@@ -314,10 +318,7 @@ struct ConnectionPolicyPaceTests {
             received += Int64(40e6 * 0.01)
             _ = policy.sample(now: now, receivedTotal: received, active: 8, receiving: 4, rateLimit: nil)
         }
-        guard case .settling = policy.phase else {
-            Issue.record("expected to settle while new connections have no bytes, got \(policy.phase)")
-            return
-        }
+        #expect(policy.phase.isSettling, "expected to settle while new connections have no bytes, got \(policy.phase)")
         // Then they receive, and the 8 are measured: they pay.
         let changed = Self.run(&policy, rate: 80e6, for: 1, now: &now, received: &received)
         #expect(policy.target == 12)
@@ -337,10 +338,8 @@ struct ConnectionPolicyPaceTests {
         #expect(policy.target == 4)
         #expect((changed ?? 0) - stepped >= 0.25, "one window (0.05 s) is not enough to decide for fewer")
         #expect(policy.reason == .didNotPay(tried: 8, percent: 2))
-        guard case .holding = policy.phase else {
-            Issue.record("a step that gained a little is not followed by fewer connections: \(policy.phase)")
-            return
-        }
+        #expect(
+            policy.phase.isHolding, "a step that gained a little is not followed by fewer connections: \(policy.phase)")
     }
 
     @Test("a step that lost throughput is followed by half as many, kept while they do as well")
@@ -440,10 +439,7 @@ struct ConnectionPolicyOpeningTests {
         }
         #expect(abs((changed ?? 9) - 0.41) < 0.005, "changed at \(changed ?? -1)")
         #expect(policy.target == 4 && policy.reason == .starting)
-        guard case .settling = policy.phase else {
-            Issue.record("the four settle before they are measured: \(policy.phase)")
-            return
-        }
+        #expect(policy.phase.isSettling, "the four settle before they are measured: \(policy.phase)")
     }
 
     @Test("where four do no better than the one (a total cap, a busy CPU), it goes back to one")
@@ -457,10 +453,7 @@ struct ConnectionPolicyOpeningTests {
         let second = ConnectionPolicyPaceTests.run(&policy, rate: 40e6, for: 2, now: &now, received: &received)
         #expect(second != nil && policy.target == 1)
         #expect(policy.reason == .didNotPay(tried: 4, percent: 0))
-        guard case .holding = policy.phase else {
-            Issue.record("one connection is held: \(policy.phase)")
-            return
-        }
+        #expect(policy.phase.isHolding, "one connection is held: \(policy.phase)")
     }
 
     @Test("a download done during the opening settled on one connection; a refusal does not end the opening")
@@ -469,10 +462,7 @@ struct ConnectionPolicyOpeningTests {
         let changed = policy.refused(now: 0.01, accepted: 0)
         #expect(!changed)
         #expect(policy.target == 1)
-        guard case .opening = policy.phase else {
-            Issue.record("the refused opening request is retried alone: \(policy.phase)")
-            return
-        }
+        #expect(policy.phase.isOpening, "the refused opening request is retried alone: \(policy.phase)")
         policy.firstByte(after: 0.05)
         _ = policy.sample(now: 0.06, receivedTotal: 64 << 20, active: 1, rateLimit: nil)
         #expect(policy.settled == 1)
