@@ -150,10 +150,17 @@ public final class NginxFixture: @unchecked Sendable {
 
     /// Waits until at least `count` requests are logged, and returns them all.
     public func waitForAccessLog(count: Int, timeout: Duration = .seconds(10)) async throws -> [AccessLogEntry] {
+        try await waitForAccessLog("\(count) access log entries", timeout: timeout) { $0.count >= count }
+    }
+
+    /// Waits until the requests logged so far satisfy `condition` (described by `what`), and returns them all.
+    public func waitForAccessLog(
+        _ what: String, timeout: Duration = .seconds(10), until condition: ([AccessLogEntry]) -> Bool
+    ) async throws -> [AccessLogEntry] {
         var entries: [AccessLogEntry] = []
-        try await Polling.until("\(count) access log entries", timeout: timeout, evidence: { self.errorLog }) {
+        try await Polling.until(what, timeout: timeout, evidence: { self.errorLog }) {
             entries = accessLog()
-            return entries.count >= count
+            return condition(entries)
         }
         return entries
     }

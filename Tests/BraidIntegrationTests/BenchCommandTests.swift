@@ -83,6 +83,8 @@ struct BenchCommandTests {
         #expect(rows.map { Int($0[2]) } == [1, 2, 1, 2])
         #expect(rows.allSatisfy { Int64($0[3]) == 2 << 20 })
         #expect(!run.standardOutput.contains("recommended"))
+        // The bench may exit on its last bytes before the server's thread has counted them.
+        #expect(harness.server.waitUntilIdle())
         #expect(harness.server.totalBodyBytesSent == 4 * (2 << 20) + 1, "four runs of 2 MiB and the 1-byte probe")
     }
 
@@ -104,6 +106,7 @@ struct BenchCommandTests {
         let wholeReport = try BenchReport(json: whole.standardOutput)
         #expect(wholeReport.byteLimit == nil)
         #expect(wholeReport.runs.map(\.bytes) == [size])
+        #expect(harness.server.waitUntilIdle())
         #expect(harness.server.totalBodyBytesSent == UInt64((64 << 20) + size + 2), "two runs and two 1-byte probes")
     }
 

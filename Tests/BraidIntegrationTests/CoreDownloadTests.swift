@@ -54,7 +54,10 @@ struct CoreDownloadTests {
         #expect(!FileManager.default.fileExists(atPath: output.path + ".part"))
         #expect(!FileManager.default.fileExists(atPath: output.path + ".braid"))
         #expect(run.standardError.isEmpty, "-q prints nothing but errors")
-        let gets = fixture.nginx.accessLog().filter { $0.method == "GET" }
+        // nginx logs a request a moment after the client has its last byte: wait until the GETs account for the file.
+        let gets = try await fixture.nginx.waitForAccessLog("GETs of the whole file") {
+            $0.filter { $0.method == "GET" }.reduce(0) { $0 + $1.bodyBytesSent } >= CoreDownloadTests.fileSize
+        }.filter { $0.method == "GET" }
         #expect(gets.allSatisfy { $0.status == 206 && $0.range != nil }, "every GET is a range request")
         #expect(Set(gets.map(\.connection)).count >= 8, "8 connections were used")
         #expect(gets.reduce(0) { $0 + $1.bodyBytesSent } == CoreDownloadTests.fileSize, "no byte fetched twice")

@@ -109,6 +109,7 @@ struct FaultToleranceTests {
         let download = await harness.run()
         try harness.expectExactFile(download)
         #expect(!download.notices.contains { $0.contains("single stream") }, "\(download.notices)")
+        #expect(harness.server.waitUntilIdle())
         let ranged = harness.server.requestLog.filter { $0.range != nil && $0.method == "GET" }
         #expect(ranged.count > 1, "the file came in segments")
         #expect(ranged.allSatisfy { $0.ifRange == nil && $0.status == 206 }, "\(ranged)")
@@ -179,6 +180,7 @@ struct FaultToleranceTests {
         // What the run fetched counts both attempts, as the server sent them: the discarded one too.
         let fetched = try download.result.get().fetchedBytes
         #expect(fetched > Int64(FaultToleranceTests.size), "fetched \(fetched)")
+        #expect(harness.server.waitUntilIdle())
         #expect(fetched <= Int64(harness.server.totalBodyBytesSent))
     }
 

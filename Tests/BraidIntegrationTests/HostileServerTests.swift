@@ -51,6 +51,7 @@ struct HostileServerTests {
             "-n", "1", "-q", "--no-fsync", "-o", output,
             "--checksum", "sha-256=\(Self.content.hexDigest(.sha256))", harness.url,
         ])
+        #expect(harness.server.waitUntilIdle())
         #expect(harness.server.requestLog.filter { $0.method == "GET" }.count >= 2, "the first range was retried")
         if wrongRetry {
             #expect(run.status == .exited(6), "\(run.standardError)")
@@ -111,6 +112,7 @@ struct HostileServerTests {
                 + Self.secretHeaders.flatMap { ["-H", $0] })
         #expect(run.status == .exited(0), "\(run.standardError)")
         #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
+        #expect(origin.waitUntilIdle() && target.waitUntilIdle())
         #expect(origin.requestLog.allSatisfy { $0.headerNames.isSuperset(of: Self.secretNames) })
         #expect(target.requestLog.contains { $0.method == "GET" && $0.range != nil })
         #expect(
@@ -137,6 +139,7 @@ struct HostileServerTests {
             $0.headers = Self.secretHeaders
         }
         #expect(try Self.content.firstDifference(fromFileAt: try download.result.get().path) == nil)
+        #expect(primary.waitUntilIdle() && mirror.waitUntilIdle() && target.waitUntilIdle())
         #expect(primary.requestLog.allSatisfy { $0.headerNames.isSuperset(of: Self.secretNames) })
         #expect(mirror.requestLog.allSatisfy { $0.headerNames.isSuperset(of: Self.secretNames) })
         #expect(!target.requestLog.isEmpty)
@@ -191,6 +194,7 @@ struct HostileServerTests {
                 #expect(run.standardError.contains("plain HTTP"), "\(run.standardError)")
             }
         }
+        #expect(downgrade.target.waitUntilIdle())
         #expect(downgrade.target.requestLog.count >= 4)
         #expect(downgrade.target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
     }
@@ -237,6 +241,7 @@ struct HostileServerTests {
         let output = harness.directory.appending("out.bin").path
         let json = try await BraidCLI.run(["--json", "-vv", "--no-fsync", "-o", output, url])
         #expect(json.status == .exited(0), "\(json.standardError)")
+        #expect(harness.server.waitUntilIdle())
         #expect(harness.server.requestLog.contains { $0.authorization != nil }, "the credentials were used")
         #expect(!json.standardOutput.contains("hunter2") && !json.standardError.contains("hunter2"))
         #expect(json.standardOutput.contains("user:***@"), "\(json.standardOutput)")
