@@ -2,6 +2,10 @@ import ArgumentParser
 import Braid
 import Logging
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What to download and how: the URL or list, where to save, how many connections, what to verify. `braid URL`
 /// and `braid get URL` both take these options, so help, the man page and shell completion show them at the top.
 struct DownloadArguments: ParsableArguments {
@@ -59,6 +63,20 @@ struct DownloadArguments: ParsableArguments {
         )
     )
     var maxConnectionsPerHost: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "With -n auto: remember in FILE the count each server's download settled on, and start the next "
+                + "download from that server there (default $XDG_STATE_HOME/braid/server-stats.json, else "
+                + "~/.local/state/braid/; entries last a week).",
+            valueName: "FILE"
+        ),
+        completion: .file()
+    )
+    var serverStats: String?
+
+    @Flag(help: "With -n auto: remember nothing of servers, and start every download from one connection.")
+    var noServerStats = false
 
     @Option(
         help: ArgumentHelp(
@@ -183,6 +201,10 @@ struct DownloadArguments: ParsableArguments {
         }
         if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
+        if serverStats != nil && noServerStats {
+            throw ValidationError("--server-stats and --no-server-stats contradict each other")
+        }
+        if serverStats?.isEmpty == true { throw ValidationError("--server-stats needs a file name") }
         if let maxConnectionsPerHost, maxConnectionsPerHost < 1 {
             throw ValidationError("--max-connections-per-host must be at least 1, got \(maxConnectionsPerHost)")
         }
@@ -192,6 +214,16 @@ struct DownloadArguments: ParsableArguments {
         } catch {
             throw error.validationError
         }
+    }
+
+    /// `$XDG_STATE_HOME/braid/server-stats.json`, else under `~/.local/state`, as the XDG base directories say;
+    /// nil without either (nothing is remembered).
+    static var defaultServerStatsPath: String? {
+        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), state.hasPrefix("/") {
+            return state + "/braid/server-stats.json"
+        }
+        guard let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") else { return nil }
+        return home + "/.local/state/braid/server-stats.json"
     }
 
     /// Throws unless there is something to download: a URL or a list.
@@ -224,6 +256,8 @@ struct DownloadArguments: ParsableArguments {
             options.automaticConnections = true
             options.maximumAutomaticConnections = maxConnectionsPerHost.map { min($0, 1024) }
         }
+        // Used only by downloads with automatic connections, which a list's entries may ask for on their own.
+        options.serverStatsPath = noServerStats ? nil : serverStats ?? Self.defaultServerStatsPath
         options.rateLimit = limitRate?.bytesPerSecond
         options.checksumFile = checksumFile
         request.apply(to: &options)

@@ -64,6 +64,44 @@ struct AutoConnectionsTests {
         #expect(reasons.contains("the server refused a connection"), "\(reasons)")
     }
 
+    @Test("the next download from a server starts where the last settled, and is not refused again")
+    func remembers() async throws {
+        let server = TestServer(routes: [
+            "/f": .init(
+                content: Self.content,
+                faults: [.throttle(bytesPerSecond: 2 << 20), .limitConnections(perClient: 6, retryAfter: nil)])
+        ])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-stats")
+        defer { directory.remove() }
+        let stats = directory.appending("state/stats.json").path
+
+        let (first, firstErrors, firstStatus) = try await Self.run(server, ["-n", "auto", "--server-stats", stats])
+        #expect(firstStatus == 0, "\(firstErrors)")
+        #expect(first.named("progress").first.flatMap { JSONEvents.integer($0["target"]) } == 1, "nothing known")
+        #expect(server.waitUntilIdle())
+        let firstRefusals = server.requestLog.filter { $0.status == 503 }.count
+        #expect(firstRefusals > 0, "the first download found the limit")
+        let text = try String(contentsOfFile: stats, encoding: .utf8)
+        let attributes = try FileManager.default.attributesOfItem(atPath: stats)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+
+        let (second, secondErrors, secondStatus) = try await Self.run(server, ["-n", "auto", "--server-stats", stats])
+        #expect(secondStatus == 0, "\(secondErrors)")
+        let start = try #require(second.named("progress").first, "progress events")
+        let remembered = try #require(JSONEvents.integer(start["target"]))
+        #expect((2...6).contains(remembered), "it starts at what the first settled on: \(text)")
+        #expect(start["reason"] as? String == "an earlier download from this server settled on \(remembered)")
+        #expect(server.waitUntilIdle())
+        let refusals = server.requestLog.filter { $0.status == 503 }.count - firstRefusals
+        #expect(refusals == 0, "the server's limit is remembered: \(refusals) refusals")
+
+        let contradiction = try await BraidCLI.run(
+            [server.url("/f"), "-n", "auto", "--server-stats", stats, "--no-server-stats"])
+        #expect(contradiction.status == .exited(2), "\(contradiction.standardError)")
+    }
+
     @Test("a fixed count reports no target and settles on nothing; 'auto' is refused where a number is wrong")
     func fixedCount() async throws {
         let server = TestServer(routes: ["/f": .init(content: Self.content)])

@@ -1,3 +1,4 @@
+import Logging
 import SystemPackage
 
 /// The transfer stage: the machine that decides it and the engine that performs it.
@@ -31,6 +32,13 @@ extension DownloadJob {
             options.maximumAutomaticConnections
             ?? ConnectionPolicy.defaultCeiling(host: Origin(url: resource.resolvedURL)?.host ?? "")
         let slots = !plan.segmented ? 1 : automatic ? ceiling : options.connections
+        // What an earlier download from this server settled on, unless a rate limit makes more connections useless.
+        let origin = Origin(url: resource.resolvedURL)
+        let stats = automatic ? options.serverStatsPath.map { ServerStats(path: FilePath($0)) } : nil
+        let remembered =
+            limiter?.effectiveRate == nil
+            ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now) }
+                .map { ConnectionPolicy.Learned(connections: $0.connections, refused: $0.refused) } : nil
         let scheduler = SegmentScheduler(
             ranges: plan.ranges,
             progress: plan.progress,
@@ -61,7 +69,7 @@ extension DownloadJob {
                 randomSeed: .random(in: 0...UInt64.max),
                 renewsURLs: plan.segmented,
                 adaptiveConnections: automatic
-                    ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling) : nil,
+                    ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil
             )
@@ -87,6 +95,13 @@ extension DownloadJob {
             )
         )
         let outcome = engine.run()
+        if let stats, let origin, let learned = engine.machine.policy?.learned, limiter?.effectiveRate == nil {
+            do throws(BraidError) {
+                try stats.record(learned, for: origin, now: ServerStats.now)
+            } catch {
+                logger.info("cannot remember \(origin)'s connections: \(error)")
+            }
+        }
         return TransferRun(
             outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes)
     }

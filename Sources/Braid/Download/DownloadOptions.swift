@@ -22,6 +22,11 @@ public struct DownloadOptions: Sendable {
     public var automaticConnections = false
     /// The most connections `automaticConnections` may choose; nil for 16, or 64 for a server on this machine.
     public var maximumAutomaticConnections: Int?
+    /// A file where `automaticConnections` remembers the count each server's download settled on (as aria2's
+    /// `--server-stat-of`), so that the next download from the same server starts there rather than ramping up;
+    /// nil remembers nothing. Entries older than a week are forgotten; a file that cannot be read counts as empty.
+    /// Not used under a rate limit, which more connections could not use.
+    public var serverStatsPath: String?
     /// How many pieces the file is planned in per connection. More pieces keep the verifier's in-order prefix
     /// moving and limit what a slow connection holds; 1 gives each connection one long request.
     public var piecesPerConnection = 4

@@ -18,10 +18,13 @@ import SystemPackage
 @_spi(StateFiles)
 public struct StateFile: Sendable {
     public let path: FilePath
-    public var temporaryPath: FilePath { FilePath(path.string + ".tmp") }
+    public let temporaryPath: FilePath
 
-    public init(path: FilePath) {
+    /// - Parameter temporarySuffix: what the temporary file's name adds to `path`'s; a file that several processes
+    ///   replace at once needs one of its own per process.
+    public init(path: FilePath, temporarySuffix: String = ".tmp") {
         self.path = path
+        temporaryPath = FilePath(path.string + temporarySuffix)
     }
 
     /// The file opened for reading, or nil when nothing is at its name; a link there fails with

@@ -17,12 +17,32 @@ enum BraidCLI {
     }()
 
     static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ChildProcess.Completed {
-        try await ChildProcess.run(path, arguments, timeout: timeout)
+        let state = newStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        return try await ChildProcess.run(path, arguments, environment: environment(state: state), timeout: timeout)
     }
 
     static func start(_ arguments: [String]) throws -> ChildProcess {
-        try ChildProcess(path, arguments)
+        try ChildProcess(path, arguments, environment: environment(state: newStateDirectory()))
     }
+
+    /// This process's environment with `XDG_STATE_HOME` at `state`: what one run of `-n auto` remembers of a
+    /// loopback server (whose port a later test's server may get) cannot steer another run, and nothing is written
+    /// to the home directory. A test that wants a run to remember passes `--server-stats`.
+    private static func environment(state: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] = state
+        return environment
+    }
+
+    /// A fresh path under this process's own directory in the temporary directory; created only by a run that
+    /// remembers something.
+    private static func newStateDirectory() -> String {
+        stateRoot + "/" + UUID().uuidString
+    }
+
+    private static let stateRoot =
+        NSTemporaryDirectory() + "braid-tests-state-\(ProcessInfo.processInfo.processIdentifier)"
 }
 
 /// Established TCP connections to a local port, read from /proc/net/tcp{,6}: lets a test wait until a server has

@@ -21,6 +21,10 @@
 /// for fewer (a step that did not pay, or a try with fewer that did as well) only after `confirmation` seconds of
 /// measuring, so that one noisy window does not cost the download its connections.
 ///
+/// A count remembered from an earlier download from the same server (`Configuration.remembered`) is where it starts
+/// instead, without the opening request: it is measured, more are tried if the ceiling allows, and at the first
+/// recheck half as many are tried, so that a count that no longer pays does not stay for good.
+///
 /// Its life: `settling` (new connections start, or surplus ones end) → `measuring` (a window of throughput) → a
 /// decision: a step (back to `settling`) or `holding` until the next recheck, which measures again. A refusal goes
 /// to `holding` from any phase.
@@ -57,6 +61,17 @@ struct ConnectionPolicy: Equatable, Sendable {
         var firstByteTolerance = 2.0
         /// A gain that a later first byte does not undo: the server is slower to answer, but the step pays well.
         var strongGain = 0.25
+        /// What an earlier download from the same server learned (`learned`): the count to start at, when more
+        /// than one, and whether the server refused more then (the count is then capped as after a refusal).
+        var remembered: Learned?
+    }
+
+    /// What a download found out about its server, for the next download from it to start from.
+    struct Learned: Equatable, Sendable {
+        /// The count it settled on.
+        var connections: Int
+        /// Whether the server refused a connection beyond it.
+        var refused: Bool
     }
 
     /// Why the count is what it is, for progress displays.
@@ -80,6 +95,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// Fewer connections than the count ran while it was measured (too little of the file is left to share):
         /// the measurement says nothing about the count.
         case notEnoughWork
+        /// An earlier download from this server settled on this many.
+        case remembered(Int)
 
         var description: String {
             switch self {
@@ -93,6 +110,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             case .ceiling: "the ceiling is reached"
             case .rateLimit: "the rate limit is reached"
             case .notEnoughWork: "too little is left to share among more connections"
+            case let .remembered(count): "an earlier download from this server settled on \(count)"
             }
         }
     }
@@ -162,16 +180,33 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// Times to first byte of requests answered since the count last changed, and at the best count.
     private var firstBytes: [Double] = []
     private var bestFirstByte: Double?
+    /// The count it started with, and when a remembered one is to be checked with half as many.
+    private let startingCount: Int
+    private var fewerCheck: FewerCheck?
+
+    private enum FewerCheck: Equatable {
+        /// After the first recheck's measurement.
+        case atRecheck
+        /// After this measurement.
+        case now
+    }
 
     init(configuration: Configuration, now: Double) {
         self.configuration = configuration
-        if configuration.opensAlone {
+        if let remembered = configuration.remembered, remembered.connections > 1, configuration.ceiling > 1 {
+            target = min(remembered.connections, configuration.ceiling)
+            reason = .remembered(remembered.connections)
+            phase = .settling(since: now, ready: nil)
+            fewerCheck = .atRecheck
+            if remembered.refused { refusal = (target, now + configuration.refusalCooldown) }
+        } else if configuration.opensAlone {
             target = 1
             phase = .opening
         } else {
             target = max(1, min(configuration.initial, configuration.ceiling))
             phase = .settling(since: now, ready: nil)
         }
+        startingCount = target
     }
 
     static func == (left: ConnectionPolicy, right: ConnectionPolicy) -> Bool {
@@ -186,6 +221,20 @@ struct ConnectionPolicy: Equatable, Sendable {
         if case .holding = phase { return target }
         if let best, best.count != target { return best.count }
         return target
+    }
+
+    /// What this download found out about the server, for the next one to start from: the count it holds after a
+    /// decision (not one that a rate limit or too little work left forced), or on a ramp cut short by the end of
+    /// the file, the most connections it measured paying; nil when it measured nothing that tells.
+    /// It says the server refuses more while the count is no more than what the server last accepted (a refusal
+    /// remembered, and not disproved by more connections since, still counts).
+    var learned: Learned? {
+        func learned(_ count: Int) -> Learned {
+            Learned(connections: count, refused: refusal.map { count <= $0.accepted } ?? false)
+        }
+        if case .holding = phase, reason != .rateLimit, reason != .notEnoughWork { return learned(target) }
+        guard let best, best.count > startingCount else { return nil }
+        return learned(best.count)
     }
 
     /// The most connections allowed now: the ceiling, or what the server accepted while a refusal is recent.
@@ -257,6 +306,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             // Measure the current count again: the next decision compares a step with it, not with the past.
             best = nil
             firstBytes = []
+            if fewerCheck == .atRecheck, target > 1 { fewerCheck = .now }
             startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
             return false
         }
@@ -362,6 +412,12 @@ struct ConnectionPolicy: Equatable, Sendable {
             // The first measurement, or the current count measured again after holding.
             self.best = (target, rate)
             bestFirstByte = firstByte
+            // A remembered count, measured again at the first recheck: half as many are tried, once.
+            if fewerCheck == .now {
+                fewerCheck = nil
+                stepDown(now: now)
+                return true
+            }
             return stepUp(gain: nil, now: now)
         }
         if best.count > target { return decideFewer(rate: rate, than: best, firstByte: firstByte, now: now) }
