@@ -14,12 +14,18 @@ server's own log. Profile 6 compares `braid -n auto` with aria2c on two servers 
 5. the test server with a per-connection rate and latency before every response: >= 0.90 of the best fixed count.
 6. moto's S3 and RangeHTTPServer: >= 0.90 of aria2c's throughput, requests counted.
 
+Each profile's auto runs come twice. Cold: every run starts with an empty `--server-stats` file, so it knows
+nothing of the server (it is the issue's measurement). Warm: the same number of runs after them, with the file the
+last cold run left, as a user's next download from the same server starts (`-n auto` remembers the count each
+server settled on). The targets are judged on the cold runs and, separately, on the warm ones.
+
 The auto invocation is `--auto-args` (default `-n auto`), so that the script can be tried with a fixed count
 (`--auto-args '-n 8'`) where braid has no auto mode. The settled count comes from the `done` event's
 `connections` field ('-' when braid does not report one); the peak is the largest `connections` (active) of
 the `progress` events.
 
-Usage: Benchmarks/auto_connections.py [--quick] [--only 1,3] [--braid PATH] [--test-server PATH] [--workdir DIR]
+Usage: Benchmarks/auto_connections.py [--quick] [--only 1,3] [--cold-only] [--braid PATH] [--test-server PATH]
+       [--workdir DIR]
 All traffic stays on 127.0.0.1; every server and child is stopped on exit. Exit status 1 when a target fails.
 """
 
@@ -283,6 +289,12 @@ class Runner:
         self.children = children
         self.output = os.path.join(workdir, "out")
         self.temp = os.path.join(workdir, "bench-temp")
+        # What auto remembers of the servers: emptied before each cold run, kept for the warm ones.
+        self.stats = os.path.join(workdir, "server-stats.json")
+
+    def forget_servers(self):
+        if os.path.exists(self.stats):
+            os.unlink(self.stats)
 
     def fresh_output(self):
         shutil.rmtree(self.output, ignore_errors=True)
@@ -333,13 +345,18 @@ class Runner:
             run.stdout = file.read()
         return run
 
-    def braid_auto(self, server, own_clock=True, count_args=None):
+    def braid_auto(self, server, own_clock=True, count_args=None, warm=False):
         """`braid URL -n auto` (or `count_args`), timed by its `done` event's `seconds` when `own_clock` (from its
         first request to the verified file, as braid bench times its runs in-process), else by the process's wall
-        time."""
+        time. Auto runs cold (what it remembers of servers emptied first) unless `warm`."""
         path = self.fresh_output()
-        argv = ([self.options.braid, server.url] + (count_args or self.options.auto_args) + self.options.braid_args
-                + ["--json", "-o", path])
+        remembers = []
+        if count_args is None and self.options.remembers:
+            if not warm:
+                self.forget_servers()
+            remembers = ["--server-stats", self.stats]
+        argv = ([self.options.braid, server.url] + (count_args or self.options.auto_args) + remembers
+                + self.options.braid_args + ["--json", "-o", path])
         run = self.execute(argv, server, path, self.timeout(server))
         for line in run.stdout.splitlines():
             try:
@@ -392,6 +409,7 @@ class Row:
     name: str
     target: str
     runs: list = field(default_factory=list)
+    warm_runs: list = field(default_factory=list)  # after the cold runs, starting from what the last one learned
     reference_label: str = "-"
     reference_rate: float = None
     reference_requests: str = "-"
@@ -400,7 +418,8 @@ class Row:
     # where braid bench's runs write a sparse temporary file and make one request per connection.
     fixed_count: int = None
     fixed_runs: list = field(default_factory=list)
-    checks: list = field(default_factory=list)  # (description, passed)
+    checks: list = field(default_factory=list)  # (description, passed), of the cold runs
+    warm_checks: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     error: str = ""
     skipped: str = ""
@@ -411,17 +430,24 @@ class Row:
     def auto_rate(self, size):
         return median_rate(self.runs, size)
 
-    def ratio(self, size):
-        rate = self.auto_rate(size)
+    def ratio(self, size, warm=False):
+        rate = median_rate(self.warm_runs, size) if warm else self.auto_rate(size)
         return rate / self.ratio_base if rate is not None and self.ratio_base else None
 
     @property
     def verdict(self):
+        return self.judged(self.checks)
+
+    @property
+    def warm_verdict(self):
+        return self.judged(self.warm_checks) if self.warm_runs or self.skipped or self.error else "-"
+
+    def judged(self, checks):
         if self.skipped:
             return "SKIP"
-        if self.error or not self.checks:
+        if self.error or not checks:
             return "FAIL"
-        return "PASS" if all(passed for _, passed in self.checks) else "FAIL"
+        return "PASS" if all(passed for _, passed in checks) else "FAIL"
 
 
 def median_rate(runs, size):
@@ -436,14 +462,23 @@ class Profiles:
         self.runner = Runner(options, children, workdir)
         self.children = children
 
-    def auto_runs(self, row, server):
-        """`braid -n auto`, alternating with `braid -n FIXED` when the row has a reference count."""
+    def auto_runs(self, row, server, own_clock=True):
+        """`braid -n auto` cold, alternating with `braid -n FIXED` when the row has a reference count; then warm."""
         for index in range(self.options.repeat):
             log(f"profile {row.number}: braid {' '.join(self.options.auto_args)}, run {index + 1}")
-            row.runs.append(self.runner.braid_auto(server))
+            row.runs.append(self.runner.braid_auto(server, own_clock=own_clock))
             if row.fixed_count:
                 log(f"profile {row.number}: braid -n {row.fixed_count}, run {index + 1}")
                 row.fixed_runs.append(self.runner.braid_auto(server, count_args=["-n", str(row.fixed_count)]))
+        self.warm_runs(row, server, own_clock)
+
+    def warm_runs(self, row, server, own_clock=True):
+        """`braid -n auto` again, from what the last cold run remembered of the server."""
+        if not self.options.remembers:
+            return
+        for index in range(self.options.repeat):
+            log(f"profile {row.number}: braid {' '.join(self.options.auto_args)}, warm run {index + 1}")
+            row.warm_runs.append(self.runner.braid_auto(server, own_clock=own_clock, warm=True))
 
     def benched(self, row, server, counts):
         """Runs `braid bench` and notes its medians; returns {count: median bytes/s}."""
@@ -458,14 +493,21 @@ class Profiles:
         row.fixed_count = best
         return medians
 
-    def judge_common(self, row, size, minimum, max_connections=None):
-        ratio = row.ratio(size)
-        row.checks.append((f"ratio >= {minimum:.2f}", ratio is not None and ratio >= minimum))
-        if len(row.good_runs()) < len(row.runs) or not row.runs:
-            row.checks.append(("every run verified", False))
-        if max_connections is not None:
-            counts = [run.connections for run in row.runs]
-            row.checks.append((f"<= {max_connections} connections", bool(counts) and max(counts) <= max_connections))
+    def judge_common(self, row, size, minimum, max_connections=None, max_refusals=None):
+        """Judges the cold runs into `row.checks` and the warm ones into `row.warm_checks`."""
+        for runs, checks, warm in ((row.runs, row.checks, False), (row.warm_runs, row.warm_checks, True)):
+            if warm and not runs:
+                continue
+            ratio = row.ratio(size, warm=warm)
+            checks.append((f"ratio >= {minimum:.2f}", ratio is not None and ratio >= minimum))
+            if any(not run.ok for run in runs) or not runs:
+                checks.append(("every run verified", False))
+            if max_connections is not None:
+                counts = [run.connections for run in runs]
+                checks.append((f"<= {max_connections} connections", bool(counts) and max(counts) <= max_connections))
+            if max_refusals is not None:
+                worst = max((run.refusals for run in runs), default=0)
+                checks.append((f"<= {max_refusals} refusals per download", worst <= max_refusals))
 
     def profile_1(self):
         rate = compare.format_size(self.options.rate)
@@ -492,9 +534,7 @@ class Profiles:
             row.notes.append(f"{limit} is not among the counts benched; judged against the best fixed count")
         row.ratio_base = row.reference_rate
         self.auto_runs(row, server)
-        self.judge_common(row, server.size, 0.90, max_connections=limit)
-        worst = max((run.refusals for run in row.runs), default=0)
-        row.checks.append((f"<= {HANDFUL} refusals per download", worst <= HANDFUL))
+        self.judge_common(row, server.size, 0.90, max_connections=limit, max_refusals=HANDFUL)
         return row, server.size
 
     def profile_3(self):
@@ -556,6 +596,7 @@ class Profiles:
                 log(f"profile {number}: braid {' '.join(self.options.auto_args)}, run {index + 1}")
                 # Against another process, process against process.
                 row.runs.append(self.runner.braid_auto(server, own_clock=False))
+            self.warm_runs(row, server, own_clock=False)
             good = [run for run in peers if run.ok]
             for index, run in enumerate(peers):
                 if not run.ok:
@@ -579,7 +620,8 @@ class Profiles:
 
 def print_table(rows, options):
     header = ["#", "profile", "auto n", "peak", "requests", "auto MiB/s", "reference", "ref MiB/s", "ref req",
-              "ratio", "refusals", "target", "verdict"]
+              "ratio", "refusals", "target", "verdict", "warm n", "warm req", "warm MiB/s", "warm ratio",
+              "warm refusals", "warm verdict"]
     table = []
     for row, size in rows:
         runs = row.runs
@@ -587,10 +629,15 @@ def print_table(rows, options):
         peak = "/".join(str(run.peak) for run in runs) or "-"
         requests = "/".join(str(run.requests) for run in runs) or "-"
         refusals = "/".join(str(run.refusals) for run in runs) or "-"
-        ratio = row.ratio(size)
+        ratio, warm_ratio = row.ratio(size), row.ratio(size, warm=True)
+        warm = row.warm_runs
         table.append([row.number, row.name, settled, peak, requests, mib(row.auto_rate(size)), row.reference_label,
                       mib(row.reference_rate), row.reference_requests, f"{ratio:.2f}" if ratio else "-", refusals,
-                      row.target, row.verdict])
+                      row.target, row.verdict,
+                      "/".join("-" if run.settled is None else str(run.settled) for run in warm) or "-",
+                      "/".join(str(run.requests) for run in warm) or "-", mib(median_rate(warm, size)),
+                      f"{warm_ratio:.2f}" if warm_ratio else "-",
+                      "/".join(str(run.refusals) for run in warm) or "-", row.warm_verdict])
     if options.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "|".join("---" for _ in header) + "|")
@@ -606,6 +653,10 @@ def print_table(rows, options):
             outcome = f"{size / run.seconds / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
             reason = f"; last reason: {run.reason}" if run.reason else ""
             print(f"{row.number}: auto run {index}: {outcome}, {run.seconds:.2f} s{reason}")
+        for index, run in enumerate(row.warm_runs, start=1):
+            outcome = f"{size / run.seconds / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
+            reason = f"; last reason: {run.reason}" if run.reason else ""
+            print(f"{row.number}: warm auto run {index}: {outcome}, {run.seconds:.2f} s, peak {run.peak}{reason}")
         if row.fixed_runs:
             rate, auto = median_rate(row.fixed_runs, size), row.auto_rate(size)
             versus = f"; auto / that = {auto / rate:.2f}" if rate and auto else ""
@@ -621,6 +672,9 @@ def print_table(rows, options):
         failed = [description for description, passed in row.checks if not passed]
         if failed:
             print(f"{row.number}: FAIL: {', '.join(failed)}")
+        failed = [description for description, passed in row.warm_checks if not passed]
+        if failed:
+            print(f"{row.number}: warm FAIL: {', '.join(failed)}")
 
 
 # MARK: Command line
@@ -642,6 +696,8 @@ def parse_options(argv):
                         help="aria2c's options in profile 6 (default none: aria2's own -x1 -s5 -k20M, one "
                              "connection and one or two requests, faster there than compare.py's -x16 -s16 -k1M); "
                              "give them with =, as in --aria2-args='-x16 -s16 -k1M'")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="run auto only cold, knowing nothing of the server (no warm runs)")
     parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated profile numbers (default: all)")
     parser.add_argument("--quick", action="store_true",
                         help="smaller files for a run of about 10 minutes: 256 MiB, 128 MiB for profile 4")
@@ -679,6 +735,8 @@ def parse_options(argv):
     options.size = options.size or (256 * MiB if options.quick else 2016 * MiB)
     options.capped_size = options.capped_size or (128 * MiB if options.quick else 1008 * MiB)
     options.auto_args = shlex.split(options.auto_args)
+    # Only `-n auto` remembers servers (a braid given a fixed count, or without the option, is run cold only).
+    options.remembers = "auto" in options.auto_args and not options.cold_only
     options.braid_args = shlex.split(options.braid_args)
     options.aria2_args = shlex.split(options.aria2_args)
     return options
@@ -734,7 +792,7 @@ def main(argv):
     print(f"braid {options.braid} {' '.join(options.auto_args)} {' '.join(options.braid_args)}; "
           f"{options.repeat} runs each; {os.cpu_count()} CPUs")
     print_table(rows, options)
-    return 1 if any(row.verdict == "FAIL" for row, _ in rows) else 0
+    return 1 if any("FAIL" in (row.verdict, row.warm_verdict) for row, _ in rows) else 0
 
 
 if __name__ == "__main__":

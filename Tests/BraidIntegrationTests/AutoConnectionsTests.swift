@@ -22,6 +22,17 @@ struct AutoConnectionsTests {
         return (try JSONEvents(run.standardOutput), run.standardError, status)
     }
 
+    /// A server, started, that caps each connection at 2 MiB/s and refuses a client's connections past 6 with 503.
+    static func refusingServer() throws -> TestServer {
+        let server = TestServer(routes: [
+            "/f": .init(
+                content: Self.content,
+                faults: [.throttle(bytesPerSecond: 2 << 20), .limitConnections(perClient: 6, retryAfter: nil)])
+        ])
+        try server.start()
+        return server
+    }
+
     @Test("where each connection is capped, it opens with one request, adds connections past four, and says why")
     func addsWhileEachPays() async throws {
         let server = TestServer(routes: [
@@ -43,12 +54,7 @@ struct AutoConnectionsTests {
 
     @Test("a server that refuses connections past 6 gets no more than 6, and the file is whole")
     func refusalsCap() async throws {
-        let server = TestServer(routes: [
-            "/f": .init(
-                content: Self.content,
-                faults: [.throttle(bytesPerSecond: 2 << 20), .limitConnections(perClient: 6, retryAfter: nil)])
-        ])
-        try server.start()
+        let server = try Self.refusingServer()
         defer { server.shutdown() }
 
         let (events, errors, status) = try await Self.run(server, ["-n", "auto"])
@@ -66,12 +72,7 @@ struct AutoConnectionsTests {
 
     @Test("the next download from a server starts where the last settled, and is not refused again")
     func remembers() async throws {
-        let server = TestServer(routes: [
-            "/f": .init(
-                content: Self.content,
-                faults: [.throttle(bytesPerSecond: 2 << 20), .limitConnections(perClient: 6, retryAfter: nil)])
-        ])
-        try server.start()
+        let server = try Self.refusingServer()
         defer { server.shutdown() }
         let directory = try TemporaryDirectory(prefix: "braid-stats")
         defer { directory.remove() }

@@ -20,6 +20,8 @@ struct ConnectionPolicyMemoryTests {
         #expect(policy.reason == .remembered(24))
         #expect("\(policy.reason)" == "an earlier download from this server settled on 24")
         #expect(policy.learned == nil, "nothing measured yet")
+        #expect(policy.pieceSize(totalLength: 240 << 20) == 10 << 20, "the 24 share the file, one request each")
+        #expect(policy.pieceSize(totalLength: 4 << 30) == 64 << 20, "at most 64 MiB each")
         var now = 0.0
         var received: Int64 = 0
         let changed = ConnectionPolicyTests.cycle(&policy, rate: 240e6, now: &now, received: &received)
@@ -46,17 +48,24 @@ struct ConnectionPolicyMemoryTests {
         #expect(policy.ceiling(now: 61) == 64, "after the cool-down it may try more")
     }
 
-    @Test("at the first recheck a remembered count is checked against half as many, once; fewer are kept if as good")
-    func checkedWithFewer() {
+    /// A policy that remembered 16 (the ceiling) at 160 MB/s, held them, and at its first recheck measured them
+    /// again at that rate and went on to try 8.
+    static func halvedAtRecheck(now: inout Double, received: inout Int64) -> ConnectionPolicy {
         var policy = Self.remembering(16, ceiling: 16)
-        var now = 0.0
-        var received: Int64 = 0
         ConnectionPolicyTests.cycle(&policy, rate: 160e6, now: &now, received: &received)
         #expect(policy.target == 16 && policy.phase.isHolding, "measured at the ceiling: \(policy.phase)")
         now += 15.1
         _ = policy.sample(now: now, receivedTotal: received, active: 16, rateLimit: nil)
         let halved = ConnectionPolicyTests.cycle(&policy, rate: 160e6, now: &now, received: &received)
         #expect(halved && policy.target == 8, "16 measured again, then 8 tried")
+        return policy
+    }
+
+    @Test("at the first recheck a remembered count is checked against half as many, once; fewer are kept if as good")
+    func checkedWithFewer() {
+        var now = 0.0
+        var received: Int64 = 0
+        var policy = Self.halvedAtRecheck(now: &now, received: &received)
         // The server caps the total at 160 MB/s: 8 do as well, then 4 are tried and lose.
         ConnectionPolicyTests.cycle(&policy, rate: 159e6, now: &now, received: &received)
         #expect(policy.target == 4)
@@ -72,14 +81,9 @@ struct ConnectionPolicyMemoryTests {
 
     @Test("where half as many lose, the remembered count comes back and is held")
     func halfLoses() {
-        var policy = Self.remembering(16, ceiling: 16)
         var now = 0.0
         var received: Int64 = 0
-        ConnectionPolicyTests.cycle(&policy, rate: 160e6, now: &now, received: &received)
-        now += 15.1
-        _ = policy.sample(now: now, receivedTotal: received, active: 16, rateLimit: nil)
-        ConnectionPolicyTests.cycle(&policy, rate: 160e6, now: &now, received: &received)
-        #expect(policy.target == 8)
+        var policy = Self.halvedAtRecheck(now: &now, received: &received)
         let back = ConnectionPolicyTests.cycle(&policy, rate: 80e6, now: &now, received: &received)
         #expect(back && policy.target == 16 && policy.phase.isHolding)
         #expect(policy.learned == .init(connections: 16, refused: false))

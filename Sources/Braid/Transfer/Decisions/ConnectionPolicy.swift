@@ -180,8 +180,9 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// Times to first byte of requests answered since the count last changed, and at the best count.
     private var firstBytes: [Double] = []
     private var bestFirstByte: Double?
-    /// The count it started with, and when a remembered one is to be checked with half as many.
+    /// The count it started with and why, and when a remembered one is to be checked with half as many.
     private let startingCount: Int
+    private let startingReason: Reason
     private var fewerCheck: FewerCheck?
 
     private enum FewerCheck: Equatable {
@@ -207,6 +208,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             phase = .settling(since: now, ready: nil)
         }
         startingCount = target
+        startingReason = reason
     }
 
     static func == (left: ConnectionPolicy, right: ConnectionPolicy) -> Bool {
@@ -374,15 +376,21 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// How much the next request may fetch, of a file of `totalLength` bytes: the opening request, `openingPiece`
     /// at most; until a first byte came and a connection's rate was sampled, the first connections share it (at
-    /// most 16 MiB each), so that a server where requests are costly is not sent many small ones before that is
-    /// known; after, `pieceBytes`, but never more than half of each connection's share of the file, so that a
-    /// first byte slowed by a loaded machine cannot leave connections without work.
+    /// most 16 MiB each, or `openingPiece` each when they start at a remembered count), so that a server where
+    /// requests are costly is not sent many small ones before that is known; after, `pieceBytes`, but never more
+    /// than half of each connection's share of the file, so that a first byte slowed by a loaded machine cannot
+    /// leave connections without work.
     func pieceSize(totalLength: Int64) -> Int64? {
         if case .opening = phase { return min(configuration.openingPiece, totalLength) }
         guard recentFirstBytes.isEmpty || perConnectionRate == nil else {
             return pieceBytes.map { min($0, max(1, totalLength / Int64(2 * target))) }
         }
-        return min(16 << 20, totalLength / Int64(max(1, configuration.initial)))
+        // A remembered count starts all its connections at once: they share the file evenly, one request each
+        // where the file allows (at most `openingPiece`), as a fixed count's first requests do.
+        guard case .remembered = startingReason else {
+            return min(16 << 20, totalLength / Int64(max(1, configuration.initial)))
+        }
+        return max(1, min(configuration.openingPiece, totalLength / Int64(max(1, target))))
     }
 
     /// Grows `pieceBytes` from the recent times to first byte and what a connection receives a second, from the
