@@ -28,17 +28,14 @@ extension DownloadJob {
     ) -> TransferRun {
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
         let automatic = plan.segmented && options.automaticConnections
-        let ceiling =
-            options.maximumAutomaticConnections
-            ?? ConnectionPolicy.defaultCeiling(host: Origin(url: resource.resolvedURL)?.host ?? "")
+        let origin = Origin(url: resource.resolvedURL)
+        let ceiling = options.maximumAutomaticConnections ?? ConnectionPolicy.defaultCeiling(host: origin?.host ?? "")
         let slots = !plan.segmented ? 1 : automatic ? ceiling : options.connections
         // What an earlier download from this server settled on, unless a rate limit makes more connections useless.
-        let origin = Origin(url: resource.resolvedURL)
         let stats = automatic ? options.serverStatsPath.map { ServerStats(path: FilePath($0)) } : nil
         let remembered =
             limiter?.effectiveRate == nil
-            ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now) }
-                .map { ConnectionPolicy.Learned(connections: $0.connections, refused: $0.refused) } : nil
+            ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now)?.learned } : nil
         let scheduler = SegmentScheduler(
             ranges: plan.ranges,
             progress: plan.progress,

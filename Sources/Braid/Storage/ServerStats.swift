@@ -27,6 +27,9 @@ struct ServerStats: Sendable {
         var refused: Bool
         /// Seconds since 1970 when it was learned.
         var time: Double
+
+        /// What the policy starts the next download from.
+        var learned: ConnectionPolicy.Learned { .init(connections: connections, refused: refused) }
     }
 
     private struct Contents: Codable {
