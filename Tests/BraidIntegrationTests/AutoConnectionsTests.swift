@@ -51,8 +51,12 @@ struct AutoConnectionsTests {
         let settled = try #require(JSONEvents.integer(events.named("done").first?["connections"]))
         let progress = events.named("progress")
         let reasons = Set(progress.compactMap { $0["reason"] as? String })
-        #expect(settled >= 8, "each step doubled the throughput: \(reasons)")
-        #expect(progress.first.flatMap { JSONEvents.integer($0["target"]) } == 1, "one request opens alone")
+        let targets = progress.compactMap { JSONEvents.integer($0["target"]) }
+        // The decision, not how far the ramp got before the file ended: a loaded machine can end the download
+        // while the step past four is still being measured (then the four it measured is what it settled on).
+        #expect(targets.contains { $0 >= 8 }, "four doubled the throughput, so more were tried: \(targets) \(reasons)")
+        #expect(settled >= 4, "\(targets) \(reasons)")
+        #expect(targets.first == 1, "one request opens alone")
         #expect(reasons.contains { $0.hasPrefix("the last step gained") }, "\(reasons)")
     }
 
