@@ -11,6 +11,10 @@
 /// reset) caps the count at what it accepted for a while. While holding, it tries one step more now and then, so a
 /// link that got faster can get more connections.
 ///
+/// Where braid itself is what limits the throughput (a fast link, a server on the same machine), more connections
+/// cannot pay: the thread that reads them waits for the network less than `minimumGain` could use (it is told how
+/// long it waited), so a measured count is kept, not stepped up from.
+///
 /// Its pace follows the server's: a step settles once every connection of the new count is receiving (its first
 /// byte came) and then for twice the quickest recent time to a first byte, and a window lasts five of those, but
 /// never less than `settle` and `window`, nor more than `slowestSettle` and `longestWindow` (a stalled start must
@@ -97,6 +101,9 @@ struct ConnectionPolicy: Equatable, Sendable {
         case notEnoughWork
         /// An earlier download from this server settled on this many.
         case remembered(Int)
+        /// The thread that reads the connections waited for them only this many per cent of the time: the
+        /// download is as fast as braid can read, and more connections would not be read faster.
+        case readerBusy(idlePercent: Int)
 
         var description: String {
             switch self {
@@ -111,6 +118,8 @@ struct ConnectionPolicy: Equatable, Sendable {
             case .rateLimit: "the rate limit is reached"
             case .notEnoughWork: "too little is left to share among more connections"
             case let .remembered(count): "an earlier download from this server settled on \(count)"
+            case let .readerBusy(idle):
+                "braid reads as fast as it can (it waited for the network \(idle)% of the time): more would not help"
             }
         }
     }
@@ -135,6 +144,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         var length: Double
         /// The time and bytes received at its middle, once passed.
         var middle: Mark?
+        /// The seconds the reading thread had waited for the network in all when it started, when told.
+        var waited: Double?
 
         struct Mark: Equatable, Sendable {
             var time: Double
@@ -248,10 +259,12 @@ struct ConnectionPolicy: Equatable, Sendable {
     // MARK: Events
 
     /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, `receiving` of
-    /// them have had their response's first byte (all of them, when not given), and `rateLimit` (bytes a second)
-    /// caps the download, if anything does. Returns whether `target` changed.
+    /// them have had their response's first byte (all of them, when not given), `rateLimit` (bytes a second)
+    /// caps the download, if anything does, and the thread that reads the connections has waited for the network
+    /// `waited` seconds in all (when it is measured). Returns whether `target` changed.
     mutating func sample(
-        now: Double, receivedTotal: Int64, active: Int, receiving: Int? = nil, rateLimit: Double?
+        now: Double, receivedTotal: Int64, active: Int, receiving: Int? = nil, rateLimit: Double?,
+        waited: Double? = nil
     ) -> Bool {
         sizePieces(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
@@ -268,7 +281,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             phase = .settling(since: since, ready: ready)
             let settled = ready.map { now >= max($0 + settleTime, since + configuration.settle) } ?? false
             guard settled || now >= since + settleTime + 2 else { return false }
-            startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
+            startMeasuring(now: now, receivedTotal: receivedTotal, active: active, waited: waited)
             return false
         case var .measuring(window):
             window.fewest = min(window.fewest, active)
@@ -302,14 +315,15 @@ struct ConnectionPolicy: Equatable, Sendable {
                 phase = .measuring(window)
                 return false
             }
-            return decide(rate: rate, now: now, rateLimit: rateLimit)
+            let idle = window.waited.flatMap { started in waited.map { ($0 - started) / elapsed } }
+            return decide(rate: rate, idle: idle, now: now, rateLimit: rateLimit)
         case let .holding(until):
             guard now >= until else { return false }
             // Measure the current count again: the next decision compares a step with it, not with the past.
             best = nil
             firstBytes = []
             if fewerCheck == .atRecheck, target > 1 { fewerCheck = .now }
-            startMeasuring(now: now, receivedTotal: receivedTotal, active: active)
+            startMeasuring(now: now, receivedTotal: receivedTotal, active: active, waited: waited)
             return false
         }
     }
@@ -339,8 +353,9 @@ struct ConnectionPolicy: Equatable, Sendable {
     }
 
     /// Starts a measurement window of the current count.
-    private mutating func startMeasuring(now: Double, receivedTotal: Int64, active: Int) {
-        phase = .measuring(Window(from: now, bytes: receivedTotal, fewest: active, length: windowTime))
+    private mutating func startMeasuring(now: Double, receivedTotal: Int64, active: Int, waited: Double?) {
+        phase = .measuring(
+            Window(from: now, bytes: receivedTotal, fewest: active, length: windowTime, waited: waited))
     }
 
     /// The count changed (or is to be measured again): it settles, and the first bytes of its requests, the new
@@ -407,8 +422,15 @@ struct ConnectionPolicy: Equatable, Sendable {
         if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
     }
 
-    private mutating func decide(rate: Double, now: Double, rateLimit: Double?) -> Bool {
+    /// Decides from a window's `rate`, and the share of it the reading thread spent waiting for the network
+    /// (`idle`, when measured).
+    private mutating func decide(rate: Double, idle: Double?, now: Double, rateLimit: Double?) -> Bool {
         let firstByte = Self.median(firstBytes)
+        // Even reading through every wait would not raise the rate by `minimumGain`: braid is the bottleneck.
+        let readerBusy = idle.flatMap { idle in
+            idle < configuration.minimumGain / (1 + configuration.minimumGain)
+                ? Reason.readerBusy(idlePercent: Int((max(0, idle) * 100).rounded())) : nil
+        }
         if let rateLimit, rate >= rateLimit * 0.95 {
             // The count reaches the limit (a try with fewer included): it is kept.
             best = (target, rate)
@@ -425,6 +447,10 @@ struct ConnectionPolicy: Equatable, Sendable {
                 fewerCheck = nil
                 stepDown(now: now)
                 return true
+            }
+            if let readerBusy {
+                hold(readerBusy, now: now)
+                return false
             }
             return stepUp(gain: nil, now: now)
         }
@@ -450,6 +476,10 @@ struct ConnectionPolicy: Equatable, Sendable {
         let linear = gain >= 0.8 * (Double(target) / Double(best.count) - 1)
         self.best = (target, rate)
         bestFirstByte = firstByte
+        if let readerBusy {
+            hold(readerBusy, now: now)
+            return false
+        }
         return stepUp(gain: gain, linear: linear, now: now)
     }
 

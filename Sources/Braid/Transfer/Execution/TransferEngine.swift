@@ -67,6 +67,8 @@ final class TransferEngine {
     /// Where the next round of resuming throttled connections begins, so that none is always served last.
     private var resumeCursor = 0
     private var outcome: TransferMachine.Outcome?
+    /// Seconds this thread has waited for the network (in `poll`) since the transfer began.
+    private var networkWait = 0.0
 
     /// - Parameters:
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
@@ -132,11 +134,16 @@ final class TransferEngine {
                 perform(machine.stopRequested(reason))
                 continue
             }
-            // Only an adaptive count reads it: no walk of the limiter chain per loop for a fixed one.
-            if machine.policy != nil { machine.rateLimit = limiter?.effectiveRate.map(Double.init) }
+            // Only an adaptive count reads them: no walk of the limiter chain per loop for a fixed one.
+            if machine.policy != nil {
+                machine.rateLimit = limiter?.effectiveRate.map(Double.init)
+                machine.networkWait = networkWait
+            }
             perform(machine.tick(now: Self.now()))
             guard outcome == nil else { break }
+            let waitStarted = Self.now()
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
+            networkWait += Self.now() - waitStarted
             // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
             // off the handle early could still have its end waiting to be read, and be reported twice.
             performing += 1
