@@ -342,6 +342,21 @@ struct ConnectionPolicyPaceTests {
             policy.phase.isHolding, "a step that gained a little is not followed by fewer connections: \(policy.phase)")
     }
 
+    @Test("a step that lost more than 10 % is undone after one window, without the longer measurement")
+    func clearLossUndoneAtOnce() {
+        var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        policy.firstByte(after: 0.001)
+        _ = Self.run(&policy, rate: 100e6, for: 1, now: &now, received: &received)
+        #expect(policy.target == 8)
+        let stepped = now
+        let changed = Self.run(&policy, rate: 85e6, for: 1, now: &now, received: &received)
+        #expect(policy.target == 2, "4 comes back, and as 8 lost, half as many are tried")
+        #expect(policy.reason == .didNotPay(tried: 8, percent: -15))
+        #expect((changed ?? 9) - stepped < 0.2, "settled and measured once, not for 0.25 s")
+    }
+
     @Test("a step that lost throughput is followed by half as many, kept while they do as well")
     func fewerDoAsWell() {
         var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)

@@ -23,7 +23,9 @@
 /// `minimumGain` doubles (up to `longestWindow`): where the throughput jumps about (a busy CPU), a short window
 /// would take noise for a step's gain. A decision for more connections is taken after one window; one
 /// for fewer (a step that did not pay, or a try with fewer that did as well) only after `confirmation` seconds of
-/// measuring, so that one noisy window does not cost the download its connections.
+/// measuring, so that one noisy window does not cost the download its connections; but a step that lost more than
+/// twice `minimumGain` is undone after one window: going back to the count measured before risks nothing, and
+/// where more connections cost (a CPU that is the limit) each moment at the new count is lost.
 ///
 /// A count remembered from an earlier download from the same server (`Configuration.remembered`) is where it starts
 /// instead, without the opening request: it is measured, more are tried if the ceiling allows, and at the first
@@ -308,9 +310,9 @@ struct ConnectionPolicy: Equatable, Sendable {
                 return false
             }
             let rate = Double(receivedTotal - window.bytes) / elapsed
-            // A decision for fewer connections waits for a longer measurement.
+            // A decision for fewer connections waits for a longer measurement, unless a step clearly lost.
             if elapsed < max(window.length, configuration.confirmation),
-                !favoursMore(rate: rate, rateLimit: rateLimit)
+                !favoursMore(rate: rate, rateLimit: rateLimit), !stepClearlyLost(rate: rate)
             {
                 phase = .measuring(window)
                 return false
@@ -350,6 +352,12 @@ struct ConnectionPolicy: Equatable, Sendable {
         guard let best, best.count != target else { return true }
         if best.count < target { return Self.gain(of: rate, over: best.rate) >= configuration.minimumGain }
         return rate < best.rate * (1 - configuration.minimumGain)
+    }
+
+    /// Whether a measured `rate` is that of a step up that lost more than twice `minimumGain`.
+    private func stepClearlyLost(rate: Double) -> Bool {
+        guard let best, best.count < target else { return false }
+        return rate < best.rate * (1 - 2 * configuration.minimumGain)
     }
 
     /// Starts a measurement window of the current count.
