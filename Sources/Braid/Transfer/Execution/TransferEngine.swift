@@ -141,9 +141,10 @@ final class TransferEngine {
             }
             perform(machine.tick(now: Self.now()))
             guard outcome == nil else { break }
-            let waitStarted = Self.now()
+            // Timed only for an adaptive count, the one reader of it: no clock reads per loop for a fixed one.
+            let waitStarted = machine.policy != nil ? Self.now() : nil
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
-            networkWait += Self.now() - waitStarted
+            if let waitStarted { networkWait += Self.now() - waitStarted }
             // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
             // off the handle early could still have its end waiting to be read, and be reported twice.
             performing += 1
