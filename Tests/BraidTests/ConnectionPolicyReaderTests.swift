@@ -2,16 +2,16 @@ import Testing
 
 @testable import Braid
 
-/// `-n auto` where braid itself is the bottleneck: the thread that reads the connections hardly waits for the
-/// network, so more connections could not be read faster.
+/// `-n auto` where braid itself is the bottleneck: the thread that reads the connections is hardly ever idle, so more
+/// connections could not be read faster.
 @Suite("ConnectionPolicy: a busy reader")
 struct ConnectionPolicyReaderTests {
-    /// A policy fed samples every 0.1 s, each with the share of it the reading thread waited for the network.
+    /// A policy fed samples every 0.1 s, each with the share of it the reading thread was idle.
     struct Driver {
         var policy: ConnectionPolicy
         var now = 0.0
         var received: Int64 = 0
-        var waited = 0.0
+        var readerIdle = 0.0
 
         /// One settle-and-measure cycle at `rate` bytes a second, the reader waiting `idle` of the time; returns
         /// whether the count changed at its end.
@@ -20,9 +20,9 @@ struct ConnectionPolicyReaderTests {
             for _ in 0..<20 {
                 now += 0.1
                 received += Int64(rate * 0.1)
-                waited += idle * 0.1
+                readerIdle += idle * 0.1
                 let changed = policy.sample(
-                    now: now, receivedTotal: received, active: policy.target, rateLimit: nil, waited: waited)
+                    now: now, receivedTotal: received, active: policy.target, rateLimit: nil, readerIdle: readerIdle)
                 if changed { return true }
                 if policy.phase.isHolding { return false }
             }
@@ -30,7 +30,7 @@ struct ConnectionPolicyReaderTests {
         }
     }
 
-    @Test("a reader that waited less than 5 % of the first window keeps the count it measured, and says why")
+    @Test("a reader idle less than 5 % of the first window keeps the count it measured, and says why")
     func holdsTheFirstCount() {
         var busy = Driver(policy: ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0))
         let changed = busy.cycle(rate: 1.5e9, idle: 0.02)
@@ -39,7 +39,7 @@ struct ConnectionPolicyReaderTests {
         #expect(busy.policy.reason == .readerBusy(idlePercent: 2))
         #expect(
             "\(busy.policy.reason)"
-                == "braid reads as fast as it can (it waited for the network 2% of the time): more would not help")
+                == "braid reads as fast as it can (its thread was idle 2% of the time): more would not help")
         #expect(busy.policy.learned == .init(connections: 4, refused: false), "a decision measured: it is learned")
 
         // 5 % idle could still give 5 % more: the boundary is idle / (1 - idle) = the minimum gain.

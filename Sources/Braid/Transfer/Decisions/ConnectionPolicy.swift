@@ -12,11 +12,11 @@
 /// link that got faster can get more connections.
 ///
 /// Where braid itself is what limits the throughput (a fast link, a server on the same machine), more connections
-/// cannot pay: the thread that reads them waits for the network less than `minimumGain` could use (it is told how
-/// long it waited), so a measured count is kept, not stepped up from.
+/// cannot pay: the thread that reads them is idle less than `minimumGain` could use (it is told how long it was
+/// neither running nor waiting for a CPU), so a measured count is kept, not stepped up from.
 ///
 /// Its pace follows the server's: a step settles once every connection of the new count is receiving (its first
-/// byte came) and then for twice the quickest recent time to a first byte, and a window lasts five of those, but
+/// byte came) and then for the quickest recent time to a first byte, and a window lasts two and a half of those, but
 /// never less than `settle` and `window`, nor more than `slowestSettle` and `longestWindow` (a stalled start must
 /// not stop the measuring). So on a near server a step takes a tenth of a second, and on a far one it still waits
 /// for the new connections' bytes before judging them. A window whose two halves disagree by more than twice
@@ -103,7 +103,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         case notEnoughWork
         /// An earlier download from this server settled on this many.
         case remembered(Int)
-        /// The thread that reads the connections waited for them only this many per cent of the time: the
+        /// The thread that reads the connections was idle only this many per cent of the time: the
         /// download is as fast as braid can read, and more connections would not be read faster.
         case readerBusy(idlePercent: Int)
 
@@ -121,7 +121,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             case .notEnoughWork: "too little is left to share among more connections"
             case let .remembered(count): "an earlier download from this server settled on \(count)"
             case let .readerBusy(idle):
-                "braid reads as fast as it can (it waited for the network \(idle)% of the time): more would not help"
+                "braid reads as fast as it can (its thread was idle \(idle)% of the time): more would not help"
             }
         }
     }
@@ -146,8 +146,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         var length: Double
         /// The time and bytes received at its middle, once passed.
         var middle: Mark?
-        /// The seconds the reading thread had waited for the network in all when it started, when told.
-        var waited: Double?
+        /// The seconds the reading thread had been idle in all when it started, when told.
+        var readerIdle: Double?
 
         struct Mark: Equatable, Sendable {
             var time: Double
@@ -262,11 +262,12 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, `receiving` of
     /// them have had their response's first byte (all of them, when not given), `rateLimit` (bytes a second)
-    /// caps the download, if anything does, and the thread that reads the connections has waited for the network
-    /// `waited` seconds in all (when it is measured). Returns whether `target` changed.
+    /// caps the download, if anything does, and the thread that reads the connections has been idle (neither
+    /// running nor waiting for a CPU) `readerIdle` seconds in all (when it is measured). Returns whether `target`
+    /// changed.
     mutating func sample(
         now: Double, receivedTotal: Int64, active: Int, receiving: Int? = nil, rateLimit: Double?,
-        waited: Double? = nil
+        readerIdle: Double? = nil
     ) -> Bool {
         sizePieces(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
@@ -283,7 +284,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             phase = .settling(since: since, ready: ready)
             let settled = ready.map { now >= max($0 + settleTime, since + configuration.settle) } ?? false
             guard settled || now >= since + settleTime + 2 else { return false }
-            startMeasuring(now: now, receivedTotal: receivedTotal, active: active, waited: waited)
+            startMeasuring(now: now, receivedTotal: receivedTotal, active: active, readerIdle: readerIdle)
             return false
         case var .measuring(window):
             window.fewest = min(window.fewest, active)
@@ -317,7 +318,7 @@ struct ConnectionPolicy: Equatable, Sendable {
                 phase = .measuring(window)
                 return false
             }
-            let idle = window.waited.flatMap { started in waited.map { ($0 - started) / elapsed } }
+            let idle = window.readerIdle.flatMap { started in readerIdle.map { ($0 - started) / elapsed } }
             return decide(rate: rate, idle: idle, now: now, rateLimit: rateLimit)
         case let .holding(until):
             guard now >= until else { return false }
@@ -325,7 +326,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             best = nil
             firstBytes = []
             if fewerCheck == .atRecheck, target > 1 { fewerCheck = .now }
-            startMeasuring(now: now, receivedTotal: receivedTotal, active: active, waited: waited)
+            startMeasuring(now: now, receivedTotal: receivedTotal, active: active, readerIdle: readerIdle)
             return false
         }
     }
@@ -334,15 +335,18 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// moment of load, nor the handshakes of new connections), or nil before any.
     private var typicalFirstByte: Double? { recentFirstBytes.min() }
 
-    /// How long a new count runs before it is measured: twice the quickest first byte, at least `settle`, at most
-    /// `slowestSettle` (first bytes that a stalled start made slow must not stop the measuring).
+    /// How long a new count runs, once all its connections receive, before it is measured: the quickest first byte,
+    /// at least `settle`, at most `slowestSettle` (first bytes that a stalled start made slow must not stop the
+    /// measuring). Each step costs a server's first byte, for the new connections, and this, and a window: where
+    /// first bytes are slow these are kept short, the window's halves lengthening it where the rate is noisy.
     private var settleTime: Double {
-        min(configuration.slowestSettle, max(configuration.settle, 2 * (typicalFirstByte ?? 0)))
+        min(configuration.slowestSettle, max(configuration.settle, typicalFirstByte ?? 0))
     }
 
-    /// How long a measurement lasts: five quickest first bytes, at least `window`, at most `longestWindow`.
+    /// How long a measurement lasts: two and a half quickest first bytes, at least `window`, at most
+    /// `longestWindow`.
     private var windowTime: Double {
-        min(configuration.longestWindow, max(configuration.window, 5 * (typicalFirstByte ?? 0)))
+        min(configuration.longestWindow, max(configuration.window, 2.5 * (typicalFirstByte ?? 0)))
     }
 
     /// Whether a measured `rate` is a decision for more connections: a step up that pays, a try with fewer that
@@ -361,9 +365,9 @@ struct ConnectionPolicy: Equatable, Sendable {
     }
 
     /// Starts a measurement window of the current count.
-    private mutating func startMeasuring(now: Double, receivedTotal: Int64, active: Int, waited: Double?) {
+    private mutating func startMeasuring(now: Double, receivedTotal: Int64, active: Int, readerIdle: Double?) {
         phase = .measuring(
-            Window(from: now, bytes: receivedTotal, fewest: active, length: windowTime, waited: waited))
+            Window(from: now, bytes: receivedTotal, fewest: active, length: windowTime, readerIdle: readerIdle))
     }
 
     /// The count changed (or is to be measured again): it settles, and the first bytes of its requests, the new
@@ -430,8 +434,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
     }
 
-    /// Decides from a window's `rate`, and the share of it the reading thread spent waiting for the network
-    /// (`idle`, when measured).
+    /// Decides from a window's `rate`, and the share of it the reading thread was idle (`idle`, when measured).
     private mutating func decide(rate: Double, idle: Double?, now: Double, rateLimit: Double?) -> Bool {
         let firstByte = Self.median(firstBytes)
         // Even reading through every wait would not raise the rate by `minimumGain`: braid is the bottleneck.
@@ -519,16 +522,17 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// Adds connections: from fewer than `initial` (the opening request's one) straight to `initial`, then doubling
     /// up to 8, then half as many again, so that a server that takes no more than 8 (a common limit) refuses at most
-    /// 4; from 12 on, doubling again while each step scales almost linearly (the connections are capped one by one,
-    /// so each new one adds as much). Returns whether the count changed.
+    /// 4; from 12 on, four times as many while each step scales almost linearly (the connections are capped one by
+    /// one, so each new one adds as much, and where each step costs a server's slow first bytes, few steps reach
+    /// the count that pays), else half as many again. Returns whether the count changed.
     private mutating func stepUp(gain: Double?, linear: Bool = false, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
             hold(.ceiling, now: now)
             return false
         }
-        let doubles = target < 8 || (target >= 12 && linear)
-        let next = doubles ? target * 2 : target + max(1, target / 2)
+        let next =
+            if target < 8 { target * 2 } else if target >= 12 && linear { target * 4 } else { target + target / 2 }
         target = min(ceiling, max(next, configuration.initial))
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
         settle(now: now)

@@ -188,9 +188,9 @@ struct TransferMachine {
     /// The rate limit (bytes a second) that binds the transfer, if any, as the executor last saw it: an adaptive
     /// count adds no connection the limit could not use.
     var rateLimit: Double?
-    /// The seconds the executor's thread has waited for the network in all, as it last reported: where it hardly
-    /// waits, braid reads as fast as it can, and an adaptive count adds no connection.
-    var networkWait: Double?
+    /// The seconds the executor's thread has been idle in all (neither running nor waiting for a CPU), as it last
+    /// reported: where it is hardly idle, braid reads as fast as it can, and an adaptive count adds no connection.
+    var readerIdle: Double?
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -330,7 +330,7 @@ struct TransferMachine {
         let receiving = policy == nil ? 0 : receivingCount
         if policy?.sample(
             now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, receiving: receiving,
-            rateLimit: rateLimit, waited: networkWait) == true, let target = policy?.target
+            rateLimit: rateLimit, readerIdle: readerIdle) == true, let target = policy?.target
         {
             scheduler.setConnectionLimit(target)
         }

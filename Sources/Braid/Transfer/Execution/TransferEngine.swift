@@ -67,8 +67,9 @@ final class TransferEngine {
     /// Where the next round of resuming throttled connections begins, so that none is always served last.
     private var resumeCursor = 0
     private var outcome: TransferMachine.Outcome?
-    /// Seconds this thread has waited for the network (in `poll`) since the transfer began.
-    private var networkWait = 0.0
+    /// For an adaptive count: when this thread's busy seconds were first read and what they were, and when last.
+    private var busyAtStart: (time: Double, busy: Double)?
+    private var busyReadAt = -Double.infinity
 
     /// - Parameters:
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
@@ -137,14 +138,11 @@ final class TransferEngine {
             // Only an adaptive count reads them: no walk of the limiter chain per loop for a fixed one.
             if machine.policy != nil {
                 machine.rateLimit = limiter?.effectiveRate.map(Double.init)
-                machine.networkWait = networkWait
+                machine.readerIdle = readerIdle()
             }
             perform(machine.tick(now: Self.now()))
             guard outcome == nil else { break }
-            // Timed only for an adaptive count, the one reader of it: no clock reads per loop for a fixed one.
-            let waitStarted = machine.policy != nil ? Self.now() : nil
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
-            if let waitStarted { networkWait += Self.now() - waitStarted }
             // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
             // off the handle early could still have its end waiting to be read, and be reported twice.
             performing += 1
@@ -157,6 +155,22 @@ final class TransferEngine {
             resumeThrottled()
         }
         return outcome!
+    }
+
+    /// The seconds this thread has been idle since the transfer began: neither running nor waiting for a CPU. Not
+    /// the time in `poll`, which misses a thread asleep elsewhere (a write waiting for the disk) and so would take a
+    /// reader that waits as one that cannot keep up. Read from the kernel at most every 5 ms: a stale reading is
+    /// off by at most the idle share of those 5 ms, little where it matters (a thread that is hardly idle) and
+    /// against windows of 50 ms and more. Nil where the thread's time cannot be read.
+    private func readerIdle() -> Double? {
+        let now = Self.now()
+        guard now - busyReadAt >= 0.005 else { return machine.readerIdle }
+        busyReadAt = now
+        let busy = braid_thread_busy_seconds()
+        guard busy >= 0 else { return nil }
+        let start = busyAtStart ?? (now, busy)
+        busyAtStart = start
+        return max(0, (now - start.time) - (busy - start.busy))
     }
 
     /// How long to wait for the network: as the machine asks, or less when throttled connections can go on sooner.
