@@ -48,12 +48,12 @@ struct SegmentSchedulerJoinTests {
 }
 
 extension SegmentSchedulerJoinTests {
-    @Test("with costly requests, nothing smaller than a quarter of a piece is stolen")
+    @Test("with costly requests, nothing smaller than a tenth of a piece is stolen")
     func stealsOnlyWorthwhileShares() {
         var scheduler = SegmentScheduler(ranges: [0..<1000], connectionLimit: 2, minimumSteal: 10)
         #expect(scheduler.assign(connection: 0, now: 0) == 0)
-        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 4000) == nil, "half of 1000 is under 4000 / 4")
-        let stolen = scheduler.assign(connection: 1, now: 0, pieceBytes: 2000)
-        #expect(stolen.map { scheduler.segments[$0].start } == 500, "half of 1000 is 500, a quarter of 2000")
+        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 5010) == nil, "half of 1000 is under 5010 / 10")
+        let stolen = scheduler.assign(connection: 1, now: 0, pieceBytes: 5000)
+        #expect(stolen.map { scheduler.segments[$0].start } == 500, "half of 1000 is 500, a tenth of 5000")
     }
 }
