@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include "CLinuxIO.h"
 
@@ -31,19 +30,15 @@ int braid_start_writeback(int descriptor, int64_t offset, int64_t length) {
 double braid_thread_busy_seconds(void) {
     // Two counters in nanoseconds: time on a CPU, then time waiting on a run queue.
     int descriptor = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    if (descriptor >= 0) {
-        char text[128];
-        ssize_t count = read(descriptor, text, sizeof text - 1);
-        close(descriptor);
-        unsigned long long running = 0, waiting = 0;
-        if (count > 0) {
-            text[count] = 0;
-            if (sscanf(text, "%llu %llu", &running, &waiting) == 2) return (double)(running + waiting) / 1e9;
-        }
-    }
-    struct timespec used;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) != 0) return -1;
-    return (double)used.tv_sec + (double)used.tv_nsec / 1e9;
+    if (descriptor < 0) return -1;
+    char text[128];
+    ssize_t count = read(descriptor, text, sizeof text - 1);
+    close(descriptor);
+    if (count <= 0) return -1;
+    text[count] = 0;
+    unsigned long long running = 0, waiting = 0;
+    if (sscanf(text, "%llu %llu", &running, &waiting) != 2) return -1;
+    return (double)(running + waiting) / 1e9;
 }
 
 int braid_rename_noreplace(const char *from, const char *to) {

@@ -1,3 +1,4 @@
+import BraidTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -120,6 +121,39 @@ final class PrefixHasherTests {
         let error = #expect(throws: BraidError.self) { try hasher.waitForDigest() }
         #expect(error?.code == .localIO)
         #expect(error?.message.contains("300007") == true)
+    }
+
+    @Test("Reading ahead of confirmation, it digests the file as it is written; the digest waits for confirmation")
+    func readsAhead() async throws {
+        let hasher = try hasher(.md5, blockSize: 1000)
+        defer { hasher.stop() }
+        hasher.finish(totalLength: 300_007)
+        hasher.hashAhead(to: 300_007)
+        try await Polling.until("the hasher to read ahead", timeout: .seconds(60)) { hasher.hashedBytes == 300_007 }
+        hasher.advance(to: 300_007)
+        #expect(ExpectedDigest.encodeHex(try hasher.waitForDigest()) == HasherTests.digest(.md5, of: bytes))
+    }
+
+    @Test("Bytes read ahead, thrown away and written again, are digested as they end up: it starts over")
+    func rewindStartsOver() async throws {
+        let hasher = try hasher(.sha256, blockSize: 1000)
+        defer { hasher.stop() }
+        hasher.advance(to: 50_000)
+        hasher.hashAhead(to: 200_000)
+        try await Polling.until("the hasher to read ahead", timeout: .seconds(60)) { hasher.hashedBytes == 200_000 }
+        // A response that broke its word: what it wrote from 100,000 on is written again, differently.
+        var rewritten = bytes
+        for index in 100_000..<200_000 { rewritten[index] ^= 0x5A }
+        hasher.rewind(to: 100_000)
+        let writer = try FileDescriptor.open(path, .writeOnly)
+        defer { try? writer.close() }
+        _ = try rewritten[100_000..<200_000].withUnsafeBytes { try writer.write(toAbsoluteOffset: 100_000, $0) }
+        hasher.hashAhead(to: 300_007)
+        hasher.advance(to: 300_007)
+        hasher.finish(totalLength: 300_007)
+        let digest = ExpectedDigest.encodeHex(try hasher.waitForDigest())
+        #expect(digest == HasherTests.digest(.sha256, of: rewritten))
+        #expect(digest != HasherTests.digest(.sha256, of: bytes))
     }
 
     @Test("Cancelling stops the hasher and fails the wait")

@@ -52,7 +52,8 @@ struct TransferMachineTests {
         keepsCheckpoints: Bool = false,
         writesBackSegments: Bool? = nil,
         randomSeed: UInt64 = 0,
-        renewsURLs: Bool = false
+        renewsURLs: Bool = false,
+        hashesAhead: Bool = false
     ) -> TransferMachine {
         TransferMachine(
             resource: resources[0],
@@ -74,7 +75,8 @@ struct TransferMachineTests {
                 durableInterval: 5,
                 progressInterval: 0.25,
                 randomSeed: randomSeed,
-                renewsURLs: renewsURLs
+                renewsURLs: renewsURLs,
+                hashesAhead: hashesAhead
             )
         )
     }
@@ -1106,6 +1108,27 @@ struct TransferMachineTests {
             synced == [
                 .checkpoint(segments: Self.checkpointed(Self.wholeFile, done: [300], durable: [0]), durable: true)
             ])
+    }
+
+    @Test("A whole-file digest reads ahead of a response's end, and forgets what a response thrown away wrote")
+    func hashesAhead() {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 1, hashesAhead: true)
+        _ = machine.start(now: 0)
+        _ = machine.responseHead(slot: 0, headers: Self.partial(0, 299), now: 0)
+        machine.deliver(slot: 0, bytes: 150)
+        let early = machine.quietTick(now: 0.1)
+        #expect(!early.contains(.hashAhead(upTo: 150)), "less than a MiB, and not the segment's end: \(early)")
+        machine.deliver(slot: 0, bytes: 150)
+        #expect(machine.quietTick(now: 0.2).contains(.hashAhead(upTo: 300)))
+        // The server goes on past its range: what it wrote is thrown away, and what was read of it forgotten.
+        #expect(machine.overran(slot: 0) == [.abort(slot: 0), .rewind(to: 0)])
+
+        var confirming = Self.machine(ranges: Self.wholeFile, slots: 1)
+        _ = confirming.start(now: 0)
+        _ = confirming.responseHead(slot: 0, headers: Self.partial(0, 299), now: 0)
+        confirming.deliver(slot: 0, bytes: 300)
+        let tick = confirming.quietTick(now: 0.2)
+        #expect(!tick.contains(.hashAhead(upTo: 300)), "without it, only confirmed bytes are read: \(tick)")
     }
 
     @Test("Progress counts bytes of the file: an attempt thrown away and fetched again does not count twice")

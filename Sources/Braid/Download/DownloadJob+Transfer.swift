@@ -68,7 +68,8 @@ extension DownloadJob {
                 adaptiveConnections: automatic
                     ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
                 pieceHashes: plan.pieceHashes,
-                checksContentDigests: plan.segmented && file != nil
+                checksContentDigests: plan.segmented && file != nil,
+                hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil
             )
         )
         let engine = TransferEngine(

@@ -12,12 +12,23 @@ import SystemPackage
 /// the transfer engine reports how far the file is complete from byte 0, and the hasher reads and digests up to
 /// there from the page cache. By the time the last segment lands, little is left to hash.
 ///
+/// It may also read ahead of what is confirmed (`hashAhead(to:)`): bytes written in order from the prefix whose
+/// response has not ended yet, so that one long response is hashed as it arrives rather than after its end. Those
+/// bytes may still be thrown away and written again (a response that broke its word): `rewind(to:)` then says so,
+/// and the digest starts over from byte 0 if it had read past that point. The digest is taken only once every byte
+/// is confirmed.
+///
 /// Its owner calls `start()`, and `stop()` once the digest is taken or no longer wanted, which joins the thread.
 final class PrefixHasher: @unchecked Sendable {
     // @unchecked: every mutable field below is read and written only with `condition` locked, except `thread`,
     // which only the owner touches, in `start()` and `stop()`.
     private let condition = ConditionLock()
     private var available: Int64 = 0
+    /// How far the file is written from byte 0, ahead of `available`: bytes that may still be taken back.
+    private var written: Int64 = 0
+    /// How far the thread has read, or is reading; a rewind below it starts a new `generation`.
+    private var reach: Int64 = 0
+    private var generation = 0
     private var totalLength: Int64?
     private var hashed: Int64 = 0
     private var cancelled = false
@@ -59,6 +70,28 @@ final class PrefixHasher: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The file is written, but not yet confirmed, from byte 0 up to `watermark`: it may be read ahead.
+    func hashAhead(to watermark: Int64) {
+        condition.lock()
+        if watermark > written {
+            written = watermark
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+
+    /// The bytes from `position` on that were written ahead of confirmation are thrown away, to be written again:
+    /// whatever was read of them is not part of the digest.
+    func rewind(to position: Int64) {
+        condition.lock()
+        written = min(written, max(position, available))
+        if reach > position {
+            generation += 1
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+
     /// The file's final length; once the prefix reaches it, the digest is ready.
     func finish(totalLength: Int64) {
         condition.lock()
@@ -92,47 +125,66 @@ final class PrefixHasher: @unchecked Sendable {
     }
 
     private func run() {
-        let hasher = Hasher(algorithm)
+        var hasher = Hasher(algorithm)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 4096)
         defer {
             buffer.deallocate()
             try? file.close()
         }
         var position: Int64 = 0
+        var readingGeneration = 0
         while true {
             condition.lock()
-            while !cancelled && available <= position && !(totalLength.map { position >= $0 } ?? false) {
+            if generation != readingGeneration {
+                // Bytes it read ahead were taken back: the digest starts over.
+                readingGeneration = generation
+                hasher = Hasher(algorithm)
+                position = 0
+                hashed = 0
+            }
+            // Done once every byte is both digested and confirmed.
+            func isDone() -> Bool { totalLength.map { position >= $0 && available >= $0 } ?? false }
+            while !cancelled && max(available, written) <= position && !isDone() && generation == readingGeneration {
                 condition.wait()
             }
-            let target = available
-            let done = totalLength.map { position >= $0 } ?? false
-            if cancelled || done {
+            if generation != readingGeneration {
+                condition.unlock()
+                continue
+            }
+            if cancelled || isDone() {
                 outcome = cancelled ? .failure(.localIO("verification was cancelled")) : .success(hasher.finalize())
                 condition.broadcast()
                 condition.unlock()
                 return
             }
+            // One block at a time, so that a rewind is seen before more is read.
+            let target = min(max(available, written), position + Int64(blockSize))
+            reach = target
             condition.unlock()
 
-            while position < target {
-                let count = Int(min(Int64(blockSize), target - position))
-                let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
-                do {
-                    let read = try file.read(fromAbsoluteOffset: position, into: chunk, retryOnInterrupt: true)
-                    guard read > 0 else {
-                        throw BraidError.localIO("the partial file ended at \(position) bytes while being verified")
-                    }
-                    hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<read]))
-                    position += Int64(read)
-                } catch {
-                    condition.lock()
-                    let reason = (error as? BraidError) ?? .localIO("reading the partial file to verify it: \(error)")
-                    outcome = .failure(reason)
-                    condition.broadcast()
-                    condition.unlock()
-                    return
+            let count = Int(target - position)
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+            let read: Int
+            do {
+                read = try file.read(fromAbsoluteOffset: position, into: chunk, retryOnInterrupt: true)
+                guard read > 0 else {
+                    throw BraidError.localIO("the partial file ended at \(position) bytes while being verified")
                 }
+            } catch {
+                condition.lock()
+                let reason = (error as? BraidError) ?? .localIO("reading the partial file to verify it: \(error)")
+                outcome = .failure(reason)
+                condition.broadcast()
+                condition.unlock()
+                return
             }
+            condition.lock()
+            // A rewind while the block was read: it may hold bytes about to be written again.
+            let current = generation == readingGeneration
+            condition.unlock()
+            guard current else { continue }
+            hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<read]))
+            position += Int64(read)
             condition.lock()
             hashed = position
             condition.unlock()

@@ -437,7 +437,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// Decides from a window's `rate`, and the share of it the reading thread was idle (`idle`, when measured).
     private mutating func decide(rate: Double, idle: Double?, now: Double, rateLimit: Double?) -> Bool {
         let firstByte = Self.median(firstBytes)
-        // Even reading through every wait would not raise the rate by `minimumGain`: braid is the bottleneck.
+        // Even using every idle moment would not raise the rate by `minimumGain`: braid is the bottleneck.
         let readerBusy = idle.flatMap { idle in
             idle < configuration.minimumGain / (1 + configuration.minimumGain)
                 ? Reason.readerBusy(idlePercent: Int((max(0, idle) * 100).rounded())) : nil

@@ -135,6 +135,15 @@ struct SegmentScheduler: Sendable {
         return segment.start + segment.confirmed
     }
 
+    /// The first segment not yet confirmed whole, when a connection is writing it, and how far it is written: a
+    /// streaming digest may read ahead up to there, bytes that a discarded attempt could still take back.
+    var writtenPrefix: (segment: Int, end: Int64)? {
+        guard prefixCursor < order.count else { return nil }
+        let index = order[prefixCursor]
+        guard case .active = segments[index].state else { return nil }
+        return (index, segments[index].start + segments[index].flushed)
+    }
+
     var totalLength: Int64 { order.last.map { segments[$0].end } ?? 0 }
 
     var flushedBytes: Int64 { segments.reduce(0) { $0 + $1.flushed } }

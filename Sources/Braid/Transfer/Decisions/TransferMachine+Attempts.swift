@@ -74,7 +74,7 @@ extension TransferMachine {
             discardBytes(of: attempt)
         }
         slots[slot] = .busy(attempt)
-        return [.abort(slot: slot)]
+        return [.abort(slot: slot)] + rewindHashing(of: attempt)
     }
 
     /// Throws away what `attempt` wrote: nothing confirmed it, and it will be fetched again. A sync in flight
@@ -85,6 +85,15 @@ extension TransferMachine {
         if let marks = syncMarks, attempt.segment < marks.count {
             syncMarks?[attempt.segment] = min(marks[attempt.segment], kept)
         }
+    }
+
+    /// A digest that read ahead forgets what it read of a thrown-away `attempt`'s bytes.
+    mutating func rewindHashing(of attempt: Attempt) -> [Action] {
+        let segment = scheduler.segments[attempt.segment]
+        let kept = segment.start + segment.flushed
+        guard configuration.hashesAhead, hashedAheadUpTo > kept else { return [] }
+        hashedAheadUpTo = kept
+        return [.rewind(to: kept)]
     }
 
     /// Writing `slot`'s bytes to the file failed: retrying cannot help.

@@ -48,6 +48,9 @@ struct TransferMachine {
         var pieceHashes: PieceHashes?
         /// Whether a `206` response's `Content-Digest` (RFC 9530) is checked before its bytes count as done.
         var checksContentDigests = false
+        /// Whether the whole-file digest may read ahead of confirmed bytes (`hashAhead`), told to forget them
+        /// (`rewind`) when an attempt is thrown away: where no piece digest or repair rewrites bytes otherwise.
+        var hashesAhead = false
     }
 
     enum State: Equatable {
@@ -111,6 +114,10 @@ struct TransferMachine {
         case writeBack(Range<Int64>)
         /// The verifier may read the file up to `upTo`: those bytes are confirmed and never written again.
         case confirm(upTo: Int64)
+        /// The whole-file digest may read ahead up to `upTo`: written in order, not yet confirmed.
+        case hashAhead(upTo: Int64)
+        /// What the digest read ahead from `to` on is thrown away: those bytes will be written again.
+        case rewind(to: Int64)
         /// Check the written bytes of `segment` against these digests; answer with `piecesVerified`.
         case verify(segment: Int, checks: [PieceCheck])
         case progress(DownloadProgress)
@@ -197,6 +204,8 @@ struct TransferMachine {
     private var speed = SpeedMeter()
     /// How far the verifier has been told it may read.
     private(set) var confirmedUpTo: Int64 = 0
+    /// How far the digest was last told it may read ahead.
+    var hashedAheadUpTo: Int64 = 0
     /// The slot and source waiting for the answer to `reserveConnection`.
     private var pendingReservation: (slot: Int, source: Int)?
     /// Whether the budget refused a connection since the last tick: ask again only then.
@@ -334,7 +343,7 @@ struct TransferMachine {
         {
             scheduler.setConnectionLimit(target)
         }
-        return actions + proceed()
+        return actions + hashAhead() + proceed()
     }
 
     /// The connections whose response has begun: an adaptive count is measured once its connections receive.
@@ -504,6 +513,22 @@ struct TransferMachine {
     mutating func checkpoint(durable: Bool) -> Action {
         lastCheckpointed = scheduler.flushedBytes
         return .checkpoint(segments: scheduler.manifestSegments, durable: durable)
+    }
+
+    /// Tells the whole-file digest how far it may read ahead, a MiB at a time or to the end of a segment: bytes of
+    /// the first unconfirmed segment that its connection has written, unless a `Content-Digest` is still to vouch
+    /// for them (a mismatch rewrites them).
+    mutating func hashAhead() -> [Action] {
+        guard configuration.hashesAhead, let (segment, end) = scheduler.writtenPrefix,
+            end >= hashedAheadUpTo + (1 << 20) || (end > hashedAheadUpTo && end == scheduler.segments[segment].end)
+        else { return [] }
+        let checked = slots.contains { slot in
+            if case let .busy(attempt) = slot { return attempt.segment == segment && attempt.contentDigest != nil }
+            return false
+        }
+        guard !checked else { return [] }
+        hashedAheadUpTo = end
+        return [.hashAhead(upTo: end)]
     }
 
     /// Tells the verifier about newly confirmed bytes.

@@ -271,6 +271,10 @@ final class TransferEngine {
             syncer?.startWriteBack(range)
         case let .confirm(upTo):
             hasher?.advance(to: upTo)
+        case let .hashAhead(upTo):
+            hasher?.hashAhead(to: upTo)
+        case let .rewind(position):
+            hasher?.rewind(to: position)
         case let .verify(segment, checks):
             if let verifier {
                 verifier.submit(segment: segment, checks: checks)
