@@ -524,7 +524,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// up to 8, then half as many again, so that a server that takes no more than 8 (a common limit) refuses at most
     /// 4; from 12 on, four times as many while each step scales almost linearly (the connections are capped one by
     /// one, so each new one adds as much, and where each step costs a server's slow first bytes, few steps reach
-    /// the count that pays), else half as many again. Returns whether the count changed.
+    /// the count that pays, and four times as many that come within a quarter of the ceiling go to the ceiling),
+    /// else half as many again. Returns whether the count changed.
     private mutating func stepUp(gain: Double?, linear: Bool = false, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
@@ -532,7 +533,14 @@ struct ConnectionPolicy: Equatable, Sendable {
             return false
         }
         let next =
-            if target < 8 { target * 2 } else if target >= 12 && linear { target * 4 } else { target + target / 2 }
+            if target < 8 {
+                target * 2
+            } else if target >= 12 && linear {
+                // Within a quarter of the ceiling, the ceiling: a last small step would cost a whole measurement.
+                target * 4 * 4 >= ceiling * 3 ? ceiling : target * 4
+            } else {
+                target + target / 2
+            }
         target = min(ceiling, max(next, configuration.initial))
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
         settle(now: now)
