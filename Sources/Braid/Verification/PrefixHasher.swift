@@ -62,19 +62,19 @@ final class PrefixHasher: @unchecked Sendable {
 
     /// The file is now complete from byte 0 up to `watermark`.
     func advance(to watermark: Int64) {
-        condition.lock()
-        if watermark > available {
-            available = watermark
-            condition.broadcast()
-        }
-        condition.unlock()
+        raise(\.available, to: watermark)
     }
 
     /// The file is written, but not yet confirmed, from byte 0 up to `watermark`: it may be read ahead.
     func hashAhead(to watermark: Int64) {
+        raise(\.written, to: watermark)
+    }
+
+    /// Raises one of the marks the thread follows, waking it.
+    private func raise(_ mark: ReferenceWritableKeyPath<PrefixHasher, Int64>, to watermark: Int64) {
         condition.lock()
-        if watermark > written {
-            written = watermark
+        if watermark > self[keyPath: mark] {
+            self[keyPath: mark] = watermark
             condition.broadcast()
         }
         condition.unlock()
