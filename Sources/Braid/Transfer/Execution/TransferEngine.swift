@@ -136,11 +136,12 @@ final class TransferEngine {
                 continue
             }
             // Only an adaptive count reads them: no walk of the limiter chain per loop for a fixed one.
+            let now = Self.now()
             if machine.policy != nil {
                 machine.rateLimit = limiter?.effectiveRate.map(Double.init)
-                machine.readerIdle = readerIdle()
+                machine.readerIdle = readerIdle(now: now)
             }
-            perform(machine.tick(now: Self.now()))
+            perform(machine.tick(now: now))
             guard outcome == nil else { break }
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
             // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
@@ -162,8 +163,7 @@ final class TransferEngine {
     /// reader that waits as one that cannot keep up. Read from the kernel at most every 5 ms: a stale reading is
     /// off by at most the idle share of those 5 ms, little where it matters (a thread that is hardly idle) and
     /// against windows of 50 ms and more. Nil where the thread's time cannot be read.
-    private func readerIdle() -> Double? {
-        let now = Self.now()
+    private func readerIdle(now: Double) -> Double? {
         guard now - busyReadAt >= 0.005 else { return machine.readerIdle }
         busyReadAt = now
         let busy = braid_thread_busy_seconds()
