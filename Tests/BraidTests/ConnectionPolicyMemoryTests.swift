@@ -101,9 +101,9 @@ struct ConnectionPolicyMemoryTests {
         var received: Int64 = 0
         ConnectionPolicyTests.cycle(&ramp, rate: 40e6, now: &now, received: &received)
         #expect(ramp.target == 8 && ramp.learned == nil, "only its starting count was measured")
-        ConnectionPolicyTests.cycle(&ramp, rate: 80e6, now: &now, received: &received)
+        ConnectionPolicyTests.cycle(&ramp, rate: 70e6, now: &now, received: &received)
         #expect(ramp.target == 12 && ramp.learned == .init(connections: 8, refused: false))
-        ConnectionPolicyTests.cycle(&ramp, rate: 81e6, now: &now, received: &received)
+        ConnectionPolicyTests.cycle(&ramp, rate: 71e6, now: &now, received: &received)
         #expect(ramp.phase.isHolding && ramp.learned == .init(connections: 8, refused: false))
 
         var refused = ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: now)

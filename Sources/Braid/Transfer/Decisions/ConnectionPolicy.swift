@@ -3,13 +3,16 @@
 ///
 /// It opens with one request alone (`opensAlone`) and measures it alone once its first byte has told what a request
 /// costs (the file may be done by then); then it starts a few connections, kept only if they beat the one, and adds
-/// more while each step still raises the throughput by
-/// `minimumGain` (the rule `braid bench` recommends by), measured over a window after the new connections have
-/// settled. A step that does not pay, or that makes the first byte come much later, is undone and the count held;
-/// a step that lost throughput is followed by a try with half as many, kept if it does as well (fewer connections
-/// for the same bytes are kinder to the server and the CPU). A server that refuses a connection (429, 503, a
-/// reset) caps the count at what it accepted for a while. While holding, it tries one step more now and then, so a
-/// link that got faster can get more connections.
+/// more while each step still raises the throughput by `minimumGain` (the rule `braid bench` recommends by),
+/// measured over a window after the new connections have settled. After a step that scaled almost linearly, the
+/// next takes sixteen times as many (at most the ceiling), opened in waves that each start once the last one's
+/// connections receive (a server that takes no more refuses one wave) and measured as one step; such a step that
+/// gained under half of what its connections would each is followed by a try with half as many. A step that does
+/// not pay, or that makes the first byte come much later, is undone and the count held; a step that lost throughput
+/// is followed by a try with half as many, kept if it does as well (fewer connections for the same bytes are kinder
+/// to the server and the CPU). A server that refuses a connection (429, 503, a reset) caps the count at what it
+/// accepted for a while. While holding, it tries one step more now and then, so a link that got faster can get
+/// more connections.
 ///
 /// Where braid itself is what limits the throughput (a fast link, a server on the same machine), more connections
 /// cannot pay: the thread that reads them is idle less than `minimumGain` could use (it is told how long it was
@@ -197,6 +200,10 @@ struct ConnectionPolicy: Equatable, Sendable {
     private let startingCount: Int
     private let startingReason: Reason
     private var fewerCheck: FewerCheck?
+    /// The count a step up is going to while it opens its connections in waves (`wave(after:)`): each wave starts
+    /// once every connection of the one before receives, so that a server that takes no more refuses one wave's
+    /// connections, not the whole step's. Nil once the count is reached, or when the step was a single wave.
+    private(set) var waveGoal: Int?
 
     private enum FewerCheck: Equatable {
         /// After the first recheck's measurement.
@@ -280,10 +287,19 @@ struct ConnectionPolicy: Equatable, Sendable {
             // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
             // the file, a shared budget): what runs is then what the count gives.
             let runs = active <= target && (receiving ?? active) >= target
+            if runs, let goal = waveGoal {
+                // The wave receives (nothing was refused): the next one starts. The step settles as one.
+                target = min(goal, Self.wave(after: target))
+                if target >= goal { waveGoal = nil }
+                phase = .settling(since: now, ready: nil)
+                return true
+            }
             let ready = ready ?? (runs ? now : nil)
             phase = .settling(since: since, ready: ready)
             let settled = ready.map { now >= max($0 + settleTime, since + configuration.settle) } ?? false
             guard settled || now >= since + settleTime + 2 else { return false }
+            // A wave that cannot fill (the end of the file, a shared budget) ends the step where it is.
+            waveGoal = nil
             startMeasuring(now: now, receivedTotal: receivedTotal, active: active, readerIdle: readerIdle)
             return false
         case var .measuring(window):
@@ -375,6 +391,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     private mutating func settle(now: Double) {
         phase = .settling(since: now, ready: nil)
         firstBytes = []
+        waveGoal = nil
     }
 
     /// A request's first byte came `seconds` after it was sent (connecting not counted).
@@ -396,6 +413,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         if let best, best.count > accepted { self.best = nil }
         reason = .refused
         phase = .holding(until: now + configuration.refusalCooldown)
+        waveGoal = nil
         return target != previous
     }
 
@@ -484,12 +502,21 @@ struct ConnectionPolicy: Equatable, Sendable {
             return true
         }
         // Near-linear: the step gained at least 80 % of what the added connections would at the old rate each.
-        let linear = gain >= 0.8 * (Double(target) / Double(best.count) - 1)
+        let linearGain = Double(target) / Double(best.count) - 1
+        let linear = gain >= 0.8 * linearGain
+        // A step to four times as many or more that gained under half of that: the count that pays lies below.
+        let overshot = target >= 4 * best.count && gain < 0.5 * linearGain
         self.best = (target, rate)
         bestFirstByte = firstByte
         if let readerBusy {
             hold(readerBusy, now: now)
             return false
+        }
+        if overshot {
+            // Half as many are tried, and kept (and halved again) while they do as well.
+            reason = .gained(percent: Int((gain * 100).rounded()))
+            stepDown(now: now)
+            return true
         }
         return stepUp(gain: gain, linear: linear, now: now)
     }
@@ -520,31 +547,34 @@ struct ConnectionPolicy: Equatable, Sendable {
         settle(now: now)
     }
 
-    /// Adds connections: from fewer than `initial` (the opening request's one) straight to `initial`, then doubling
-    /// up to 8, then half as many again, so that a server that takes no more than 8 (a common limit) refuses at most
-    /// 4; from 12 on, four times as many while each step scales almost linearly (the connections are capped one by
-    /// one, so each new one adds as much, and where each step costs a server's slow first bytes, few steps reach
-    /// the count that pays, and four times as many that come within a quarter of the ceiling go to the ceiling),
-    /// else half as many again. Returns whether the count changed.
+    /// Adds connections: from fewer than `initial` (the opening request's one) straight to `initial`; after a step
+    /// that scaled almost linearly (the connections are capped one by one, so each new one adds as much), sixteen
+    /// times as many, at most the ceiling, opened in waves (`wave(after:)`) and measured as one step: where each step
+    /// costs a server's slow first bytes, few steps reach the count that pays, and the waves keep a server that
+    /// takes no more than 8 (a common limit) to refusing 4, as a step of its own would. Otherwise doubling up to 8,
+    /// then half as many again. Returns whether the count changed.
     private mutating func stepUp(gain: Double?, linear: Bool = false, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
             hold(.ceiling, now: now)
             return false
         }
-        let next =
-            if target < 8 {
-                target * 2
-            } else if target >= 12 && linear {
-                // Within a quarter of the ceiling, the ceiling: a last small step would cost a whole measurement.
-                target * 4 * 4 >= ceiling * 3 ? ceiling : target * 4
-            } else {
-                target + target / 2
-            }
-        target = min(ceiling, max(next, configuration.initial))
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
         settle(now: now)
+        if linear && target >= configuration.initial {
+            let goal = min(ceiling, target * 16)
+            target = min(goal, Self.wave(after: target))
+            if target < goal { waveGoal = goal }
+        } else {
+            target = min(ceiling, max(target < 8 ? target * 2 : target + target / 2, configuration.initial))
+        }
         return true
+    }
+
+    /// The next wave of a step opened in waves: doubling up to 8, then 12 (a server that takes 8 refuses 4), then
+    /// doubling again.
+    static func wave(after count: Int) -> Int {
+        count < 8 ? count * 2 : count < 12 ? 12 : count * 2
     }
 
     /// Keeps the count until the next recheck.
