@@ -30,19 +30,18 @@ struct ConnectionPolicyWaveTests {
         #expect(policy.target == 8 && policy.reason == .refused && policy.phase.isHolding)
         #expect(policy.waveGoal == nil, "a refusal ends the step")
 
-        // Where every wave receives, the waves go on to the goal, one a first-byte round apart, and it is measured.
-        var open = Self.afterLinearStep(now: &now, received: &received)
+        // Where every wave receives, the waves go on to the goal (8 × 16), one a first-byte round apart: four times
+        // as many after 12, then the goal; the step is measured once it is reached.
+        var open = Self.afterLinearStep(ceiling: 200, now: &now, received: &received)
+        #expect(open.target == 12 && open.waveGoal == 128)
         var waves: [Int] = []
-        for _ in 0..<10 {
+        for _ in 0..<10 where open.waveGoal != nil {
             now += 0.01
-            if open.sample(
-                now: now, receivedTotal: received, active: open.target, receiving: open.target,
-                rateLimit: nil)
-            {
-                waves.append(open.target)
-            }
+            let changed = open.sample(
+                now: now, receivedTotal: received, active: open.target, receiving: open.target, rateLimit: nil)
+            if changed { waves.append(open.target) }
         }
-        #expect(waves == [24, 48, 64])
+        #expect(waves == [48, 128])
         #expect(open.waveGoal == nil && !open.phase.isHolding)
         #expect(open.best?.count == 8, "the waves are one step, measured against 8")
     }
@@ -74,7 +73,7 @@ struct ConnectionPolicyWaveTests {
             }
             if policy.phase.isHolding, policy.reason != .fewerDidAsWell(percent: 0) { break }
         }
-        #expect(tried == [24, 48, 64, 32, 16, 8, 16])
+        #expect(tried == [64, 32, 16, 8, 16])
         #expect(policy.target == 16 && policy.reason == .fewerLost(tried: 8, percent: 50))
     }
 

@@ -200,8 +200,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     private let startingCount: Int
     private let startingReason: Reason
     private var fewerCheck: FewerCheck?
-    /// The count a step up is going to while it opens its connections in waves (`wave(after:)`): each wave starts
-    /// once every connection of the one before receives, so that a server that takes no more refuses one wave's
+    /// The count a step up is going to while it opens its connections in waves (`wave(after:toward:)`): each wave
+    /// starts once every connection of the one before receives, so that a server that takes no more refuses one wave's
     /// connections, not the whole step's. Nil once the count is reached, or when the step was a single wave.
     private(set) var waveGoal: Int?
 
@@ -289,7 +289,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             let runs = active <= target && (receiving ?? active) >= target
             if runs, let goal = waveGoal {
                 // The wave receives (nothing was refused): the next one starts. The step settles as one.
-                target = min(goal, Self.wave(after: target))
+                target = Self.wave(after: target, toward: goal)
                 if target >= goal { waveGoal = nil }
                 phase = .settling(since: now, ready: nil)
                 return true
@@ -549,10 +549,10 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// Adds connections: from fewer than `initial` (the opening request's one) straight to `initial`; after a step
     /// that scaled almost linearly (the connections are capped one by one, so each new one adds as much), sixteen
-    /// times as many, at most the ceiling, opened in waves (`wave(after:)`) and measured as one step: where each step
-    /// costs a server's slow first bytes, few steps reach the count that pays, and the waves keep a server that
-    /// takes no more than 8 (a common limit) to refusing 4, as a step of its own would. Otherwise doubling up to 8,
-    /// then half as many again. Returns whether the count changed.
+    /// times as many, at most the ceiling, opened in waves (`wave(after:toward:)`) and measured as one step: where
+    /// each step costs a server's slow first bytes, few steps reach the count that pays, and the waves keep a server
+    /// that takes no more than 8 (a common limit) to refusing 4, as a step of its own would. Otherwise doubling up
+    /// to 8, then half as many again. Returns whether the count changed.
     private mutating func stepUp(gain: Double?, linear: Bool = false, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
@@ -563,7 +563,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         settle(now: now)
         if linear && target >= configuration.initial {
             let goal = min(ceiling, target * 16)
-            target = min(goal, Self.wave(after: target))
+            target = Self.wave(after: target, toward: goal)
             if target < goal { waveGoal = goal }
         } else {
             target = min(ceiling, max(target < 8 ? target * 2 : target + target / 2, configuration.initial))
@@ -571,10 +571,12 @@ struct ConnectionPolicy: Equatable, Sendable {
         return true
     }
 
-    /// The next wave of a step opened in waves: doubling up to 8, then 12 (a server that takes 8 refuses 4), then
-    /// doubling again.
-    static func wave(after count: Int) -> Int {
-        count < 8 ? count * 2 : count < 12 ? 12 : count * 2
+    /// The next wave of a step to `goal` opened in waves: doubling up to 8, then 12 (a server that takes 8 refuses
+    /// 4), then four times as many, or the goal once that is within a quarter of it (a last small wave would cost a
+    /// server's first byte for little).
+    static func wave(after count: Int, toward goal: Int) -> Int {
+        guard count >= 12 else { return min(goal, count < 8 ? count * 2 : 12) }
+        return count * 4 * 4 >= goal * 3 ? goal : min(goal, count * 4)
     }
 
     /// Keeps the count until the next recheck.
