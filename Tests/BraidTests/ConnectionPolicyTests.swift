@@ -305,6 +305,28 @@ struct ConnectionPolicyPaceTests {
         #expect((changed ?? 0) >= 0.7 && (changed ?? 9) < 0.8, "changed at \(changed ?? -1)")
     }
 
+    @Test("where first bytes are slow, a step that gains 25 % or more is decided at half its window, a small gain not")
+    func clearGainDecidedEarly() {
+        for (rate, linear) in [(100e6, true), (44e6, false)] {
+            var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
+            var now = 0.0
+            var received: Int64 = 0
+            for _ in 0..<4 { policy.firstByte(after: 0.2) }
+            _ = Self.run(&policy, rate: 40e6, for: 3, now: &now, received: &received)
+            #expect(policy.target == 8)
+            // 8 settle for 0.2 s, then a window of 0.5 s: a 150 % gain decides at its middle, a 10 % one at its end.
+            let stepped = now
+            let changed = (Self.run(&policy, rate: rate, for: 3, now: &now, received: &received) ?? 9) - stepped
+            if linear {
+                #expect(policy.target == 12 && policy.waveGoal == 64)
+                #expect(changed >= 0.45 && changed < 0.5, "decided \(changed) s after the step")
+            } else {
+                #expect(policy.target == 12 && policy.waveGoal == nil)
+                #expect(changed >= 0.7 && changed < 0.75, "decided \(changed) s after the step")
+            }
+        }
+    }
+
     @Test("a new count is measured only once its new connections receive")
     func waitsForNewConnections() {
         var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)

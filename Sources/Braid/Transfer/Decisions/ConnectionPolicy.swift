@@ -147,7 +147,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         var fewest: Int
         /// Seconds it lasts: `windowTime`, doubled while its halves disagree.
         var length: Double
-        /// The time and bytes received at its middle, once passed.
+        /// The time and bytes received at its first quarter and its middle, once passed.
+        var quarter: Mark?
         var middle: Mark?
         /// The seconds the reading thread had been idle in all when it started, when told.
         var readerIdle: Double?
@@ -160,9 +161,16 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// Whether the rates of its two halves, up to `now` and `receivedTotal`, differ by more than `share` of the
         /// larger.
         func halvesDisagree(now: Double, receivedTotal: Int64, by share: Double) -> Bool {
-            guard let middle, middle.time > from, now > middle.time else { return false }
-            let first = Double(middle.bytes - bytes) / (middle.time - from)
-            let second = Double(receivedTotal - middle.bytes) / (now - middle.time)
+            guard let middle else { return false }
+            return Self.disagree(.init(time: from, bytes: bytes), middle, .init(time: now, bytes: receivedTotal), share)
+        }
+
+        /// Whether the rates from `start` to `middle` and from `middle` to `end` differ by more than `share` of the
+        /// larger (false when either span is empty).
+        static func disagree(_ start: Mark, _ middle: Mark, _ end: Mark, _ share: Double) -> Bool {
+            guard middle.time > start.time, end.time > middle.time else { return false }
+            let first = Double(middle.bytes - start.bytes) / (middle.time - start.time)
+            let second = Double(end.bytes - middle.bytes) / (end.time - middle.time)
             return abs(first - second) > share * max(first, second)
         }
     }
@@ -305,8 +313,16 @@ struct ConnectionPolicy: Equatable, Sendable {
         case var .measuring(window):
             window.fewest = min(window.fewest, active)
             let elapsed = now - window.from
+            let mark = Window.Mark(time: now, bytes: receivedTotal)
+            if window.quarter == nil, elapsed >= window.length / 4 { window.quarter = mark }
             if window.middle == nil, elapsed >= window.length / 2 {
-                window.middle = .init(time: now, bytes: receivedTotal)
+                window.middle = mark
+                if clearlyPays(window, at: mark) {
+                    let idle = window.readerIdle.flatMap { started in readerIdle.map { ($0 - started) / elapsed } }
+                    return decide(
+                        rate: Double(receivedTotal - window.bytes) / elapsed, idle: idle, now: now,
+                        rateLimit: rateLimit)
+                }
             }
             guard elapsed >= window.length else {
                 phase = .measuring(window)
@@ -372,6 +388,21 @@ struct ConnectionPolicy: Equatable, Sendable {
         guard let best, best.count != target else { return true }
         if best.count < target { return Self.gain(of: rate, over: best.rate) >= configuration.minimumGain }
         return rate < best.rate * (1 - configuration.minimumGain)
+    }
+
+    /// Whether the first half of a step up's `window`, ending at `middle`, already decides it: that half lasted at
+    /// least `window` (the window is long because first bytes are slow), every connection ran, its own halves agree
+    /// within twice `minimumGain`, and the step gained at least `strongGain`. A gain many times what a step must
+    /// make is not undone by what the rest of the window could measure (as a sequential test stops once the evidence
+    /// is overwhelming), and the rest would be a server's first byte more at the count that is being left.
+    private func clearlyPays(_ window: Window, at middle: Window.Mark) -> Bool {
+        guard let best, best.count < target, window.fewest >= target, let quarter = window.quarter,
+            middle.time - window.from >= configuration.window
+        else { return false }
+        let start = Window.Mark(time: window.from, bytes: window.bytes)
+        guard !Window.disagree(start, quarter, middle, 2 * configuration.minimumGain) else { return false }
+        let rate = Double(middle.bytes - window.bytes) / (middle.time - window.from)
+        return Self.gain(of: rate, over: best.rate) >= configuration.strongGain
     }
 
     /// Whether a measured `rate` is that of a step up that lost more than twice `minimumGain`.
