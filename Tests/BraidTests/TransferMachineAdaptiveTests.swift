@@ -55,6 +55,35 @@ struct TransferMachineAdaptiveTests {
         #expect(machine.scheduler.activeCount == 4)
     }
 
+    @Test("a connection between two requests still receives; one started on a slot left idle does not yet")
+    func receivingBetweenPieces() {
+        var machine = Self.machine()
+        _ = machine.start(now: 0)
+        #expect(machine.receivingCount == 0, "no first byte yet")
+        for slot in 0..<2 {
+            _ = machine.responseHead(
+                slot: slot,
+                headers: TransferMachineTests.head(
+                    "HTTP/1.1 206 Partial Content",
+                    "Content-Range: bytes \(Int64(slot) * 2 * Self.mebibytes8)-\(Int64(slot + 1) * 2 * Self.mebibytes8 - 1)/\(8 * Self.mebibytes8)",
+                    "ETag: \"v1\""), now: 0.05)
+        }
+        #expect(machine.receivingCount == 2)
+        // Slot 0 gets its whole piece and ends: its next request starts at once, on the same connection.
+        let piece = Int(2 * Self.mebibytes8)
+        machine.bytesReceived(slot: 0, count: piece)
+        machine.bytesWritten(slot: 0, count: piece)
+        let next = Self.starts(machine.transferEnded(slot: 0, result: .finished, now: 0.2))
+        #expect(next == [0])
+        #expect(machine.receivingCount == 2, "slot 0 waits for its next piece's first byte, and still counts")
+        // The count drops to one: slot 1, left idle when its request ends, is a new connection when used again.
+        machine.bytesReceived(slot: 1, count: piece)
+        machine.bytesWritten(slot: 1, count: piece)
+        machine.scheduler.setConnectionLimit(1)
+        #expect(Self.starts(machine.transferEnded(slot: 1, result: .finished, now: 0.3)).isEmpty)
+        #expect(machine.answered[1] == false && machine.receivingCount == 1)
+    }
+
     @Test("a refusal lowers the scheduler's limit to the connections the server accepted")
     func refusal() {
         var machine = Self.machine()

@@ -33,6 +33,7 @@ extension TransferMachine {
         if attempt.accepted { attempt.contentDigest = contentDigest(of: attempt, headers: headers) }
         slots[slot] = .busy(attempt)
         guard attempt.accepted else { return [.abort(slot: slot)] }
+        answered[slot] = true
         if attempt.generation == sources[attempt.source].generation {
             sources[attempt.source].answeredSinceRenewal = true
         }

@@ -182,6 +182,9 @@ struct TransferMachine {
     /// The URL and its mirrors; connections spread over the ones still alive.
     var sources: [Source]
     var slots: [Slot]
+    /// The slots whose connection had a response accepted since it last stood idle: one between two requests still
+    /// counts as receiving for the adaptive count, which waits for new connections, not for the next piece.
+    var answered: [Bool]
     var jitter: SplitMix64
     var now: Double = 0
     var firstByteAt: Double?
@@ -225,6 +228,7 @@ struct TransferMachine {
         self.scheduler = scheduler
         self.configuration = configuration
         slots = Array(repeating: .idle, count: max(1, configuration.slots))
+        answered = Array(repeating: false, count: slots.count)
         jitter = SplitMix64(seed: configuration.randomSeed)
     }
 
@@ -346,10 +350,11 @@ struct TransferMachine {
         return actions + hashAhead() + proceed()
     }
 
-    /// The connections whose response has begun: an adaptive count is measured once its connections receive.
-    private var receivingCount: Int {
-        slots.reduce(0) { count, slot in
-            guard case let .busy(attempt) = slot, attempt.accepted else { return count }
+    /// The connections that receive: their response has begun, or they had one accepted and now wait for the next
+    /// piece's. An adaptive count is measured (and a wave of new connections followed) once its connections receive.
+    var receivingCount: Int {
+        slots.indices.reduce(0) { count, slot in
+            guard case let .busy(attempt) = slots[slot], attempt.accepted || answered[slot] else { return count }
             return count + 1
         }
     }
@@ -437,6 +442,8 @@ struct TransferMachine {
             guard let started = begin(slot: slot, source: source) else { break }
             actions += started
         }
+        // A slot left idle (beyond the count, or out of work) starts a new connection when it is used again.
+        for slot in slots.indices where slots[slot] == .idle { answered[slot] = false }
         return actions
     }
 
