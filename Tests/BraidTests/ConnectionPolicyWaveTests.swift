@@ -59,6 +59,17 @@ struct ConnectionPolicyWaveTests {
         #expect(!more && policy.target == 16 && policy.reason == .ceiling)
     }
 
+    @Test("under a rate limit, a jump goes no further than the connections that reach it at the measured rate each")
+    func jumpWithinRateLimit() {
+        var policy = ConnectionPolicy(configuration: .init(ceiling: 64), now: 0)
+        var now = 0.0
+        var received: Int64 = 0
+        ConnectionPolicyTests.cycle(&policy, rate: 40e6, now: &now, received: &received, rateLimit: 200e6)
+        ConnectionPolicyTests.cycle(&policy, rate: 80e6, now: &now, received: &received, rateLimit: 200e6)
+        // 10 MB/s a connection: 20 reach the limit, not the 64 that 8 × 16 and the ceiling would allow.
+        #expect(policy.target == 12 && policy.waveGoal == 20)
+    }
+
     @Test("a jump that gained under half of linear is followed by tries with half as many while they do as well")
     func overshootTriesFewer() {
         var now = 0.0

@@ -29,11 +29,8 @@ struct TransferMachineAdaptiveTests {
         actions.compactMap { if case let .start(slot, _, _) = $0 { slot } else { nil } }
     }
 
-    @Test("it starts the policy's count, and starts more once a measured step pays")
-    func followsThePolicy() {
-        var machine = Self.machine()
-        #expect(Self.starts(machine.start(now: 0)) == [0, 1], "two of the eight slots")
-        #expect(machine.progress(now: 0).targetConnections == 2)
+    /// The first two requests (16 MiB each) are answered at 0.05 s.
+    static func answerFirstRequests(_ machine: inout TransferMachine) {
         for slot in 0..<2 {
             _ = machine.responseHead(
                 slot: slot,
@@ -42,6 +39,14 @@ struct TransferMachineAdaptiveTests {
                     "Content-Range: bytes \(Int64(slot) * 2 * Self.mebibytes8)-\(Int64(slot + 1) * 2 * Self.mebibytes8 - 1)/\(8 * Self.mebibytes8)",
                     "ETag: \"v1\""), now: 0.05)
         }
+    }
+
+    @Test("it starts the policy's count, and starts more once a measured step pays")
+    func followsThePolicy() {
+        var machine = Self.machine()
+        #expect(Self.starts(machine.start(now: 0)) == [0, 1], "two of the eight slots")
+        #expect(machine.progress(now: 0).targetConnections == 2)
+        Self.answerFirstRequests(&machine)
         var started: [Int] = []
         var now = 0.0
         while now < 1.2 && started.isEmpty {
@@ -60,14 +65,7 @@ struct TransferMachineAdaptiveTests {
         var machine = Self.machine()
         _ = machine.start(now: 0)
         #expect(machine.receivingCount == 0, "no first byte yet")
-        for slot in 0..<2 {
-            _ = machine.responseHead(
-                slot: slot,
-                headers: TransferMachineTests.head(
-                    "HTTP/1.1 206 Partial Content",
-                    "Content-Range: bytes \(Int64(slot) * 2 * Self.mebibytes8)-\(Int64(slot + 1) * 2 * Self.mebibytes8 - 1)/\(8 * Self.mebibytes8)",
-                    "ETag: \"v1\""), now: 0.05)
-        }
+        Self.answerFirstRequests(&machine)
         #expect(machine.receivingCount == 2)
         // Slot 0 gets its whole piece and ends: its next request starts at once, on the same connection.
         let piece = Int(2 * Self.mebibytes8)

@@ -549,7 +549,9 @@ struct ConnectionPolicy: Equatable, Sendable {
             stepDown(now: now)
             return true
         }
-        return stepUp(gain: gain, linear: linear, now: now)
+        // Under a rate limit, no more than the connections that, at this count's rate each, reach it.
+        let usable = rateLimit.map { limit in Int(min(1e6, (limit * Double(target) / max(1, rate)).rounded(.up))) }
+        return stepUp(gain: gain, linear: linear, usable: usable, now: now)
     }
 
     /// A try with fewer connections than the `best` count was measured: kept if it loses less than `minimumGain`
@@ -578,13 +580,14 @@ struct ConnectionPolicy: Equatable, Sendable {
         settle(now: now)
     }
 
-    /// Adds connections: from fewer than `initial` (the opening request's one) straight to `initial`; after a step
-    /// that scaled almost linearly (the connections are capped one by one, so each new one adds as much), sixteen
-    /// times as many, at most the ceiling, opened in waves (`wave(after:toward:)`) and measured as one step: where
-    /// each step costs a server's slow first bytes, few steps reach the count that pays, and the waves keep a server
-    /// that takes no more than 8 (a common limit) to refusing 4, as a step of its own would. Otherwise doubling up
-    /// to 8, then half as many again. Returns whether the count changed.
-    private mutating func stepUp(gain: Double?, linear: Bool = false, now: Double) -> Bool {
+    /// Adds connections: from fewer than `initial` (the opening request's one) straight to `initial`; after a step that
+    /// scaled almost linearly (the connections are capped one by one, so each new one adds as much), sixteen times as
+    /// many, at most the ceiling and the `usable` ones (those that reach a rate limit at the measured rate each),
+    /// opened in waves (`wave(after:toward:)`) and measured as one step: where each step costs a server's slow first
+    /// bytes, few steps reach the count that pays, and the waves keep a server that takes no more than 8 (a common
+    /// limit) to refusing 4, as a step of its own would. Otherwise doubling up to 8, then half as many again. Returns
+    /// whether the count changed.
+    private mutating func stepUp(gain: Double?, linear: Bool = false, usable: Int? = nil, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
             hold(.ceiling, now: now)
@@ -593,7 +596,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
         settle(now: now)
         if linear && target >= configuration.initial {
-            let goal = min(ceiling, target * 16)
+            let goal = max(target + 1, min(ceiling, target * 16, usable ?? .max))
             target = Self.wave(after: target, toward: goal)
             if target < goal { waveGoal = goal }
         } else {
