@@ -49,6 +49,19 @@ struct ConnectionPolicyReaderTests {
         #expect(waiting.policy.target == 8, "a reader that waits 5 % of the time may still gain 5 %")
     }
 
+    @Test("where first bytes are slow, a reader busy over half a window is judged on the whole window")
+    func busyReaderWaitsForTheWholeWindow() {
+        var driver = Driver(policy: ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0))
+        for _ in 0..<4 { driver.policy.firstByte(after: 0.2) }
+        driver.cycle(rate: 40e6, idle: 0.5)
+        #expect(driver.policy.target == 8)
+        let stepped = driver.now
+        // A 150 % gain would decide at the window's middle, but not with a reader idle 1 % of the time.
+        let changed = driver.cycle(rate: 100e6, idle: 0.01)
+        #expect(!changed && driver.policy.target == 8 && driver.policy.reason == .readerBusy(idlePercent: 1))
+        #expect(driver.now - stepped >= 0.7, "settling 0.2 s and a whole window of 0.5 s: \(driver.now - stepped)")
+    }
+
     @Test("a step that paid but left the reader busy is kept, and no more are tried; a later recheck may add")
     func keepsAPayingStep() {
         var driver = Driver(policy: ConnectionPolicy(configuration: ConnectionPolicyTests.configuration, now: 0))

@@ -2,8 +2,8 @@ import CLinuxIO
 import Foundation
 import Testing
 
-/// What `-n auto` is told of its reading thread: the kernel's count of the seconds it was busy (running, or ready to
-/// and waiting for a CPU), which grows while it computes and not while it sleeps.
+/// What `-n auto` is told of its reading thread: the kernel's count of the seconds it was busy (running on a CPU),
+/// which grows while it computes and not while it sleeps.
 @Suite("The reading thread's busy time")
 struct ThreadBusyTests {
     @Test("it grows by the CPU time a thread uses, and hardly while the thread sleeps")
@@ -21,7 +21,7 @@ struct ThreadBusyTests {
         } while Double(used.tv_sec) + Double(used.tv_nsec) / 1e9 - cpuStart < 0.05
         let afterWork = braid_thread_busy_seconds()
         #expect(afterWork - start >= 0.049, "busy \(afterWork - start) s after 50 ms of CPU (\(spins) spins)")
-        // Asleep for 0.2 s: the thread is neither running nor waiting for a CPU.
+        // Asleep for 0.2 s: the thread does not run.
         usleep(200_000)
         let afterSleep = braid_thread_busy_seconds()
         #expect(afterSleep - afterWork < 0.05, "busy \(afterSleep - afterWork) s of a 0.2 s sleep")

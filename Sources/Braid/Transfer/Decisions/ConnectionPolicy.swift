@@ -15,8 +15,8 @@
 /// more connections.
 ///
 /// Where braid itself is what limits the throughput (a fast link, a server on the same machine), more connections
-/// cannot pay: the thread that reads them is idle less than `minimumGain` could use (it is told how long it was
-/// neither running nor waiting for a CPU), so a measured count is kept, not stepped up from.
+/// cannot pay: the thread that reads them is idle less than `minimumGain` could use (it is told how long it did not
+/// run on a CPU), so a measured count is kept, not stepped up from.
 ///
 /// Its pace follows the server's: a step settles once every connection of the new count is receiving (its first
 /// byte came) and then for the quickest recent time to a first byte, and a window lasts two and a half of those, but
@@ -277,8 +277,8 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, `receiving` of
     /// them have had their response's first byte (all of them, when not given), `rateLimit` (bytes a second)
-    /// caps the download, if anything does, and the thread that reads the connections has been idle (neither
-    /// running nor waiting for a CPU) `readerIdle` seconds in all (when it is measured). Returns whether `target`
+    /// caps the download, if anything does, and the thread that reads the connections has been idle (not running
+    /// on a CPU) `readerIdle` seconds in all (when it is measured). Returns whether `target`
     /// changed.
     mutating func sample(
         now: Double, receivedTotal: Int64, active: Int, receiving: Int? = nil, rateLimit: Double?,
@@ -317,8 +317,9 @@ struct ConnectionPolicy: Equatable, Sendable {
             if window.quarter == nil, elapsed >= window.length / 4 { window.quarter = mark }
             if window.middle == nil, elapsed >= window.length / 2 {
                 window.middle = mark
-                if clearlyPays(window, at: mark) {
-                    let idle = window.readerIdle.flatMap { started in readerIdle.map { ($0 - started) / elapsed } }
+                let idle = window.readerIdle.flatMap { started in readerIdle.map { ($0 - started) / elapsed } }
+                // A reader that looks busy over half a window is not clear: the whole window decides that.
+                if clearlyPays(window, at: mark), idle.map({ !readerIsBusy(idle: $0) }) ?? true {
                     return decide(
                         rate: Double(receivedTotal - window.bytes) / elapsed, idle: idle, now: now,
                         rateLimit: rateLimit)
@@ -405,6 +406,12 @@ struct ConnectionPolicy: Equatable, Sendable {
         return Self.gain(of: rate, over: best.rate) >= configuration.strongGain
     }
 
+    /// Whether the reading thread, idle `idle` of a window, is the limit: even using every idle moment would not
+    /// raise the rate by `minimumGain`.
+    private func readerIsBusy(idle: Double) -> Bool {
+        idle < configuration.minimumGain / (1 + configuration.minimumGain)
+    }
+
     /// Whether a measured `rate` is that of a step up that lost more than twice `minimumGain`.
     private func stepClearlyLost(rate: Double) -> Bool {
         guard let best, best.count < target else { return false }
@@ -488,8 +495,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         let firstByte = Self.median(firstBytes)
         // Even using every idle moment would not raise the rate by `minimumGain`: braid is the bottleneck.
         let readerBusy = idle.flatMap { idle in
-            idle < configuration.minimumGain / (1 + configuration.minimumGain)
-                ? Reason.readerBusy(idlePercent: Int((max(0, idle) * 100).rounded())) : nil
+            readerIsBusy(idle: idle) ? Reason.readerBusy(idlePercent: Int((max(0, idle) * 100).rounded())) : nil
         }
         if let rateLimit, rate >= rateLimit * 0.95 {
             // The count reaches the limit (a try with fewer included): it is kept.

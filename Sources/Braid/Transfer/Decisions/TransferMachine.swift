@@ -198,7 +198,7 @@ struct TransferMachine {
     /// The rate limit (bytes a second) that binds the transfer, if any, as the executor last saw it: an adaptive
     /// count adds no connection the limit could not use.
     var rateLimit: Double?
-    /// The seconds the executor's thread has been idle in all (neither running nor waiting for a CPU), as it last
+    /// The seconds the executor's thread has been idle in all (not running on a CPU), as it last
     /// reported: where it is hardly idle, braid reads as fast as it can, and an adaptive count adds no connection.
     var readerIdle: Double?
 

@@ -158,7 +158,7 @@ final class TransferEngine {
         return outcome!
     }
 
-    /// The seconds this thread has been idle since the transfer began: neither running nor waiting for a CPU. Not
+    /// The seconds this thread has been idle since the transfer began: not running on a CPU. Not
     /// the time in `poll`, which misses a thread asleep elsewhere (a write waiting for the disk) and so would take a
     /// reader that waits as one that cannot keep up. Read from the kernel at most every 5 ms: a stale reading is
     /// off by at most the idle share of those 5 ms, little where it matters (a thread that is hardly idle) and
