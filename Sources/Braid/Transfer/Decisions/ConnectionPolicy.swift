@@ -158,6 +158,12 @@ struct ConnectionPolicy: Equatable, Sendable {
             var bytes: Int64
         }
 
+        /// The share of its first `elapsed` seconds the reading thread was idle, from its idle seconds in all by now
+        /// (`readerIdle`), when both ends were told.
+        func readerIdleShare(_ readerIdle: Double?, elapsed: Double) -> Double? {
+            self.readerIdle.flatMap { started in readerIdle.map { ($0 - started) / elapsed } }
+        }
+
         /// Whether the rates of its two halves, up to `now` and `receivedTotal`, differ by more than `share` of the
         /// larger.
         func halvesDisagree(now: Double, receivedTotal: Int64, by share: Double) -> Bool {
@@ -317,7 +323,7 @@ struct ConnectionPolicy: Equatable, Sendable {
             if window.quarter == nil, elapsed >= window.length / 4 { window.quarter = mark }
             if window.middle == nil, elapsed >= window.length / 2 {
                 window.middle = mark
-                let idle = window.readerIdle.flatMap { started in readerIdle.map { ($0 - started) / elapsed } }
+                let idle = window.readerIdleShare(readerIdle, elapsed: elapsed)
                 // A reader that looks busy over half a window is not clear: the whole window decides that.
                 if clearlyPays(window, at: mark), idle.map({ !readerIsBusy(idle: $0) }) ?? true {
                     return decide(
@@ -351,7 +357,7 @@ struct ConnectionPolicy: Equatable, Sendable {
                 phase = .measuring(window)
                 return false
             }
-            let idle = window.readerIdle.flatMap { started in readerIdle.map { ($0 - started) / elapsed } }
+            let idle = window.readerIdleShare(readerIdle, elapsed: elapsed)
             return decide(rate: rate, idle: idle, now: now, rateLimit: rateLimit)
         case let .holding(until):
             guard now >= until else { return false }

@@ -182,8 +182,9 @@ struct TransferMachine {
     /// The URL and its mirrors; connections spread over the ones still alive.
     var sources: [Source]
     var slots: [Slot]
-    /// The slots whose connection had a response accepted since it last stood idle: one between two requests still
-    /// counts as receiving for the adaptive count, which waits for new connections, not for the next piece.
+    /// The slots whose connection had a response accepted since it last stood idle (a busy slot's accepted attempt
+    /// included): one between two requests still counts as receiving for the adaptive count, which waits for new
+    /// connections, not for the next piece.
     var answered: [Bool]
     var jitter: SplitMix64
     var now: Double = 0
@@ -354,7 +355,7 @@ struct TransferMachine {
     /// piece's. An adaptive count is measured (and a wave of new connections followed) once its connections receive.
     var receivingCount: Int {
         slots.indices.reduce(0) { count, slot in
-            guard case let .busy(attempt) = slots[slot], attempt.accepted || answered[slot] else { return count }
+            guard case .busy = slots[slot], answered[slot] else { return count }
             return count + 1
         }
     }
