@@ -10,8 +10,8 @@ int braid_start_writeback(int descriptor, int64_t offset, int64_t length);
 /// Sets the calling thread's nice value (Linux schedules threads individually); returns the previous one.
 int braid_set_thread_nice(int nice);
 
-/// The seconds the calling thread has been busy since it began: running on a CPU, as /proc/thread-self/schedstat
-/// counts it (not the time it was ready and waiting for one, which says how loaded the machine is). Returns -1 where that cannot be read (a kernel without schedstats).
+/// The seconds the calling thread has been busy since it began: running on a CPU (CLOCK_THREAD_CPUTIME_ID), not the
+/// time it was ready and waiting for one, which says how loaded the machine is. Returns -1 where it cannot be read.
 double braid_thread_busy_seconds(void);
 
 /// Renames `from` to `to` unless `to` exists (renameat2 with RENAME_NOREPLACE), atomically. Returns 0, or -1 with
