@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import shutil
 import subprocess
 
 from .processes import log
@@ -84,3 +85,10 @@ def digest_of(path, algorithm="md5"):
         while block := source.read(4 * MiB):
             digest.update(block)
     return digest.hexdigest()
+
+
+def empty_directory(path):
+    """`path` as a new, empty directory (whatever was there is removed)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path

@@ -7,11 +7,10 @@ out of the statistics.
 """
 
 import os
-import shutil
 import statistics
 from dataclasses import dataclass, field
 
-from .files import MiB, digest_of
+from .files import MiB, digest_of, empty_directory
 from .processes import log
 
 
@@ -82,8 +81,7 @@ class Runner:
 
     def fresh_output(self):
         """An empty output directory, after a `sync`; returns the path a command should write."""
-        shutil.rmtree(self.output_directory, ignore_errors=True)
-        os.makedirs(self.output_directory)
+        empty_directory(self.output_directory)
         # Earlier runs' dirty pages would otherwise be written back during, and charged to, this run.
         os.sync()
         return os.path.join(self.output_directory, "download.bin")
