@@ -147,11 +147,24 @@ class Children:
         return process.returncode, stdout, stderr
 
 
-def wait_for_line(process, pattern, timeout, what):
-    """Reads the child's stdout (a pipe) until a line matches `pattern`; returns the match."""
+def wait_for_line(process, pattern, timeout, what, path=None):
+    """Reads the child's stdout until a line matches `pattern`; returns the match.
+
+    The stdout is a pipe, or the file at `path` when the child writes it there (a child that goes on printing
+    must not fill a pipe nobody reads).
+    """
     deadline = time.monotonic() + timeout
     seen = []
     while time.monotonic() < deadline:
+        if path:
+            with open(path, errors="replace") as file:
+                seen = file.read().splitlines(keepends=True)
+            if match := next((match for line in seen if (match := re.search(pattern, line))), None):
+                return match
+            if process.poll() is not None:
+                break
+            time.sleep(0.05)
+            continue
         ready, _, _ = select.select([process.stdout], [], [], 0.5)
         if not ready:
             if process.poll() is not None:
