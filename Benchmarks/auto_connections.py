@@ -353,7 +353,8 @@ class Profiles:
     def profile_4(self):
         cap = self.options.total_rate
         row = Row("4", f"test server, {format_size(cap)}/s in all", "<= 4 conns, >= 0.95 of the cap")
-        process, server = self.servers.test_server("total-throttle", self.options.capped_size, [f"total-throttle={cap}"])
+        process, server = self.servers.test_server("total-throttle", self.options.capped_size,
+                                                   [f"total-throttle={cap}"])
         try:
             self.benched(row, server, self.options.capped_counts)
             row.notes.append(f"ratio is auto / the cap ({mib(cap)} MiB/s), not / the best fixed count")
@@ -368,7 +369,8 @@ class Profiles:
         rate, latency = self.options.rate, self.options.latency
         row = Row("5", f"test server, {format_size(rate)}/s per conn, {latency * 1000:.0f} ms per request",
                   ">= 0.90 of best fixed")
-        process, server = self.servers.test_server("latency", self.options.size, [f"throttle={rate}", f"latency={latency}"])
+        process, server = self.servers.test_server("latency", self.options.size,
+                                                   [f"throttle={rate}", f"latency={latency}"])
         try:
             self.benched(row, server, self.options.counts)
             row.ratio_base = row.reference_rate

@@ -21,7 +21,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import GiB, MiB, Location, Report, Verdict, format_size, log, median, peers, ratio, ratio_verdict  # noqa: E402
+from harness import GiB, MiB, Location, Report, Verdict, format_size, log, median, peers, ratio  # noqa: E402
+from harness import ratio_verdict  # noqa: E402
 
 ALL_TOOLS = ("braid", "curl", "axel", "aria2c")
 PEERS = ("curl", "axel", "aria2c")
@@ -161,7 +162,8 @@ class Bench:
         report = Report(f"Scenario 3: {title}", size)
         if not options.slow_server_cmd:
             report.skipped = ("needs --slow-server-cmd, e.g. --slow-server-cmd .build/release/braid-test-server "
-                              "(the script appends --port 0 --size --seed --path --rate [--fault slow-connection=N:BPS])")
+                              "(the script appends --port 0 --size --seed --path --rate "
+                              "[--fault slow-connection=N:BPS] --log-requests)")
             return report
         binary = shlex.split(options.slow_server_cmd)
         steady = self.work.test_server(binary, size, rate=rate, name="steady")

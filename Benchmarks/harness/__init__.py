@@ -5,7 +5,9 @@ scenarios: it makes sources (a server and a file), jobs (a peer on a source), ru
 a table. See Benchmarks/README.md, "Writing a benchmark".
 """
 
-from .files import GiB, KiB, MiB, digest_of, empty_directory, format_rate, format_size, generate_file, parse_size, sparse_file
+from .files import (
+    GiB, KiB, MiB, digest_of, empty_directory, format_rate, format_size, generate_file, parse_size, sparse_file,
+)
 from .machine import ROOT, built, commit, describe, require_executable
 from .nginx import Location, Nginx
 from .peers import BenchFailed, Tool, braid_bench
@@ -17,7 +19,8 @@ from .testserver import TestServer
 from .workspace import Workspace
 
 __all__ = [
-    "GiB", "KiB", "MiB", "digest_of", "empty_directory", "format_rate", "format_size", "generate_file", "parse_size", "sparse_file",
+    "GiB", "KiB", "MiB", "digest_of", "empty_directory", "format_rate", "format_size", "generate_file", "parse_size",
+    "sparse_file",
     "ROOT", "built", "commit", "describe", "require_executable",
     "Location", "Nginx",
     "BenchFailed", "Tool", "braid_bench",

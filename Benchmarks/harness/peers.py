@@ -1,11 +1,17 @@
 """The downloaders a benchmark runs, each a label and a command line for (url, output file, CA certificate).
 
-A new peer is one function returning a `Tool`; `tool.job(source)` makes the job a Runner runs.
+A new peer is one function returning a `Tool`; `tool.job(source)` makes the job a Runner runs. For example:
+
+    def wget2(threads=16):
+        return Tool(f"wget2 --max-threads={threads}", lambda url, output, cacert: [
+            "wget2", "-q", f"--max-threads={threads}", "-O", output,
+            *([f"--ca-certificate={cacert}"] if cacert else []), url])
 """
 
 import json
 import os
 import shlex
+import subprocess
 from dataclasses import dataclass
 
 from .processes import log, require_loopback
@@ -14,9 +20,10 @@ from .runs import Job
 
 @dataclass
 class Tool:
+    """A downloader with its options: the label a table shows and how to download one URL into one file."""
+
     label: str
     command: object  # command(url, output, cacert) -> argv
-    executable: str = ""  # what must be on PATH (or a path) for the tool to run
 
     def job(self, source, label=None, **kwargs):
         require_loopback(source.url)
@@ -28,18 +35,18 @@ def braid(binary, *arguments, label=None):
     """`braid URL -o FILE ARGUMENTS`; the label is `braid ARGUMENTS` without -q unless given."""
     shown = " ".join(argument for argument in arguments if argument != "-q")
     return Tool(label or f"braid {shown}".strip(), lambda url, output, cacert: [
-        binary, url, "-o", output, *arguments, *(["--cacert", cacert] if cacert else [])], binary)
+        binary, url, "-o", output, *arguments, *(["--cacert", cacert] if cacert else [])])
 
 
 def curl(*arguments):
     # -q first: ignore ~/.curlrc.
     return Tool(" ".join(["curl", *arguments]), lambda url, output, cacert: [
-        "curl", "-q", "-sS", "-f", *arguments, "-o", output, *(["--cacert", cacert] if cacert else []), url], "curl")
+        "curl", "-q", "-sS", "-f", *arguments, "-o", output, *(["--cacert", cacert] if cacert else []), url])
 
 
 def axel(connections):
     return Tool(f"axel -n {connections}", lambda url, output, cacert: [
-        "axel", "-q", "-N", "-n", str(connections), "-o", output, url], "axel")
+        "axel", "-q", "-N", "-n", str(connections), "-o", output, url])
 
 
 def aria2c(*arguments, label=None):
@@ -48,13 +55,7 @@ def aria2c(*arguments, label=None):
         "aria2c", "--no-conf=true", *arguments, "--allow-overwrite=true", "--auto-file-renaming=false",
         "--file-allocation=none", "-d", os.path.dirname(output), "-o", os.path.basename(output),
         "--console-log-level=warn", "--summary-interval=0",
-        *([f"--ca-certificate={cacert}"] if cacert else []), url], "aria2c")
-
-
-def wget2(threads=16):
-    return Tool(f"wget2 --max-threads={threads}", lambda url, output, cacert: [
-        "wget2", "-q", f"--max-threads={threads}", "-O", output, *([f"--ca-certificate={cacert}"] if cacert else []),
-        url], "wget2")
+        *([f"--ca-certificate={cacert}"] if cacert else []), url])
 
 
 class BenchFailed(Exception):
@@ -70,7 +71,7 @@ def braid_bench(children, binary, url, counts, repeat, byte_limit="all", extra=(
     argv = [*prefix, binary, "bench", url, "-n", ",".join(map(str, counts)), "--repeat", str(repeat),
             "--bytes", str(byte_limit), "--json", *(["-q"] if quiet else []), *extra]
     log("$ " + shlex.join(argv))
-    process = children.popen(argv, stdout=-1, stderr=-1 if quiet else None)
+    process = children.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None)
     stdout, stderr = process.communicate()
     children.forget(process)
     if process.returncode != 0:

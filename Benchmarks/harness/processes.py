@@ -135,17 +135,6 @@ class Children:
                 exited.rss_kib = int(lines[-1])
         return exited
 
-    def output(self, argv, timeout=None, cwd=None):
-        """Runs `argv` to its end; returns (exit code, stdout bytes, stderr bytes). Stopped on exit like the rest."""
-        process = self.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.stop(process)
-            stdout, stderr = process.communicate()
-        self.forget(process)
-        return process.returncode, stdout, stderr
-
 
 def wait_for_line(process, pattern, timeout, what, path=None):
     """Reads the child's stdout until a line matches `pattern`; returns the match.
