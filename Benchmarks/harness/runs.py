@@ -16,6 +16,8 @@ from .processes import log
 
 @dataclass
 class Run:
+    """One run of a job: what it cost, what the server saw, and why it failed (`ok` False) if it did."""
+
     ok: bool
     wall: float = 0.0
     cpu: float = 0.0  # user + system seconds, the tool and its children (wait4)
@@ -57,12 +59,6 @@ def median(job, metric="wall"):
     """The median of `metric` over `job`'s verified runs; None without any (or without a job)."""
     measured = values(job, metric)
     return statistics.median(measured) if measured else None
-
-
-def median_rate(job):
-    """Bytes per second: the size over the median wall time."""
-    wall = median(job)
-    return job.size / wall if wall else None
 
 
 class Runner:
@@ -151,6 +147,8 @@ class Runner:
 
 @dataclass
 class Verdict:
+    """A target's outcome, as a table prints it: `text` with the measured ratio and the target."""
+
     text: str
     status: str  # PASS, FAIL or N/A
 
@@ -175,8 +173,9 @@ def best(jobs, metric="wall"):
     return min(measured, key=lambda pair: pair[1]) if measured else (None, None)
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
+def percentile(samples, fraction):
+    """The sample at `fraction` (0.99 for p99) of the sorted samples, the nearest rank."""
+    ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 

@@ -39,7 +39,8 @@ class TestServer:
         self.faults = list(faults)
         self.name = name or "test server" + "".join(f" {fault}" for fault in self.faults)
         os.makedirs(directory, exist_ok=True)
-        self.log_path = os.path.join(directory, f"test-server-{os.getpid()}-{id(self)}.log")
+        number = sum(1 for entry in os.listdir(directory) if entry.startswith("test-server-")) + 1
+        self.log_path = os.path.join(directory, f"test-server-{number}.log")
         self.log = RequestLog(self.log_path, test_server_status)
         self.process = None
         self.url = None
