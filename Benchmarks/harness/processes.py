@@ -113,26 +113,29 @@ class Children:
             except ProcessLookupError:
                 pass
 
-        started = time.monotonic()
-        process = self.popen(argv, stdout=stdout, stderr=stderr, cwd=cwd)
-        timer = threading.Timer(timeout, kill, [process.pid])
-        timer.start()
         try:
-            _, status, usage = os.wait4(process.pid, 0)
+            started = time.monotonic()
+            process = self.popen(argv, stdout=stdout, stderr=stderr, cwd=cwd)
+            timer = threading.Timer(timeout, kill, [process.pid])
+            timer.start()
+            try:
+                _, status, usage = os.wait4(process.pid, 0)
+            finally:
+                timer.cancel()
+            wall = time.monotonic() - started
+            process.returncode = os.waitstatus_to_exitcode(status)
+            self.forget(process)
+            exited = Exited(process.returncode, wall, usage.ru_utime + usage.ru_stime, timed_out=timed_out.is_set())
+            if rss_file:
+                with open(rss_file.name, errors="replace") as report:
+                    lines = [line for line in report.read().split("\n") if line.strip()]
+                # GNU time exits with the tool's status, or 128 + N and a "terminated by signal N" line.
+                exited.signal_text = next((line for line in lines if "terminated by signal" in line), "")
+                if lines and lines[-1].strip().isdigit():
+                    exited.rss_kib = int(lines[-1])
         finally:
-            timer.cancel()
-        wall = time.monotonic() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
-        self.forget(process)
-        exited = Exited(process.returncode, wall, usage.ru_utime + usage.ru_stime, timed_out=timed_out.is_set())
-        if rss_file:
-            with open(rss_file.name, errors="replace") as report:
-                lines = [line for line in report.read().split("\n") if line.strip()]
-            os.unlink(rss_file.name)
-            # GNU time exits with the tool's status, or 128 + N and a "terminated by signal N" line.
-            exited.signal_text = next((line for line in lines if "terminated by signal" in line), "")
-            if lines and lines[-1].strip().isdigit():
-                exited.rss_kib = int(lines[-1])
+            if rss_file:
+                os.unlink(rss_file.name)
         return exited
 
 
