@@ -34,33 +34,22 @@ import importlib.util
 import json
 import os
 import re
-import select
 import shlex
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
-import time
 from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (the nginx, child-process and test-data helpers of the comparison script)
+import harness  # noqa: E402
+from harness import Location, MiB, Source, format_size, log, peers  # noqa: E402
 
-MiB = compare.MiB
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # "At most a handful of refusals per download" (profile 2).
 HANDFUL = 5
 # One seed for every test-server profile, so that one reference download gives the digest of all of them.
 TEST_SERVER_SEED = 7
 # A request line as Python's http.server (RangeHTTPServer) and werkzeug (moto) log it on stderr.
 PYTHON_REQUEST = re.compile(rb'"(GET|HEAD) [^"]*" (\d{3})')
-
-
-def log(message):
-    compare.log(message)
 
 
 def mib(rate):
@@ -70,188 +59,71 @@ def mib(rate):
 # MARK: Servers
 
 
-@dataclass
-class Server:
-    """A URL to download and the log from which the requests it answered are counted.
-
-    `status_of(line)` returns a logged request's status code, or None for a line that is not a request.
-    """
-
-    name: str
-    url: str
-    log_path: str
-    status_of: object
-    md5: str
-    size: int
-
-    def log_size(self):
-        return os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
-
-    def settle(self, timeout=3.0):
-        """Waits until the log has stopped growing: a server logs a response once it has sent all of it."""
-        deadline = time.monotonic() + timeout
-        size = self.log_size()
-        while time.monotonic() < deadline:
-            time.sleep(0.25)
-            now = self.log_size()
-            if now == size:
-                return
-            size = now
-
-    def requests_since(self, offset):
-        """(requests, refusals: 429 or 5xx) the server logged after byte `offset` of its log."""
-        self.settle()
-        with open(self.log_path, "rb") as file:
-            file.seek(offset)
-            statuses = [status for line in file if (status := self.status_of(line)) is not None]
-        return len(statuses), sum(1 for status in statuses if status == 429 or status >= 500)
-
-
-def nginx_status(line):
-    """compare.Nginx logs `$status $body_bytes_sent "$http_range" "$request"`."""
-    fields = line.split(maxsplit=1)
-    return int(fields[0]) if fields and fields[0].isdigit() else None
-
-
-def test_server_status(line):
-    """`braid-test-server --log-requests` logs `connection N "GET /file" range "..." STATUS BYTES`."""
-    fields = line.split()
-    return int(fields[-2]) if line.startswith(b"connection ") and len(fields) >= 2 else None
-
-
 def python_status(line):
     match = PYTHON_REQUEST.search(line)
     return int(match.group(2)) if match else None
 
 
-def wait_for_line(process, stream, pattern, timeout, what):
-    """Reads `stream` (a child's stdout) until a line matches `pattern`; returns the match."""
-    deadline = time.monotonic() + timeout
-    seen = []
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([stream], [], [], 0.5)
-        if not ready:
-            if process.poll() is not None:
-                break
-            continue
-        line = stream.readline().decode(errors="replace")
-        if not line:
-            break
-        seen.append(line)
-        if match := re.search(pattern, line):
-            return match
-    raise SystemExit(f"{what} did not start; it printed: {''.join(seen)[-500:]!r}")
-
-
-def wait_for_http(url, timeout=30.0):
-    """Polls `url` with curl until it answers with any status."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = subprocess.run(["curl", "-q", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-r", "0-0", url],
-                                capture_output=True, text=True, env=compare.child_environment())
-        if result.stdout not in ("", "000"):
-            return
-        time.sleep(0.1)
-    raise SystemExit(f"{url} did not answer within {timeout} s")
-
-
 class Servers:
-    """Starts every server a profile needs, on free 127.0.0.1 ports, under `children` (stopped on exit)."""
+    """Starts every server a profile needs, on free 127.0.0.1 ports, in `work` (stopped on exit)."""
 
-    def __init__(self, options, children, workdir):
+    def __init__(self, options, work):
         self.options = options
-        self.children = children
-        self.workdir = workdir
-        self.root = os.path.join(workdir, "www")
-        os.makedirs(self.root, exist_ok=True)
+        self.work = work
         self.nginx = None
         self.nginx_md5 = None
-        self.test_server_md5 = None
 
     def nginx_server(self, profile):
         """nginx with /paced/ (profile 1), /limited/ (2) and / unthrottled (3), serving one generated file."""
-        size = self.options.size
+        size, rate, root = self.options.size, self.options.rate, self.work.document_root
         if self.nginx is None:
-            self.nginx_md5 = compare.generate_file(os.path.join(self.root, "file.bin"), size)
-            rate = self.options.rate
-            pacing = ["sendfile_max_chunk 64k;"]
-            self.nginx = compare.Nginx(
-                self.children, os.path.join(self.workdir, "nginx"), self.root,
-                [
-                    compare.Location("^~ /paced/", self.root + "/", limit_rate=rate, directives=pacing),
-                    compare.Location("^~ /limited/", self.root + "/", limit_rate=rate,
-                                     headers={"Retry-After": "1"},
-                                     directives=pacing + [f"limit_conn perclient {self.options.conn_limit};"]),
-                ],
-                http_directives=["limit_conn_zone $binary_remote_addr zone=perclient:1m;", "limit_conn_status 503;"],
-            )
-            self.nginx.start()
-            log(f"nginx on 127.0.0.1:{self.nginx.port}, serving {compare.format_size(size)}")
+            self.nginx_md5 = self.work.file("file.bin", size)
+            self.nginx = self.work.nginx([
+                Location.directory("paced", root, rate=rate, paced=True),
+                Location.conn_limited("limited", root, self.options.conn_limit, rate=rate, paced=True),
+            ])
+            log(f"nginx on 127.0.0.1:{self.nginx.port}, serving {format_size(size)}")
         path = {1: "/paced/file.bin", 2: "/limited/file.bin", 3: "/file.bin"}[profile]
-        return Server(f"nginx {path}", self.nginx.url(path), self.nginx.access_log, nginx_status, self.nginx_md5, size)
+        return self.nginx.source(path, size, self.nginx_md5)
 
     def test_server(self, name, size, faults):
         """braid-test-server with `faults`, logging every response."""
-        if self.test_server_md5 is None or self.test_server_md5[0] != size:
-            self.test_server_md5 = (size, self.reference_md5(size))
-        log_path = os.path.join(self.workdir, f"{name}.log")
-        argv = [self.options.test_server, "--port", "0", "--size", str(size), "--seed", str(TEST_SERVER_SEED),
-                "--log-requests"] + [argument for fault in faults for argument in ("--fault", fault)]
-        with open(log_path, "wb") as stderr:
-            process = self.children.popen(argv, stdout=subprocess.PIPE, stderr=stderr)
-        url = wait_for_line(process, process.stdout, r"^(http://\S+)", 15, shlex.join(argv)).group(1)
-        compare.require_loopback(url)
-        log(f"{shlex.join(argv)}: {url}")
-        return Server(name, url, log_path, test_server_status, self.test_server_md5[1], size)
+        server = self.work.test_server(self.options.test_server, size, seed=TEST_SERVER_SEED, faults=faults,
+                                       name=name)
+        return server, server.source()
 
-    def reference_md5(self, size):
-        """The MD5 of the test server's content of `size` bytes, fetched once from an unthrottled instance."""
-        argv = [self.options.test_server, "--port", "0", "--size", str(size), "--seed", str(TEST_SERVER_SEED)]
-        process = self.children.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        try:
-            url = wait_for_line(process, process.stdout, r"^(http://\S+)", 15, shlex.join(argv)).group(1)
-            compare.require_loopback(url)
-            reference = os.path.join(self.workdir, "test-server-reference.bin")
-            fetched = subprocess.run(["curl", "-q", "-sS", "-f", "-o", reference, url],
-                                     env=compare.child_environment(), capture_output=True)
-            if fetched.returncode != 0:
-                raise SystemExit(f"could not fetch the test server's content: {fetched.stderr.decode()}")
-            md5 = compare.file_md5(reference)
-            os.remove(reference)
-            return md5
-        finally:
-            self.children.stop(process)
+    def python_server(self, name, argv, url, size, md5, cwd=None):
+        """A Python server (one thread and one connection per request) that logs its requests on stderr."""
+        log_path = self.work.path(f"{name}.log")
+        with open(log_path, "wb") as stderr:
+            self.work.children.popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr)
+        harness.wait_for_http(url)
+        return log_path
 
     def range_http_server(self, size):
         """`python3 -m RangeHTTPServer` serving a generated file; one thread and one connection per request."""
         if importlib.util.find_spec("RangeHTTPServer") is None:
             raise ImportError("No module named 'RangeHTTPServer'")
-        directory = os.path.join(self.workdir, "range-http")
+        directory = self.work.path("range-http")
         os.makedirs(directory, exist_ok=True)
-        md5 = compare.generate_file(os.path.join(directory, "file.bin"), size)
-        port = compare.free_port()
-        log_path = os.path.join(self.workdir, "range-http.log")
-        with open(log_path, "wb") as stderr:
-            self.children.popen([sys.executable, "-u", "-m", "RangeHTTPServer", str(port), "--bind", "127.0.0.1"],
-                                cwd=directory, stdout=subprocess.DEVNULL, stderr=stderr)
+        md5 = harness.generate_file(os.path.join(directory, "file.bin"), size)
+        port = harness.free_port()
         url = f"http://127.0.0.1:{port}/file.bin"
-        wait_for_http(url)
+        log_path = self.python_server("range-http", [sys.executable, "-u", "-m", "RangeHTTPServer", str(port),
+                                                     "--bind", "127.0.0.1"], url, size, md5, cwd=directory)
         log(f"RangeHTTPServer: {url}")
-        return Server("RangeHTTPServer", url, log_path, python_status, md5, size)
+        return Source("RangeHTTPServer", url, size, md5, harness.RequestLog(log_path, python_status))
 
     def moto(self, size):
         """moto's S3 server (`python3 -m moto.server`) with one public object of `size` bytes put by boto3."""
         import boto3  # noqa: PLC0415  (only profile 6 needs it; scripts/install-deps installs it)
 
-        source = os.path.join(self.workdir, "moto-object.bin")
-        md5 = compare.generate_file(source, size)
-        port = compare.free_port()
-        log_path = os.path.join(self.workdir, "moto.log")
-        with open(log_path, "wb") as stderr:
-            self.children.popen([sys.executable, "-u", "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+        source = self.work.path("moto-object.bin")
+        md5 = harness.generate_file(source, size)
+        port = harness.free_port()
         endpoint = f"http://127.0.0.1:{port}"
-        wait_for_http(endpoint + "/")
+        log_path = self.python_server("moto", [sys.executable, "-u", "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                                               str(port)], endpoint + "/", size, md5)
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                           aws_access_key_id="test", aws_secret_access_key="test")
         s3.create_bucket(Bucket="braid")
@@ -259,22 +131,18 @@ class Servers:
             s3.put_object(Bucket="braid", Key="file.bin", Body=body, ACL="public-read")
         url = f"{endpoint}/braid/file.bin"
         log(f"moto S3: {url}")
-        return Server("moto S3", url, log_path, python_status, md5, size)
+        return Source("moto S3", url, size, md5, harness.RequestLog(log_path, python_status))
 
 
 # MARK: Runs
 
 
 @dataclass
-class Run:
-    ok: bool
-    seconds: float = 0.0
+class Run(harness.Run):
+    """A braid download's run, with what its --json events said."""
+
     settled: object = None  # the done event's `connections`, or None when braid reports none
     peak: int = 0
-    requests: int = 0
-    refusals: int = 0
-    error: str = ""
-    stdout: bytes = b""
     reason: str = ""  # the last `reason` of a progress event: why auto last changed its count
 
     @property
@@ -284,80 +152,31 @@ class Run:
 
 
 class Runner:
-    def __init__(self, options, children, workdir):
+    def __init__(self, options, work):
         self.options = options
-        self.children = children
-        self.output = os.path.join(workdir, "out")
-        self.temp = os.path.join(workdir, "bench-temp")
+        self.work = work
+        # Two minutes, and four more seconds per MiB: a download slower than 256 KiB/s here is broken.
+        self.runner = work.runner(timeout=lambda size: 120 + 4 * size / MiB, rss=False)
+        self.temp = work.scratch("bench-temp")
         # What auto remembers of the servers: emptied before each cold run, kept for the warm ones.
-        self.stats = os.path.join(workdir, "server-stats.json")
+        self.stats = work.path("server-stats.json")
 
     def forget_servers(self):
         if os.path.exists(self.stats):
             os.unlink(self.stats)
 
-    def fresh_output(self):
-        shutil.rmtree(self.output, ignore_errors=True)
-        os.makedirs(self.output)
-        # Earlier runs' dirty pages would otherwise be written back during, and charged to, this one.
-        os.sync()
-        return os.path.join(self.output, "file.bin")
-
-    @staticmethod
-    def timeout(server):
-        """Two minutes, and four more seconds per MiB: a download slower than 256 KiB/s here is broken."""
-        return 120 + 4 * server.size / MiB
-
-    def execute(self, argv, server, path, timeout):
-        """Runs `argv` (which writes `path`), times it, verifies the file and counts the server's log."""
-        offset = server.log_size()
-        stdout_path = os.path.join(self.output, "stdout.txt")
-        stderr_path = os.path.join(self.output, "stderr.txt")
-        with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
-            timed_out = threading.Event()
-
-            def kill(process_group):
-                timed_out.set()
-                compare.kill_group(process_group)
-
-            started = time.monotonic()
-            process = self.children.popen(argv, stdout=stdout, stderr=stderr, cwd=self.output)
-            # A timer, not wait(timeout=): that polls with sleeps of up to 50 ms, a third of a fast download.
-            timer = threading.Timer(timeout, kill, [process.pid])
-            timer.start()
-            code = process.wait()
-            seconds = time.monotonic() - started
-            timer.cancel()
-            self.children.forget(process)
-        requests, refusals = server.requests_since(offset)
-        run = Run(ok=False, seconds=seconds, requests=requests, refusals=refusals)
-        with open(stderr_path, errors="replace") as file:
-            errors = file.read().strip()
-        if timed_out.is_set():
-            run.error = f"killed after {timeout:.0f} s"
-        elif code != 0:
-            run.error = f"exit {code}: {errors[-300:]}"
-        elif not os.path.exists(path) or compare.file_md5(path) != server.md5:
-            run.error = "the file differs from the source"
-        else:
-            run.ok = True
-        with open(stdout_path, "rb") as file:
-            run.stdout = file.read()
-        return run
-
     def braid_auto(self, server, own_clock=True, count_args=None, warm=False):
         """`braid URL -n auto` (or `count_args`), timed by its `done` event's `seconds` when `own_clock` (from its
         first request to the verified file, as braid bench times its runs in-process), else by the process's wall
         time. Auto runs cold (what it remembers of servers emptied first) unless `warm`."""
-        path = self.fresh_output()
         remembers = []
         if count_args is None and self.options.remembers:
             if not warm:
                 self.forget_servers()
             remembers = ["--server-stats", self.stats]
-        argv = ([self.options.braid, server.url] + (count_args or self.options.auto_args) + remembers
-                + self.options.braid_args + ["--json", "-o", path])
-        run = self.execute(argv, server, path, self.timeout(server))
+        tool = peers.braid(self.options.braid, *(count_args or self.options.auto_args), *remembers,
+                           *self.options.braid_args, "--json")
+        run = Run(**vars(self.runner.measure(tool.job(server))))
         for line in run.stdout.splitlines():
             try:
                 event = json.loads(line)
@@ -369,35 +188,21 @@ class Runner:
             elif event.get("event") == "done":
                 run.settled = event.get("connections")
                 if own_clock:
-                    run.seconds = event.get("seconds") or run.seconds
+                    run.wall = event.get("seconds") or run.wall
         return run
 
     def aria2c(self, server):
-        path = self.fresh_output()
-        argv = (["aria2c", "--no-conf=true"] + self.options.aria2_args
-                + ["--allow-overwrite=true", "--auto-file-renaming=false", "--file-allocation=none",
-                   "-d", self.output, "-o", os.path.basename(path),
-                   "--console-log-level=warn", "--summary-interval=0", server.url])
-        return self.execute(argv, server, path, self.timeout(server))
+        return self.runner.measure(peers.aria2c(*self.options.aria2_args).job(server))
 
     def bench(self, server, counts):
         """`braid bench --json` over the whole file: {connections: median bytes/s}, and its recommendation."""
         os.makedirs(self.temp, exist_ok=True)
-        argv = [self.options.braid, "bench", server.url, "-n", ",".join(map(str, counts)),
-                "--repeat", str(self.options.repeat), "--bytes", "all", "--json", "-q", "--temp-dir", self.temp]
-        log("$ " + shlex.join(argv))
-        offset = server.log_size()
-        result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=compare.child_environment())
-        if result.returncode != 0:
-            raise BenchFailed(f"braid bench exited {result.returncode}: {result.stderr.decode(errors='replace')[-300:]}")
-        report = json.loads(result.stdout)
+        offset = server.log.size()
+        report = harness.braid_bench(self.work.children, self.options.braid, server.url, counts, self.options.repeat,
+                                     "all", ["--temp-dir", self.temp])
         medians = {entry["connections"]: entry["medianBytesPerSecond"] for entry in report["results"]}
-        requests, refusals = server.requests_since(offset)
+        requests, refusals = server.log.requests_since(offset)
         return medians, report.get("recommendedConnections"), requests, refusals
-
-
-class BenchFailed(Exception):
-    pass
 
 
 # MARK: Profiles
@@ -452,15 +257,14 @@ class Row:
 
 def median_rate(runs, size):
     good = [run for run in runs if run.ok]
-    return statistics.median(size / run.seconds for run in good) if good else None
+    return statistics.median(size / run.wall for run in good) if good else None
 
 
 class Profiles:
-    def __init__(self, options, children, workdir):
+    def __init__(self, options, work):
         self.options = options
-        self.servers = Servers(options, children, workdir)
-        self.runner = Runner(options, children, workdir)
-        self.children = children
+        self.servers = Servers(options, work)
+        self.runner = Runner(options, work)
 
     def auto_runs(self, row, server, own_clock=True):
         """`braid -n auto` cold, alternating with `braid -n FIXED` when the row has a reference count; then warm."""
@@ -510,7 +314,7 @@ class Profiles:
                 checks.append((f"<= {max_refusals} refusals per download", worst <= max_refusals))
 
     def profile_1(self):
-        rate = compare.format_size(self.options.rate)
+        rate = format_size(self.options.rate)
         row = Row("1", f"nginx limit_rate {rate}/s per conn, paced", ">= 0.90 of best fixed")
         server = self.servers.nginx_server(1)
         self.benched(row, server, self.options.counts)
@@ -521,7 +325,7 @@ class Profiles:
 
     def profile_2(self):
         limit = self.options.conn_limit
-        rate = compare.format_size(self.options.rate)
+        rate = format_size(self.options.rate)
         row = Row("2", f"nginx limit_conn {limit} (503), {rate}/s per conn",
                   f">= 0.90 of fixed {limit}, <= {limit} conns, <= {HANDFUL} refusals")
         server = self.servers.nginx_server(2)
@@ -548,8 +352,9 @@ class Profiles:
 
     def profile_4(self):
         cap = self.options.total_rate
-        row = Row("4", f"test server, {compare.format_size(cap)}/s in all", "<= 4 conns, >= 0.95 of the cap")
-        server = self.servers.test_server("total-throttle", self.options.capped_size, [f"total-throttle={cap}"])
+        row = Row("4", f"test server, {format_size(cap)}/s in all", "<= 4 conns, >= 0.95 of the cap")
+        process, server = self.servers.test_server("total-throttle", self.options.capped_size,
+                                                   [f"total-throttle={cap}"])
         try:
             self.benched(row, server, self.options.capped_counts)
             row.notes.append(f"ratio is auto / the cap ({mib(cap)} MiB/s), not / the best fixed count")
@@ -557,21 +362,22 @@ class Profiles:
             self.auto_runs(row, server)
             self.judge_common(row, server.size, 0.95, max_connections=4)
         finally:
-            self.stop(server)
+            process.stop()
         return row, server.size
 
     def profile_5(self):
         rate, latency = self.options.rate, self.options.latency
-        row = Row("5", f"test server, {compare.format_size(rate)}/s per conn, {latency * 1000:.0f} ms per request",
+        row = Row("5", f"test server, {format_size(rate)}/s per conn, {latency * 1000:.0f} ms per request",
                   ">= 0.90 of best fixed")
-        server = self.servers.test_server("latency", self.options.size, [f"throttle={rate}", f"latency={latency}"])
+        process, server = self.servers.test_server("latency", self.options.size,
+                                                   [f"throttle={rate}", f"latency={latency}"])
         try:
             self.benched(row, server, self.options.counts)
             row.ratio_base = row.reference_rate
             self.auto_runs(row, server)
             self.judge_common(row, server.size, 0.90)
         finally:
-            self.stop(server)
+            process.stop()
         return row, server.size
 
     def profile_6(self):
@@ -588,31 +394,26 @@ class Profiles:
                 row.name = "moto S3" if number == "6a" else "RangeHTTPServer"
                 row.skipped = f"{error}; run scripts/install-deps"
                 continue
-            row.name = f"{server.name}, {compare.format_size(size)}"
-            peers = []
+            row.name = f"{server.name}, {format_size(size)}"
+            aria2_runs = []
             for index in range(self.options.repeat):
                 log(f"profile {number}: {aria2}, run {index + 1}")
-                peers.append(self.runner.aria2c(server))
+                aria2_runs.append(self.runner.aria2c(server))
                 log(f"profile {number}: braid {' '.join(self.options.auto_args)}, run {index + 1}")
                 # Against another process, process against process.
                 row.runs.append(self.runner.braid_auto(server, own_clock=False))
             self.warm_runs(row, server, own_clock=False)
-            good = [run for run in peers if run.ok]
-            for index, run in enumerate(peers):
+            good = [run for run in aria2_runs if run.ok]
+            for index, run in enumerate(aria2_runs):
                 if not run.ok:
                     row.notes.append(f"aria2c run {index + 1} failed: {run.error}")
             row.reference_label = aria2
             if good:
-                row.reference_rate = statistics.median(size / run.seconds for run in good)
+                row.reference_rate = statistics.median(size / run.wall for run in good)
                 row.reference_requests = str(statistics.median_low(run.requests for run in good))
             row.ratio_base = row.reference_rate
             self.judge_common(row, size, 0.90)
         return rows
-
-    def stop(self, server):
-        for process in list(self.children.processes):
-            if process.args and process.args[0] == self.options.test_server:
-                self.children.stop(process)
 
 
 # MARK: Output
@@ -638,25 +439,17 @@ def print_table(rows, options):
                       "/".join(str(run.requests) for run in warm) or "-", mib(median_rate(warm, size)),
                       f"{warm_ratio:.2f}" if warm_ratio else "-",
                       "/".join(str(run.refusals) for run in warm) or "-", row.warm_verdict])
-    if options.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join("---" for _ in header) + "|")
-        for line in table:
-            print("| " + " | ".join(line) + " |")
-    else:
-        widths = [max(len(str(line[index])) for line in [header] + table) for index in range(len(header))]
-        for line in [header] + table:
-            print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip())
+    harness.print_table(header, table, options.markdown, align="l" * len(header))
     print()
     for row, size in rows:
         for index, run in enumerate(row.runs, start=1):
-            outcome = f"{size / run.seconds / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
+            outcome = f"{size / run.wall / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
             reason = f"; last reason: {run.reason}" if run.reason else ""
-            print(f"{row.number}: auto run {index}: {outcome}, {run.seconds:.2f} s{reason}")
+            print(f"{row.number}: auto run {index}: {outcome}, {run.wall:.2f} s{reason}")
         for index, run in enumerate(row.warm_runs, start=1):
-            outcome = f"{size / run.seconds / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
+            outcome = f"{size / run.wall / MiB:.1f} MiB/s" if run.ok else f"FAILED, {run.error}"
             reason = f"; last reason: {run.reason}" if run.reason else ""
-            print(f"{row.number}: warm auto run {index}: {outcome}, {run.seconds:.2f} s, peak {run.peak}{reason}")
+            print(f"{row.number}: warm auto run {index}: {outcome}, {run.wall:.2f} s, peak {run.peak}{reason}")
         if row.fixed_runs:
             rate, auto = median_rate(row.fixed_runs, size), row.auto_rate(size)
             versus = f"; auto / that = {auto / rate:.2f}" if rate and auto else ""
@@ -682,9 +475,9 @@ def print_table(rows, options):
 
 def parse_options(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--braid", default=os.path.join(ROOT, ".build/release/braid"),
+    parser.add_argument("--braid", default=harness.built("braid"),
                         help="the braid binary (default %(default)s)")
-    parser.add_argument("--test-server", default=os.path.join(ROOT, ".build/release/braid-test-server"),
+    parser.add_argument("--test-server", default=harness.built("braid-test-server"),
                         help="the braid-test-server binary, for profiles 4 and 5 (default %(default)s)")
     parser.add_argument("--auto-args", default="-n auto",
                         help="how braid is told to choose its count (default %(default)r); --auto-args='-n 8' to "
@@ -701,23 +494,23 @@ def parse_options(argv):
     parser.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated profile numbers (default: all)")
     parser.add_argument("--quick", action="store_true",
                         help="smaller files for a run of about 10 minutes: 256 MiB, 128 MiB for profile 4")
-    parser.add_argument("--size", type=compare.parse_size,
+    parser.add_argument("--size", type=harness.parse_size,
                         help="file size for profiles 1, 2, 3 and 5; braid bench fetches all of it "
                              "(default 2016M, 256M with --quick)")
-    parser.add_argument("--capped-size", type=compare.parse_size,
+    parser.add_argument("--capped-size", type=harness.parse_size,
                         help="file size for profile 4, where every run takes size / total rate "
                              "(default 1008M, 128M with --quick)")
-    parser.add_argument("--expensive-size", type=compare.parse_size, default="64M",
+    parser.add_argument("--expensive-size", type=harness.parse_size, default="64M",
                         help="object size for profile 6 (default %(default)s)")
     parser.add_argument("--counts", default="1,2,4,8,16,32,64",
                         help="fixed counts braid bench measures in profiles 1, 2, 3, 5 (default %(default)s)")
     parser.add_argument("--capped-counts", default="1,2,4,8",
                         help="fixed counts braid bench measures in profile 4 (default %(default)s)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per count and per tool (default 3)")
-    parser.add_argument("--rate", type=compare.parse_size, default="25M",
+    parser.add_argument("--rate", type=harness.parse_size, default="25M",
                         help="per-connection rate in profiles 1, 2 and 5 (default 25M)")
     parser.add_argument("--conn-limit", type=int, default=8, help="nginx's limit_conn in profile 2 (default 8)")
-    parser.add_argument("--total-rate", type=compare.parse_size, default="40M",
+    parser.add_argument("--total-rate", type=harness.parse_size, default="40M",
                         help="the test server's rate for all connections together in profile 4 (default 40M)")
     parser.add_argument("--latency", type=float, default=0.04,
                         help="seconds the test server waits before every response in profile 5 (default 0.04)")
@@ -743,57 +536,34 @@ def parse_options(argv):
 
 
 def check_tools(options):
-    options.braid = os.path.abspath(options.braid)
+    options.braid = harness.require_executable(options.braid, "braid")
     options.test_server = os.path.abspath(options.test_server)
-    needed = [(options.braid, "swift build -c release --product braid")]
     if {4, 5} & set(options.only):
-        needed.append((options.test_server, "swift build -c release --product braid-test-server"))
-    for path, build in needed:
-        if not os.access(path, os.X_OK):
-            raise SystemExit(f"{path} is not executable; build it with `{build}` or pass its path")
-    tools = ["curl", "openssl"] + (["aria2c"] if 6 in options.only else [])
-    for tool in tools:
-        if shutil.which(tool) is None:
-            raise SystemExit(f"{tool} not found on PATH; run scripts/install-deps")
-    if {1, 2, 3} & set(options.only) and not os.access(compare.NGINX, os.X_OK):
-        raise SystemExit(f"{compare.NGINX} not found; run scripts/install-deps")
+        harness.require_executable(options.test_server, "braid-test-server")
+    for tool in ["curl", "openssl"] + (["aria2c"] if 6 in options.only else []):
+        harness.require_executable(tool)
+    if {1, 2, 3} & set(options.only):
+        harness.require_executable(harness.nginx.NGINX)
 
 
 def main(argv):
     options = parse_options(argv)
     check_tools(options)
-
-    def terminate(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, terminate)
-    children = compare.Children()
-    workdir = options.workdir or tempfile.mkdtemp(prefix="braid-auto.")
-    os.makedirs(workdir, exist_ok=True)
     rows = []
-    try:
-        profiles = Profiles(options, children, workdir)
+    with harness.Workspace("braid-auto.", options.workdir) as work:
+        profiles = Profiles(options, work)
         for number in options.only:
             log(f"profile {number}")
             try:
                 result = getattr(profiles, f"profile_{number}")()
-            except BenchFailed as error:
+            except harness.BenchFailed as error:
                 result = (Row(str(number), f"profile {number}", "-", error=str(error)), options.size)
             rows += result if isinstance(result, list) else [result]
-    except KeyboardInterrupt:
-        log("interrupted; stopping children")
-        return 130
-    finally:
-        children.stop_all()
-        shutil.rmtree(os.path.join(workdir, "out"), ignore_errors=True)
-        shutil.rmtree(os.path.join(workdir, "bench-temp"), ignore_errors=True)
-        if not options.workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
     print(f"braid {options.braid} {' '.join(options.auto_args)} {' '.join(options.braid_args)}; "
-          f"{options.repeat} runs each; {os.cpu_count()} CPUs")
+          f"{options.repeat} runs each; {os.cpu_count()} CPUs; commit {harness.commit()}")
     print_table(rows, options)
     return 1 if any("FAIL" in (row.verdict, row.warm_verdict) for row, _ in rows) else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    harness.main(main)

@@ -23,45 +23,53 @@ import argparse
 import json
 import os
 import secrets
-import shutil
 import statistics
+import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "Tests", "Daemon"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness.processes import cpu_seconds, proc_status  # noqa: E402
+
+# The daemon tests' JSON-RPC client (appended, so that `harness` above stays this folder's package).
+sys.path.append(os.path.join(harness.ROOT, "Tests", "Daemon"))
 import websocket  # noqa: E402  (websocket-client, from PyPI: scripts/install-deps)
 
-from daemon_common import RPC, Daemon, Failure, check, start_file_server, wait_until  # noqa: E402
+from daemon_common import RPC, Failure, check, wait_for_daemon, wait_until  # noqa: E402
 
 TARGET_MS = 10.0
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def built(product):
-    """The release build of `product` if there is one, else the debug build."""
-    for configuration in ("release", "debug"):
-        path = os.path.join(ROOT, ".build", configuration, product)
-        if os.access(path, os.X_OK):
-            return path
-    return os.path.join(ROOT, ".build", "release", product)
+def start_daemon(work, options, secret):
+    """braid daemon or aria2c with RPC on a free 127.0.0.1 port, -j CONCURRENT, one connection per download.
 
-
-def cpu_seconds(pid):
-    """User + system CPU time the process has used, from /proc/PID/stat (fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def proc_status(pid, key):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(key + ":"):
-                return line.split()[1]
-    return "?"
+    braid's --max-connections-per-host caps all downloads together (a second download from the same host would
+    get none), so braid is told -n 1; aria2's cap is per download. Returns (process, RPC URL).
+    """
+    downloads, session = work.path("downloads"), work.path("session")
+    os.makedirs(downloads, exist_ok=True)
+    if options.daemon == "braid":
+        argv = [options.braid, "daemon", "--listen", "127.0.0.1:0", "--dir", downloads, "--session", session,
+                "--rpc-secret", secret, f"-j={options.concurrent}", "--connections=1"]
+    else:
+        port = harness.free_port()
+        argv = [options.aria2c, "--enable-rpc", f"--rpc-listen-port={port}", "--rpc-listen-all=false",
+                f"--rpc-secret={secret}", f"--dir={downloads}", "--daemon=false", f"--save-session={session}",
+                "--no-conf", "--quiet=false", "--console-log-level=warn", "--summary-interval=0",
+                f"--max-concurrent-downloads={options.concurrent}", "--max-connection-per-server=1", "--split=1"]
+    stdout_path = work.path("daemon.stdout")
+    with open(stdout_path, "wb") as stdout, open(work.path("daemon.stderr"), "wb") as stderr:
+        process = work.children.popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
+    if options.daemon == "braid":
+        url = harness.wait_for_line(process, r"^braid daemon listening on (\S+)", 30, "braid daemon",
+                                    path=stdout_path).group(1).rstrip("/")
+    else:
+        url = f"http://127.0.0.1:{port}"
+    harness.require_loopback(url)
+    wait_for_daemon(url + "/jsonrpc", secret)
+    return process, url + "/jsonrpc"
 
 
 class Listener:
@@ -122,17 +130,13 @@ def latencies(call, count):
     return times
 
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
-def main():
+def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--daemon", choices=("braid", "aria2c"), default="braid")
-    parser.add_argument("--braid", default=built("braid"), help="the braid binary (default: release, else debug)")
+    parser.add_argument("--braid", default=harness.built("braid", debug_too=True),
+                        help="the braid binary (default: release, else debug)")
     parser.add_argument("--aria2c", default="aria2c")
-    parser.add_argument("--test-server", default=built("braid-test-server"))
+    parser.add_argument("--test-server", default=harness.built("braid-test-server", debug_too=True))
     parser.add_argument("--downloads", type=int, default=100)
     parser.add_argument("--concurrent", type=int, default=2, help="-j: downloads active at once")
     parser.add_argument("--clients", type=int, default=20, help="WebSocket clients kept connected")
@@ -141,67 +145,59 @@ def main():
     parser.add_argument("--rate", type=int, default=1024, help="bytes/s per connection the test server sends")
     parser.add_argument("--size", type=int, default=1 << 30, help="the file's size; it must outlast the run")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    options = parser.parse_args()
+    options = parser.parse_args(argv)
 
-    work = tempfile.mkdtemp(prefix="braid-daemon-rpc.")
-    downloads, logs = os.path.join(work, "downloads"), os.path.join(work, "logs")
-    os.makedirs(downloads)
     secret = secrets.token_hex(8)
-    server, url = start_file_server(options.test_server, options.size, options.rate, logs)
-    daemon = listeners = None
-    try:
-        binary = options.braid if options.daemon == "braid" else options.aria2c
-        # One connection per download. braid's --max-connections-per-host caps all downloads together (a second
-        # download from the same host would get none), so braid is told -n 1; aria2's cap is per download.
-        one = ["--connections=1"] if options.daemon == "braid" else ["--max-connection-per-server=1", "--split=1"]
-        flags = [f"-j={options.concurrent}", *one]
-        daemon = Daemon(options.daemon, binary, downloads, os.path.join(work, "session"), secret, logs, extra=flags)
-        rpc = RPC(daemon.rpc_url, secret)
-        for number in range(options.downloads):
-            rpc.call("aria2.addUri", [url], {"out": f"file{number:03}.bin"})
-        expected_active = min(options.concurrent, options.downloads)
+    listeners = []
+    with harness.Workspace("braid-daemon-rpc.") as work:
+        url = work.test_server(options.test_server, options.size, rate=options.rate).url
+        daemon, rpc_url = start_daemon(work, options, secret)
+        try:
+            rpc = RPC(rpc_url, secret)
+            for number in range(options.downloads):
+                rpc.call("aria2.addUri", [url], {"out": f"file{number:03}.bin"})
+            expected_active = min(options.concurrent, options.downloads)
 
-        def queued():
-            stat = rpc.call("aria2.getGlobalStat")
-            return stat["numActive"] == str(expected_active) and stat["numWaiting"] == str(
-                options.downloads - expected_active
-            )
+            def queued():
+                stat = rpc.call("aria2.getGlobalStat")
+                return stat["numActive"] == str(expected_active) and stat["numWaiting"] == str(
+                    options.downloads - expected_active
+                )
 
-        wait_until(f"{expected_active} active and the rest waiting", 60, queued)
-        active = rpc.call("aria2.tellActive", ["gid", "completedLength"])
-        wait_until("the active downloads to receive bytes", 60,
-                   lambda: all(int(s["completedLength"]) > 0 for s in rpc.call("aria2.tellActive", ["completedLength"])))
-        ws_url = daemon.rpc_url.replace("http://", "ws://", 1)
-        listeners = [Listener(ws_url) for _ in range(options.clients)]
+            wait_until(f"{expected_active} active and the rest waiting", 60, queued)
+            active = rpc.call("aria2.tellActive", ["gid", "completedLength"])
+            wait_until("the active downloads to receive bytes", 60,
+                       lambda: all(int(s["completedLength"]) > 0
+                                   for s in rpc.call("aria2.tellActive", ["completedLength"])))
+            ws_url = rpc_url.replace("http://", "ws://", 1)
+            listeners = [Listener(ws_url) for _ in range(options.clients)]
 
-        before, started = cpu_seconds(daemon.pid), time.monotonic()
-        time.sleep(options.idle_seconds)  # the measurement window itself: nobody talks to the daemon meanwhile
-        used, elapsed = cpu_seconds(daemon.pid) - before, time.monotonic() - started
-        idle_percent = 100 * used / elapsed
+            before, started = cpu_seconds(daemon.pid), time.monotonic()
+            time.sleep(options.idle_seconds)  # the measurement window itself: nobody talks to the daemon meanwhile
+            used, elapsed = cpu_seconds(daemon.pid) - before, time.monotonic() - started
+            idle_percent = 100 * used / elapsed
 
-        # The daemon's own overhead: the same 100 downloads and 20 clients, with every transfer paused.
-        rpc.call("aria2.pauseAll")
-        wait_until("every download to be paused", 60, lambda: rpc.call("aria2.getGlobalStat")["numActive"] == "0")
-        paused_before, paused_started = cpu_seconds(daemon.pid), time.monotonic()
-        time.sleep(options.idle_seconds)  # the measurement window itself, as above
-        paused_used, paused_elapsed = cpu_seconds(daemon.pid) - paused_before, time.monotonic() - paused_started
-        rpc.call("aria2.unpauseAll")
-        wait_until(f"{expected_active} active again", 60, queued)
+            # The daemon's own overhead: the same 100 downloads and 20 clients, with every transfer paused.
+            rpc.call("aria2.pauseAll")
+            wait_until("every download to be paused", 60,
+                       lambda: rpc.call("aria2.getGlobalStat")["numActive"] == "0")
+            paused_before, paused_started = cpu_seconds(daemon.pid), time.monotonic()
+            time.sleep(options.idle_seconds)  # the measurement window itself, as above
+            paused_used, paused_elapsed = cpu_seconds(daemon.pid) - paused_before, time.monotonic() - paused_started
+            rpc.call("aria2.unpauseAll")
+            wait_until(f"{expected_active} active again", 60, queued)
 
-        http_times = latencies(lambda: rpc.call("aria2.tellActive"), options.calls)
-        websocket_rpc = WebSocketRPC(ws_url, secret)
-        websocket_times = latencies(lambda: websocket_rpc.call("aria2.tellActive"), options.calls)
-        websocket_rpc.close()
-        check(len(active) == expected_active, f"tellActive lists {len(active)} downloads, not {expected_active}")
-        peak_rss = proc_status(daemon.pid, "VmHWM")
-        threads = proc_status(daemon.pid, "Threads")
-        notifications = sum(listener.notifications for listener in listeners)
-    finally:
-        for listener in listeners or []:
-            listener.close()
-        if daemon:
-            daemon.stop()
-        server.stop()
+            http_times = latencies(lambda: rpc.call("aria2.tellActive"), options.calls)
+            websocket_rpc = WebSocketRPC(ws_url, secret)
+            websocket_times = latencies(lambda: websocket_rpc.call("aria2.tellActive"), options.calls)
+            websocket_rpc.close()
+            check(len(active) == expected_active, f"tellActive lists {len(active)} downloads, not {expected_active}")
+            peak_rss = proc_status(daemon.pid, "VmHWM")
+            threads = proc_status(daemon.pid, "Threads")
+            notifications = sum(listener.notifications for listener in listeners)
+        finally:
+            for listener in listeners:
+                listener.close()
 
     rows = [
         ("Idle CPU, 2 active at the trickle", f"{idle_percent:.2f} % of a core",
@@ -209,40 +205,32 @@ def main():
         ("Idle CPU, all paused", f"{100 * paused_used / paused_elapsed:.2f} % of a core",
          f"{paused_used * 1000:.0f} ms in {paused_elapsed:.1f} s", "-", "-"),
         ("tellActive, HTTP keep-alive", f"{statistics.median(http_times):.2f} ms",
-         f"p99 {percentile(http_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
+         f"p99 {harness.percentile(http_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
          verdict(http_times)),
         ("tellActive, WebSocket", f"{statistics.median(websocket_times):.2f} ms",
-         f"p99 {percentile(websocket_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
+         f"p99 {harness.percentile(websocket_times, 0.99):.2f} ms", f"< {TARGET_MS:g} ms",
          verdict(websocket_times)),
     ]
     print(f"{options.daemon}: {options.downloads} queued ({expected_active} active at {options.rate} B/s per "
           f"connection, the rest waiting), {options.clients} WebSocket clients connected; peak RSS {peak_rss} kB, "
           f"{threads} threads, {notifications} notifications received by the clients")
-    print_table(("Measure", "Median / value", "Detail", "Target", "Verdict"), rows, options.markdown)
-    shutil.rmtree(work, ignore_errors=True)
+    harness.print_table(("Measure", "Median / value", "Detail", "Target", "Verdict"), rows, options.markdown,
+                        align="lllll")
     return 0 if all(row[4] != "FAIL" for row in rows) else 1
 
 
 def verdict(times):
     """PASS when both the median and the p99 are under the target."""
-    return "PASS" if statistics.median(times) < TARGET_MS and percentile(times, 0.99) < TARGET_MS else "FAIL"
+    return "PASS" if statistics.median(times) < TARGET_MS and harness.percentile(times, 0.99) < TARGET_MS else "FAIL"
 
 
-def print_table(header, rows, markdown):
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-        return
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-    for row in (header, *rows):
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)))
+def run(argv):
+    try:
+        return main(argv)
+    except Failure as failure:
+        print(f"FAIL: {failure}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Failure as failure:
-        print(f"FAIL: {failure}", file=sys.stderr)
-        sys.exit(1)
+    harness.main(run)

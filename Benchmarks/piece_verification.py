@@ -22,27 +22,14 @@ All traffic stays on 127.0.0.1; every server is stopped on exit.
 import argparse
 import hashlib
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (the nginx, child-process and test-data helpers of the comparison script)
+import harness  # noqa: E402
+from harness import format_size, log  # noqa: E402
 
 LIMIT = 1.1
-
-
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while True:
-            block = file.read(8 << 20)
-            if not block:
-                return digest.hexdigest()
-            digest.update(block)
 
 
 def metalink(path, urls, size, whole, piece_length):
@@ -70,34 +57,18 @@ def metalink(path, urls, size, whole, piece_length):
 """, len(pieces)
 
 
-def timed(children, argv, directory):
-    """Runs braid in an empty `directory`; returns (seconds, exit code, the last lines of stderr)."""
-    shutil.rmtree(directory, ignore_errors=True)
-    os.makedirs(directory)
-    started = time.monotonic()
-    with open(os.path.join(directory, "..", "braid.err"), "wb") as errors:
-        process = children.popen(argv, cwd=directory, stdout=subprocess.DEVNULL, stderr=errors)
-        process.wait()
-    children.forget(process)
-    seconds = time.monotonic() - started
-    with open(os.path.join(directory, "..", "braid.err"), errors="replace") as errors:
-        tail = errors.read().strip().splitlines()[-3:]
-    return seconds, process.returncode, tail
-
-
-def compare_pair(children, name, baseline, checked, workdir, repeat, expected):
-    """Alternates the two commands `repeat` times; prints and returns the ratio of their median wall times."""
+def compare_pair(runner, name, baseline, checked, source, repeat):
+    """Alternates the two commands (each writes its file in its empty directory) `repeat` times; prints and
+    returns the ratio of their median wall times, or None at the first failed run."""
     times = {"without": [], "with": []}
-    for run in range(repeat):
+    for run_number in range(repeat):
         for label, argv in (("without", baseline), ("with", checked)):
-            directory = os.path.join(workdir, f"run-{label}")
-            seconds, code, tail = timed(children, argv, directory)
-            files = [os.path.join(directory, entry) for entry in os.listdir(directory)]
-            if code != 0 or len(files) != 1 or sha256_of(files[0]) != expected:
-                print(f"  {name} {label} run {run + 1} failed (exit {code}): {' | '.join(tail)}")
+            run = runner.measure(harness.Job(label, lambda output, argv=argv: argv, source))
+            if not run.ok:
+                print(f"  {name} {label} run {run_number + 1} failed: {run.error}")
                 return None
-            times[label].append(seconds)
-            compare.log(f"{name} {label} run {run + 1}: {seconds:.3f} s")
+            times[label].append(run.wall)
+            log(f"{name} {label} run {run_number + 1}: {run.wall:.3f} s")
     without, with_checks = statistics.median(times["without"]), statistics.median(times["with"])
     result = with_checks / without
     verdict = "PASS" if result <= LIMIT else "FAIL"
@@ -108,79 +79,55 @@ def compare_pair(children, name, baseline, checked, workdir, repeat, expected):
     return result
 
 
-def start_test_server(children, binary, size, faults):
-    argv = [binary, "--port", "0", "--size", str(size), "--path", "/big.bin"]
-    for fault in faults:
-        argv += ["--fault", fault]
-    process = children.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    url = process.stdout.readline().strip()
-    compare.require_loopback(url)
-    return process, url
-
-
-def main():
+def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--braid", default=".build/release/braid")
-    parser.add_argument("--test-server", default=".build/release/braid-test-server")
+    parser.add_argument("--braid", default=harness.built("braid"))
+    parser.add_argument("--test-server", default=harness.built("braid-test-server"))
     parser.add_argument("--size", default="1G")
     parser.add_argument("--piece-length", default="256K")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--only", default="1,2")
     parser.add_argument("--workdir")
-    options = parser.parse_args()
-    size = compare.parse_size(options.size)
-    piece_length = compare.parse_size(options.piece_length)
-    braid = os.path.abspath(options.braid)
+    options = parser.parse_args(argv)
+    size = harness.parse_size(options.size)
+    piece_length = harness.parse_size(options.piece_length)
+    braid = harness.require_executable(options.braid, "braid")
     scenarios = {int(number) for number in options.only.split(",")}
-    workdir = options.workdir or tempfile.mkdtemp(prefix="braid-pieces-")
-    os.makedirs(workdir, exist_ok=True)
-    children = compare.Children()
     ratios = []
-    try:
+    with harness.Workspace("braid-pieces-", options.workdir) as work:
+        runner = work.runner(rss=False)  # only wall times are compared
         common = [braid, "-n", str(options.connections), "--no-fsync", "-q"]
         if 1 in scenarios:
-            root = os.path.join(workdir, "root")
-            os.makedirs(root, exist_ok=True)
-            source = os.path.join(root, "big.bin")
-            compare.log(f"generating {compare.format_size(size)}")
-            compare.generate_file(source, size)
-            whole = sha256_of(source)
-            nginx = compare.Nginx(children, os.path.join(workdir, "nginx"), root, [])
-            nginx.start()
-            url = nginx.url("/big.bin")
-            document, count = metalink(source, [url], size, whole, piece_length)
-            meta4 = os.path.join(workdir, "big.meta4")
+            work.file("big.bin", size)
+            source_path = os.path.join(work.document_root, "big.bin")
+            whole = harness.digest_of(source_path, "sha256")
+            nginx = work.nginx()
+            source = nginx.source("/big.bin", size, whole, algorithm="sha256")
+            document, count = metalink(source_path, [source.url], size, whole, piece_length)
+            meta4 = work.path("big.meta4")
             with open(meta4, "w") as file:
                 file.write(document)
-            print(f"1. nginx, {compare.format_size(size)}, Metalink with {count} SHA-256 pieces of "
-                  f"{compare.format_size(piece_length)}, -n {options.connections}")
-            ratios.append(compare_pair(
-                children, "  metalink pieces", common + [url, "--checksum", f"sha-256={whole}"], common + [meta4],
-                workdir, options.repeat, whole))
-            children.stop(nginx.process)
+            print(f"1. nginx, {format_size(size)}, Metalink with {count} SHA-256 pieces of "
+                  f"{format_size(piece_length)}, -n {options.connections}")
+            ratios.append(compare_pair(runner, "  metalink pieces", common + [source.url, "--checksum",
+                                       f"sha-256={whole}"], common + [meta4], source, options.repeat))
+            nginx.stop()
         if 2 in scenarios:
-            binary = os.path.abspath(options.test_server)
-            plain, plain_url = start_test_server(children, binary, size, [])
-            digesting, digest_url = start_test_server(children, binary, size, ["content-digest=sha-256"])
-            warm = os.path.join(workdir, "warm")
-            compare.log("warm-up: fetching the test server's content once from each server")
-            timed(children, [braid, "-n", str(options.connections), "--no-fsync", "-q", plain_url], warm)
-            whole = sha256_of(os.path.join(warm, "big.bin"))
-            timed(children, common + [digest_url, "--checksum", f"sha-256={whole}"], warm)
-            print(f"2. test server, {compare.format_size(size)}, Content-Digest: sha-256 on every 206, "
+            binary = harness.require_executable(options.test_server, "braid-test-server")
+            plain = work.test_server(binary, size, path="/big.bin")
+            digesting = work.test_server(binary, size, path="/big.bin", faults=["content-digest=sha-256"])
+            whole = plain.digest("sha256")
+            checksum = ["--checksum", f"sha-256={whole}"]
+            log("warm-up: fetching the content once from the digesting server, which keeps each range's digest")
+            runner.measure(harness.Job("warm-up", lambda output: common + [digesting.url] + checksum,
+                                       digesting.source("sha256")))
+            print(f"2. test server, {format_size(size)}, Content-Digest: sha-256 on every 206, "
                   f"-n {options.connections}")
-            ratios.append(compare_pair(
-                children, "  content-digest", common + [plain_url, "--checksum", f"sha-256={whole}"],
-                common + [digest_url, "--checksum", f"sha-256={whole}"], workdir, options.repeat, whole))
-            children.stop(plain)
-            children.stop(digesting)
-    finally:
-        children.stop_all()
-        if not options.workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+            ratios.append(compare_pair(runner, "  content-digest", common + [plain.url] + checksum,
+                                       common + [digesting.url] + checksum, plain.source("sha256"), options.repeat))
     return 0 if ratios and all(r is not None and r <= LIMIT for r in ratios) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.main(main)

@@ -20,16 +20,13 @@ All traffic stays on 127.0.0.1; nginx and braid are stopped on exit.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (the nginx, child-process and test-data helpers of the comparison script)
+import harness  # noqa: E402
+from harness import MiB, format_size, log  # noqa: E402
 
-MiB = compare.MiB
 # Seconds at the start that are not judged: connections open and the first requests are sent.
 WARM_UP = 2
 # Seconds between two progress events of a download (the finest braid reports).
@@ -84,19 +81,19 @@ def sample(children, argv, directory):
 
 def judge(name, series, progressing, average, rate, tolerance):
     """Prints the series and returns True when every judged second is within tolerance of `rate`."""
-    print(f"\n{name}: limit {compare.format_size(rate)}/s, {len(series)} full seconds sampled")
-    print(f"{'second':>6}  {'MiB/s':>7}  {'vs limit':>8}  {'segments growing':>16}")
-    judged = []
+    print(f"\n{name}: limit {format_size(rate)}/s, {len(series)} full seconds sampled")
+    rows, judged = [], []
     for index, (count, moving) in enumerate(zip(series, progressing), start=1):
         deviation = count / rate - 1
         mark = ""
         if index > WARM_UP:
             judged.append(deviation)
             if abs(deviation) > tolerance:
-                mark = "  OUT OF TOLERANCE"
+                mark = "OUT OF TOLERANCE"
         else:
-            mark = "  (warm-up, not judged)"
-        print(f"{index:>6}  {count / MiB:7.3f}  {deviation * 100:+7.2f}%  {moving:>16}{mark}")
+            mark = "(warm-up, not judged)"
+        rows.append([index, f"{count / MiB:7.3f}", f"{deviation * 100:+7.2f}%", moving, mark])
+    harness.print_table(["second", "MiB/s", "vs limit", "segments growing", ""], rows, align="rrrrl")
     if not judged:
         print("  no second after the warm-up: the download was too short")
         return False
@@ -109,66 +106,51 @@ def judge(name, series, progressing, average, rate, tolerance):
     return ok
 
 
-def main():
+def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--braid", default=".build/release/braid", help="the braid binary (default %(default)s)")
+    parser.add_argument("--braid", default=harness.built("braid"), help="the braid binary (default %(default)s)")
     parser.add_argument("--rate", default="4M", help="the limit, as braid takes it (default %(default)s)")
     parser.add_argument("--duration", type=float, default=20, help="seconds each scenario should last")
     parser.add_argument("--tolerance", type=float, default=0.05, help="allowed deviation per second")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--workdir", help="keep files and nginx here instead of a temporary directory")
-    options = parser.parse_args()
+    options = parser.parse_args(argv)
 
-    braid = os.path.abspath(options.braid)
-    if not os.access(braid, os.X_OK):
-        raise SystemExit(f"{braid} is not executable; build it with: swift build -c release --product braid")
-    rate = compare.parse_size(options.rate)
-    workdir = options.workdir or tempfile.mkdtemp(prefix="braid-rate-")
-    os.makedirs(workdir, exist_ok=True)
-    children = compare.Children()
-    try:
-        root = os.path.join(workdir, "www")
-        os.makedirs(root, exist_ok=True)
+    braid = harness.require_executable(options.braid, "braid")
+    rate = harness.parse_size(options.rate)
+    with harness.Workspace("braid-rate-", options.workdir) as work:
         # Enough bytes for `duration` seconds at the limit, plus the warm-up and a tail.
         single_size = int(rate * (options.duration + WARM_UP + 2)) // MiB * MiB
         list_size = single_size // 3 // MiB * MiB
-        digests = {
-            "single.bin": compare.generate_file(os.path.join(root, "single.bin"), single_size),
-        }
+        digests = {"single.bin": work.file("single.bin", single_size)}
         for index in range(3):
-            name = f"list{index}.bin"
-            digests[name] = compare.generate_file(os.path.join(root, name), list_size)
-        nginx = compare.Nginx(children, os.path.join(workdir, "nginx"), root, [])
-        nginx.start()
-        compare.log(f"nginx (unthrottled) on 127.0.0.1:{nginx.port}; braid {braid}")
+            digests[f"list{index}.bin"] = work.file(f"list{index}.bin", list_size)
+        nginx = work.nginx()
+        log(f"nginx (unthrottled) on 127.0.0.1:{nginx.port}; braid {braid}")
 
         results = []
-        out = os.path.join(workdir, "out-single")
-        shutil.rmtree(out, ignore_errors=True)
-        os.makedirs(out)
+        out = harness.empty_directory(work.path("out-single"))
         argv = [braid, "-n", str(options.connections), "--limit-rate", options.rate,
                 nginx.url("/single.bin"), "-o", "single.bin"]
-        compare.log("running: " + " ".join(argv))
-        series, progressing, average, code = sample(children, argv, out)
-        ok = code == 0 and compare.file_md5(os.path.join(out, "single.bin")) == digests["single.bin"]
+        log("running: " + " ".join(argv))
+        series, progressing, average, code = sample(work.children, argv, out)
+        ok = code == 0 and harness.digest_of(os.path.join(out, "single.bin")) == digests["single.bin"]
         if not ok:
             print(f"one download: braid exited {code} or the file differs (see {out}/braid.log)")
         results.append(judge(f"one download, -n {options.connections} --limit-rate {options.rate}",
                              series, progressing, average, rate, options.tolerance) and ok)
 
-        out = os.path.join(workdir, "out-list")
-        shutil.rmtree(out, ignore_errors=True)
-        os.makedirs(out)
+        out = harness.empty_directory(work.path("out-list"))
         list_path = os.path.join(out, "list.txt")
         with open(list_path, "w") as listing:
             for index in range(3):
                 listing.write(nginx.url(f"/list{index}.bin") + "\n")
         argv = [braid, "-i", list_path, "-j", "3", "-n", str(options.connections),
                 "--max-overall-limit", options.rate, "-d", out]
-        compare.log("running: " + " ".join(argv))
-        series, progressing, average, code = sample(children, argv, out)
+        log("running: " + " ".join(argv))
+        series, progressing, average, code = sample(work.children, argv, out)
         ok = code == 0 and all(
-            compare.file_md5(os.path.join(out, f"list{index}.bin")) == digests[f"list{index}.bin"]
+            harness.digest_of(os.path.join(out, f"list{index}.bin")) == digests[f"list{index}.bin"]
             for index in range(3))
         if not ok:
             print(f"list: braid exited {code} or a file differs (see {out}/braid.log)")
@@ -176,11 +158,7 @@ def main():
                              series, progressing, average, rate, options.tolerance) and ok)
         print("\nall PASS" if all(results) else "\nFAIL")
         return 0 if all(results) else 1
-    finally:
-        children.stop_all()
-        if not options.workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    harness.main(main)

@@ -1,0 +1,198 @@
+"""nginx on free 127.0.0.1 ports, plain and TLS (HTTP/2 optional), with everything it writes in one directory.
+
+Locations say how a path is served: whole files, throttled per connection (`limit_rate`, strictly paced with
+`sendfile_max_chunk 64k` if asked), limited in connections per client (503 with `Retry-After` beyond), with
+extra headers or directives. Each request is one line of the access log, so a run's requests can be counted.
+"""
+
+import os
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from .processes import free_port, wait_for_http
+from .source import RequestLog, Source
+
+NGINX = "/usr/sbin/nginx"
+READY = "/.harness-ready"
+
+
+@dataclass
+class Location:
+    """An nginx location serving a file or a directory, maybe throttled, maybe with headers."""
+
+    match: str  # "^~ /throttled/" or "= /md5/large.bin"
+    alias: str
+    limit_rate: int = 0
+    headers: dict = field(default_factory=dict)
+    # Further directives, written as given: "sendfile_max_chunk 64k;", "limit_conn perclient 8;".
+    directives: list = field(default_factory=list)
+
+    @classmethod
+    def directory(cls, prefix, root, rate=0, paced=False, **kwargs):
+        """`root`'s files under `/prefix/`, at `rate` bytes/s per connection if given.
+
+        nginx sends up to `sendfile_max_chunk` (2 MiB by default) ahead of its rate; `paced` makes that 64 KiB.
+        """
+        directives = kwargs.pop("directives", [])
+        return cls(f"^~ /{prefix.strip('/')}/", root.rstrip("/") + "/", limit_rate=rate,
+                   directives=(["sendfile_max_chunk 64k;"] if paced else []) + directives, **kwargs)
+
+    @classmethod
+    def conn_limited(cls, prefix, root, limit, rate=0, paced=False, retry_after=1):
+        """At most `limit` connections per client; beyond, 503 with `Retry-After: retry_after`."""
+        return cls.directory(prefix, root, rate=rate, paced=paced, headers={"Retry-After": str(retry_after)},
+                             directives=[f"limit_conn perclient {limit};"])
+
+
+def nginx_status(line):
+    """The status of an access log line (`$status $body_bytes_sent "$http_range" "$request"`)."""
+    fields = line.split(maxsplit=1)
+    return int(fields[0]) if fields and fields[0].isdigit() else None
+
+
+def quoted(value):
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class Nginx:
+    """nginx serving `document_root` at / and `locations`, on a plain port and a TLS port with a generated cert.
+
+    `prefix` runs nginx (and the readiness check) through a command, e.g. `ip netns exec NAME`.
+    """
+
+    def __init__(self, children, directory, document_root, locations=(), http2=False, prefix=(),
+                 http_directives=()):
+        self.children = children
+        self.directory = directory
+        self.document_root = document_root
+        self.locations = list(locations)
+        self.http2 = http2
+        self.prefix = list(prefix)
+        self.http_directives = list(http_directives)
+        if any("limit_conn " in directive for location in self.locations for directive in location.directives):
+            self.http_directives += ["limit_conn_zone $binary_remote_addr zone=perclient:1m;", "limit_conn_status 503;"]
+        self.process = None
+        self.port = None
+        self.tls_port = None
+        self.certificate = os.path.join(directory, "cert.pem")
+        self.key = os.path.join(directory, "key.pem")
+        self.access_log = os.path.join(directory, "logs", "access.log")
+        self.log = RequestLog(self.access_log, nginx_status)
+
+    def url(self, path, tls=False):
+        if tls:
+            return f"https://127.0.0.1:{self.tls_port}{path}"
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def source(self, path, size, digest, tls=False, name=None, algorithm="md5"):
+        """What a download of `path` fetches, for a runner to verify and count."""
+        return Source(name or f"nginx {path}", self.url(path, tls), size, digest, self.log, algorithm,
+                      self.certificate if tls else None)
+
+    def start(self):
+        for name in ("logs", "temp"):
+            os.makedirs(os.path.join(self.directory, name), exist_ok=True)
+        self.make_certificate()
+        error_log = os.path.join(self.directory, "logs", "error.log")
+        for _ in range(5):
+            self.port, self.tls_port = free_port(), free_port()
+            config = os.path.join(self.directory, "nginx.conf")
+            with open(config, "w") as file:
+                file.write(self.config_text())
+            with open(os.path.join(self.directory, "logs", "stderr.log"), "wb") as stderr:
+                self.process = self.children.popen(
+                    self.prefix + [NGINX, "-p", self.directory, "-c", config, "-e", error_log],
+                    stdout=subprocess.DEVNULL,
+                    stderr=stderr,
+                )
+            if self.wait_until_ready():
+                return self
+            self.children.stop(self.process)
+            with open(error_log, errors="replace") as file:
+                errors = file.read()
+            if "Address already in use" not in errors:
+                raise SystemExit(f"nginx failed to start:\n{errors}")
+        raise SystemExit("nginx could not bind free ports after 5 attempts")
+
+    def stop(self):
+        if self.process:
+            self.children.stop(self.process)
+
+    def make_certificate(self):
+        result = subprocess.run(
+            [
+                "openssl", "req", "-x509", "-nodes", "-days", "2",
+                "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                "-keyout", self.key, "-out", self.certificate,
+            ],
+            capture_output=True,
+        )
+        if result.returncode != 0:
+            raise SystemExit(f"openssl req failed:\n{result.stderr.decode(errors='replace')}")
+
+    def wait_until_ready(self, timeout=15.0):
+        """Polls with real HTTP requests until nginx answers, or returns False if it exits first."""
+        if self.prefix:
+            wait_for_http(self.url(READY), timeout, prefix=self.prefix, expect="204")
+            return True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as connection:
+                    connection.sendall(f"GET {READY} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                    if connection.recv(64).startswith(b"HTTP/1.1 204"):
+                        return True
+            except OSError:
+                pass
+            time.sleep(0.01)
+        raise SystemExit(f"nginx did not answer on 127.0.0.1:{self.port} within {timeout} s")
+
+    def config_text(self):
+        prefix = self.directory
+        lines = [
+            "daemon off;",
+            "worker_processes auto;",
+            f"pid {quoted(prefix + '/nginx.pid')};",
+            f"lock_file {quoted(prefix + '/nginx.lock')};",
+            f"error_log {quoted(prefix + '/logs/error.log')} notice;",
+            "events { worker_connections 4096; }",
+            "http {",
+            "    default_type application/octet-stream;",
+            "    types {}",
+            "    sendfile on;",
+            "    tcp_nopush on;",
+            "    keepalive_requests 100000;",
+            "    log_format requests '$status $body_bytes_sent \"$http_range\" \"$request\"';",
+            f"    access_log {quoted(self.access_log)} requests;",
+        ] + [f"    {directive}" for directive in self.http_directives]
+        if os.geteuid() == 0:
+            # Workers would otherwise run as nobody, who cannot enter the 0700 temporary directory.
+            lines.insert(0, "user root;")
+        for temp in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            lines.append(f"    {temp}_temp_path {quoted(prefix + '/temp/' + temp)};")
+        lines += [
+            "    server {",
+            f"        listen 127.0.0.1:{self.port};",
+            f"        listen 127.0.0.1:{self.tls_port} ssl{' http2' if self.http2 else ''};",
+            f"        ssl_certificate {quoted(self.certificate)};",
+            f"        ssl_certificate_key {quoted(self.key)};",
+            "        ssl_protocols TLSv1.2 TLSv1.3;",
+            f"        root {quoted(self.document_root)};",
+            f"        location = {READY} {{ access_log off; return 204; }}",
+        ]
+        for location in self.locations:
+            lines.append(f"        location {location.match} {{")
+            lines.append(f"            alias {quoted(location.alias)};")
+            if location.limit_rate:
+                lines.append(f"            limit_rate {location.limit_rate};")
+            for name, value in location.headers.items():
+                lines.append(f"            add_header {name} {quoted(value)} always;")
+            lines += [f"            {directive}" for directive in location.directives]
+            lines.append("        }")
+        lines += ["    }", "}"]
+        return "\n".join(lines) + "\n"

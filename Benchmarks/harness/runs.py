@@ -1,0 +1,225 @@
+"""Timed, verified runs of several commands, alternating, and what is said about them: medians, ratios, verdicts.
+
+Commands alternate (A B C A B C ...) so that drift in the machine's state hits all of them alike. Each run
+downloads into an empty directory, after an untimed `sync` so that one run's write-back is not charged to the
+next, and a run whose exit status is not 0 or whose file does not match the source's digest is FAILED and left
+out of the statistics.
+"""
+
+import os
+import statistics
+from dataclasses import dataclass, field
+
+from .files import MiB, digest_of, empty_directory
+from .processes import log
+
+
+@dataclass
+class Run:
+    """One run of a job: what it cost, what the server saw, and why it failed (`ok` False) if it did."""
+
+    ok: bool
+    wall: float = 0.0
+    cpu: float = 0.0  # user + system seconds, the tool and its children (wait4)
+    rss_kib: int = 0  # the tool's peak RSS (GNU time)
+    requests: int = 0  # requests the server logged during the run
+    refusals: int = 0  # of which 429 or 5xx
+    error: str = ""
+    stdout: bytes = b""
+
+
+@dataclass
+class Job:
+    """One command's invocation on one source: `argv(output_path)` builds the command line of a run.
+
+    A command that names its file itself (a Metalink) may ignore `output_path`: the run then checks the only file
+    in its empty directory. A command that prints a digest instead of writing a file (`openssl md5 FILE`) sets
+    `checks_stdout`.
+    """
+
+    label: str
+    argv: object
+    source: object  # harness.Source
+    checks_stdout: bool = False
+    runs: list = field(default_factory=list)
+
+    @property
+    def size(self):
+        return self.source.size
+
+    def successes(self):
+        return [run for run in self.runs if run.ok]
+
+
+def values(job, metric="wall"):
+    return [getattr(run, metric) for run in job.successes()] if job else []
+
+
+def median(job, metric="wall"):
+    """The median of `metric` over `job`'s verified runs; None without any (or without a job)."""
+    measured = values(job, metric)
+    return statistics.median(measured) if measured else None
+
+
+class Runner:
+    """Runs jobs into `directory`/out, one at a time; failed runs' stderr is kept in `directory`/failed-runs."""
+
+    def __init__(self, children, directory, timeout=None, rss=True):
+        self.children = children
+        self.directory = directory
+        self.output_directory = os.path.join(directory, "out")
+        # Seconds before a run is killed: a number, or a function of the size (default 30 s + 1 s per 4 MiB).
+        self.timeout = timeout or (lambda size: 30 + size / (4 * MiB))
+        self.rss = rss
+
+    def seconds_allowed(self, size):
+        return self.timeout(size) if callable(self.timeout) else self.timeout
+
+    def fresh_output(self):
+        """An empty output directory, after a `sync`; returns the path a command should write."""
+        empty_directory(self.output_directory)
+        # Earlier runs' dirty pages would otherwise be written back during, and charged to, this run.
+        os.sync()
+        return os.path.join(self.output_directory, "download.bin")
+
+    def keep_failure(self, error_text):
+        """Saves a failed run's whole stderr (a crash report is longer than a table can show); returns the path."""
+        directory = os.path.join(self.directory, "failed-runs")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f"{len(os.listdir(directory)) + 1}.stderr.txt")
+        with open(path, "w") as kept:
+            kept.write(error_text)
+        return path
+
+    def measure(self, job):
+        """Runs `job` once into an empty directory; wall, CPU, peak RSS and requests, and whether it verified."""
+        output = self.fresh_output()
+        source = job.source
+        timeout = self.seconds_allowed(source.size)
+        stdout_path = os.path.join(self.directory, "run.stdout")
+        stderr_path = os.path.join(self.directory, "run.stderr")
+        offset = source.log.size() if source.log else 0
+        with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
+            exited = self.children.run(job.argv(output), timeout, stdout, stderr, cwd=self.output_directory,
+                                       rss=self.rss)
+        requests, refusals = source.log.requests_since(offset) if source.log else (0, 0)
+        with open(stdout_path, "rb") as stdout:
+            printed = stdout.read()
+        with open(stderr_path, "rb") as stderr:
+            error_text = stderr.read().decode(errors="replace").strip()
+        run = Run(ok=False, wall=exited.wall, cpu=exited.cpu, rss_kib=exited.rss_kib, requests=requests,
+                  refusals=refusals, stdout=printed)
+        if exited.timed_out:
+            run.error = f"timed out after {timeout:.0f} s"
+        elif exited.code != 0:
+            how = exited.signal_text or f"exit {exited.code}"
+            run.error = f"{how}: {error_text[-300:]} (full stderr: {self.keep_failure(error_text)})"
+        elif job.checks_stdout:
+            if source.digest not in printed.decode(errors="replace"):
+                run.error = f"printed digest does not match: {printed.decode(errors='replace').strip()[:120]}"
+        elif (written := self.written(output)) is None:
+            run.error = "exit 0 but no output file"
+        elif (actual := digest_of(written, source.algorithm)) != source.digest:
+            run.error = f"wrong file: {source.algorithm} {actual} != {source.digest}"
+        run.ok = not run.error
+        return run
+
+    def written(self, output):
+        if os.path.exists(output):
+            return output
+        files = os.listdir(self.output_directory)
+        return os.path.join(self.output_directory, files[0]) if len(files) == 1 else None
+
+    def alternate(self, jobs, repeat, tag=""):
+        """Runs every job `repeat` times, alternating A B C A B C ..., and stores the runs on the jobs."""
+        total = repeat * len(jobs)
+        for round_number in range(repeat):
+            for index, job in enumerate(jobs):
+                run = self.measure(job)
+                job.runs.append(run)
+                number = round_number * len(jobs) + index + 1
+                result = f"{run.wall:.2f} s" if run.ok else f"FAILED ({run.error})"
+                log(f"  [{tag}{' ' if tag else ''}{number}/{total}] {job.label}: {result}")
+
+
+# MARK: What the runs say
+
+
+@dataclass
+class Verdict:
+    """A target's outcome, as a table prints it: `text` with the measured ratio and the target."""
+
+    text: str
+    status: str  # PASS, FAIL or N/A
+
+
+def ratio(numerator, denominator):
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def ratio_verdict(name, value, limit, comparison="<="):
+    """PASS when `value` is within `limit` (`comparison` "<=" or ">="), N/A when it was not measured."""
+    if value is None:
+        return Verdict(f"{name}: not measured", "N/A")
+    passed = value <= limit if comparison == "<=" else value >= limit
+    return Verdict(f"{name} = {value:.2f} (target {comparison} {limit:.2f})", "PASS" if passed else "FAIL")
+
+
+def best(jobs, metric="wall"):
+    """The job with the lowest median `metric`, as (job, value), ignoring jobs without a verified run."""
+    measured = [(job, median(job, metric)) for job in jobs if median(job, metric) is not None]
+    return min(measured, key=lambda pair: pair[1]) if measured else (None, None)
+
+
+def percentile(samples, fraction):
+    """The sample at `fraction` (0.99 for p99) of the sorted samples, the nearest rank."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def summary(jobs):
+    """(header, rows): each job's verified runs, median/min/max wall, throughput, CPU, RSS and requests."""
+    header = ["tool", "ok", "median s", "min s", "max s", "MiB/s", "median CPU s", "median RSS MiB", "requests"]
+    rows = []
+    for job in jobs:
+        walls = values(job)
+        ok = f"{len(walls)}/{len(job.runs)}"
+        if not walls:
+            rows.append([job.label, ok, "FAILED", "", "", "", "", "", ""])
+            continue
+        requests = median(job, "requests")
+        rows.append([
+            job.label,
+            ok,
+            f"{statistics.median(walls):.3f}",
+            f"{min(walls):.3f}",
+            f"{max(walls):.3f}",
+            f"{job.size / MiB / statistics.median(walls):.0f}",
+            f"{median(job, 'cpu'):.3f}",
+            f"{median(job, 'rss_kib') / 1024:.1f}",
+            f"{requests:.0f}" if requests else "-",
+        ])
+    return header, rows
+
+
+def failures(jobs):
+    """One line per failed run."""
+    return [f"{job.label} run {number} FAILED: {run.error}"
+            for job in jobs for number, run in enumerate(job.runs, 1) if not run.ok]
+
+
+@dataclass
+class Report:
+    """A scenario's outcome: its jobs (a table), notes, verdicts; or why it was skipped."""
+
+    title: str
+    size: int = 0
+    jobs: list = field(default_factory=list)
+    verdicts: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    skipped: str = ""
+
+    def failed(self):
+        return any(verdict.status == "FAIL" for verdict in self.verdicts)
