@@ -91,7 +91,7 @@ struct MetalinkTests {
         let image = try parse(Self.document).files[0]
         var base = DownloadOptions()
         base.destination = .directory("/tmp/out")
-        let (url, options) = try image.download(options: base)
+        let (url, options) = try image.download(options: base, from: .local)
         #expect(url == "https://de.example.org/image.iso")
         #expect(options.mirrors == ["http://fr.example.org/image.iso", "http://us.example.org/image.iso"])
         #expect(options.expectedDigest?.algorithm == .sha256 && options.expectedDigest?.source == .metalink)
@@ -105,17 +105,34 @@ struct MetalinkTests {
         var base = DownloadOptions()
         base.destination = .file("mine.iso")
         base.expectedDigest = try ExpectedDigest(checksumArgument: "md5=\(Self.md5)")
-        let (url, options) = try image.download(options: base, preferringLocations: ["US"])
+        let (url, options) = try image.download(options: base, from: .local, preferringLocations: ["US"])
         #expect(url == "http://us.example.org/image.iso")
         #expect(options.mirrors == ["https://de.example.org/image.iso", "http://fr.example.org/image.iso"])
         #expect(options.expectedDigest?.source == .user)
         #expect(options.destination == .file("mine.iso"))
     }
 
+    @Test("A local document's URLs are the user's; a served one's go without credentials, unless on the origin asked")
+    func downloadProvenance() throws {
+        let image = try parse(Self.document).files[0]
+        #expect(try image.download(options: DownloadOptions(), from: .local).options.credentialScope == nil)
+        let requested = "https://user:pw@download.example.org/image.iso.meta4"
+        let served = try image.download(options: DownloadOptions(), from: .served(for: requested)).options
+        let scope = try #require(served.credentialScope)
+        for url in image.fetchableURLs() {
+            #expect(CredentialScope.Credential.allCases.allSatisfy { !scope.permits($0, to: url) }, "\(url)")
+        }
+        #expect(scope.permits(.header, to: "https://download.example.org/image.iso"))
+        var chosen = DownloadOptions()
+        chosen.credentialScope = CredentialScope(userNamed: ["https://us.example.org/"])
+        let kept = try image.download(options: chosen, from: .served(for: requested)).options.credentialScope
+        #expect(kept == chosen.credentialScope)
+    }
+
     @Test("A file with only ftp and torrent URLs cannot be downloaded")
     func noFetchableURL() throws {
         let metalink = try parse(Self.wrapping("<url>ftp://example.org/f.bin</url>"))
-        #expect(throws: BraidError.self) { try metalink.files[0].download(options: DownloadOptions()) }
+        #expect(throws: BraidError.self) { try metalink.files[0].download(options: DownloadOptions(), from: .local) }
     }
 
     @Test("The media type of a Metalink 4 response, with parameters and any case")
@@ -201,7 +218,9 @@ struct MetalinkTests {
         let metalink = try parse(Self.wrapping("<url>http://a/f</url>", name: "dir/sub/f.bin"))
         var base = DownloadOptions()
         base.destination = .directory("out/")
-        #expect(try metalink.files[0].download(options: base).options.destination == .file("out/dir/sub/f.bin"))
+        #expect(
+            try metalink.files[0].download(options: base, from: .local).options.destination
+                == .file("out/dir/sub/f.bin"))
     }
 
     @Test("Piece hashes must match the size: count, and digest length")
