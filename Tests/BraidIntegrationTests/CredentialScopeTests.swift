@@ -79,6 +79,9 @@ struct CredentialScopeTests {
         case servedMetalink
         /// Where the user's URL redirects to.
         case redirectTarget
+        /// Where a mirror on a list line redirects to, while the line's first URL serves ranges on the named
+        /// origin: connections move between a source that may carry credentials and one that may not.
+        case mirrorRedirectTarget
         /// The user's URL redirects to a Metalink another origin serves, listing that origin's URLs (the bug of
         /// issue 26: the document and the file it lists were both sent the user's header).
         case servedMetalinkThroughRedirect
@@ -89,7 +92,7 @@ struct CredentialScopeTests {
         var userNamed: Bool {
             switch self {
             case .commandLine, .mirror, .listEntry, .localMetalink, .servedMetalinkOnNamedOrigin: true
-            case .servedMetalink, .redirectTarget, .servedMetalinkThroughRedirect: false
+            case .servedMetalink, .redirectTarget, .mirrorRedirectTarget, .servedMetalinkThroughRedirect: false
             }
         }
     }
@@ -143,6 +146,9 @@ struct CredentialScopeTests {
             case .redirectTarget:
                 named.setRoute("/start", redirect(other.url("/f.bin")))
                 return ([kind.written(named.url("/start"))] + output, other)
+            case .mirrorRedirectTarget:
+                named.setRoute("/start", redirect(other.url("/f.bin")))
+                return (try list([kind.written(named.url("/f.bin")) + "\t" + kind.written(named.url("/start"))]), other)
             case .servedMetalinkThroughRedirect:
                 other.setRoute("/doc.meta4", .init(document: Self.metalink([other.url("/f.bin")])))
                 named.setRoute("/start", redirect(other.url("/doc.meta4")))
