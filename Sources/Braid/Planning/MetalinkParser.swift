@@ -100,7 +100,8 @@ struct MetalinkParser {
 
     /// Walks the document node by node to its end, so that anything not well-formed after the root is refused too.
     ///
-    /// The first node settles the encoding libxml2 read the declaration as (`checkDeclaredEncoding`). A document
+    /// The first node settles the encoding libxml2 read the declaration as (`checkDeclaredEncoding`), and the end
+    /// checks it again, for a libxml2 that records it only once the document is read. A document
     /// type declaration is refused as the node libxml2 parsed it into, whatever bytes spelt it: with no DTD there
     /// are no entities to expand (`XML_PARSE_NOENT` is never set, nor `XML_PARSE_DTDLOAD`), and a reference to an
     /// undeclared one is not well-formed.
@@ -108,7 +109,7 @@ struct MetalinkParser {
         var first = true
         while true {
             let status = xmlTextReaderRead(reader)
-            guard status != 0 else { return }
+            guard status != 0 else { return try checkDeclaredEncoding(reader) }
             guard status == 1 else {
                 throw Metalink.refusal(
                     source, "is not well-formed XML (line \(xmlTextReaderGetParserLineNumber(reader)))")
