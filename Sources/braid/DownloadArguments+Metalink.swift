@@ -14,8 +14,12 @@ extension DownloadArguments {
     /// `-o` and `--checksum` applying to it), several as a list is (`-j`, the summary, the list's JSON events and
     /// exit status). Each file is fetched from all its http and https URLs, verified against the strongest hash,
     /// and saved under its name in the directory (`-d`, else the current one). `ownsOutput` is false when `-o` and
-    /// `--checksum` were already spent on the document itself (a URL that turned out to serve one).
-    func runMetalink(readingAt path: String, ownsOutput: Bool = true) async throws {
+    /// `--checksum` were already spent on the document itself (a URL that turned out to serve one). `provenance`
+    /// says whether the user named the document's URLs (a local file) or a server sent them, which decides where
+    /// the credentials may go.
+    func runMetalink(readingAt path: String, from provenance: Metalink.Provenance, ownsOutput: Bool = true)
+        async throws
+    {
         let jobs: [ListRunner.Job]
         do throws(BraidError) {
             let metalink = try Metalink(readingAt: path)
@@ -38,7 +42,8 @@ extension DownloadArguments {
                 try base.checkDestination()
             }
             jobs = try metalink.files.enumerated().map { (index, file) throws(BraidError) in
-                let (url, options) = try file.download(options: base, preferringLocations: metalinkLocations)
+                let (url, options) = try file.download(
+                    options: base, from: provenance, preferringLocations: metalinkLocations)
                 return ListRunner.Job(
                     item: DownloadItem(id: index + 1, url: url, output: file.name),
                     url: url,

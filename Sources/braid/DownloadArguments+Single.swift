@@ -18,7 +18,7 @@ extension DownloadArguments {
         }
         let document = try await runOne(url, options: options, as: DownloadItem(id: 1, url: url, output: nil))
         if metalink || Metalink.isMetalink(contentType: document.contentType) {
-            try await runMetalink(readingAt: document.path, ownsOutput: metalink)
+            try await runMetalink(readingAt: document.path, from: .served(for: url), ownsOutput: metalink)
         }
     }
 

@@ -239,7 +239,7 @@ struct DownloadArguments: ParsableArguments {
             if let inputFile {
                 try await runList(inputFile)
             } else if let url, Self.isLocalMetalink(url) || (metalink && !url.contains("://")) {
-                try await runMetalink(readingAt: url)
+                try await runMetalink(readingAt: url, from: .local)
             } else if let url {
                 try await runSingle(url)
             }

@@ -10,7 +10,9 @@ import Braid
 struct RequestArguments: ParsableArguments {
     @Option(
         name: [.customShort("H"), .customLong("header")],
-        help: ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER")
+        help: ArgumentHelp(
+            "Extra request header 'Name: value' (repeatable), sent only to the origins of the URLs you name.",
+            valueName: "HEADER")
     )
     var headers: [String] = []
 
@@ -51,18 +53,21 @@ struct RequestArguments: ParsableArguments {
     )
     var noproxy: String?
 
-    @Flag(help: "Take credentials for each host from ~/.netrc, as curl --netrc.")
+    @Flag(help: "Take credentials for each host from ~/.netrc, as curl --netrc, for the origins you name only.")
     var netrc = false
 
     @Option(
-        help: ArgumentHelp("Take credentials for each host from FILE (.netrc format).", valueName: "FILE"),
+        help: ArgumentHelp(
+            "Take credentials for each host from FILE (.netrc format), for the origins you name only.",
+            valueName: "FILE"),
         completion: .file())
     var netrcFile: String?
 
     @Option(
         name: [.customShort("b"), .long],
         help: ArgumentHelp(
-            "Send the cookies of a Netscape cookie jar FILE, each to its own domain.", valueName: "FILE"),
+            "Send the cookies of a Netscape cookie jar FILE, each to its own domain, on the origins you name only.",
+            valueName: "FILE"),
         completion: .file()
     )
     var cookie: String?

@@ -91,7 +91,7 @@ struct MetalinkTests {
         let image = try parse(Self.document).files[0]
         var base = DownloadOptions()
         base.destination = .directory("/tmp/out")
-        let (url, options) = try image.download(options: base)
+        let (url, options) = try image.download(options: base, from: .local)
         #expect(url == "https://de.example.org/image.iso")
         #expect(options.mirrors == ["http://fr.example.org/image.iso", "http://us.example.org/image.iso"])
         #expect(options.expectedDigest?.algorithm == .sha256 && options.expectedDigest?.source == .metalink)
@@ -105,17 +105,34 @@ struct MetalinkTests {
         var base = DownloadOptions()
         base.destination = .file("mine.iso")
         base.expectedDigest = try ExpectedDigest(checksumArgument: "md5=\(Self.md5)")
-        let (url, options) = try image.download(options: base, preferringLocations: ["US"])
+        let (url, options) = try image.download(options: base, from: .local, preferringLocations: ["US"])
         #expect(url == "http://us.example.org/image.iso")
         #expect(options.mirrors == ["https://de.example.org/image.iso", "http://fr.example.org/image.iso"])
         #expect(options.expectedDigest?.source == .user)
         #expect(options.destination == .file("mine.iso"))
     }
 
+    @Test("A local document's URLs are the user's; a served one's go without credentials, unless on the origin asked")
+    func downloadProvenance() throws {
+        let image = try parse(Self.document).files[0]
+        #expect(try image.download(options: DownloadOptions(), from: .local).options.credentialScope == nil)
+        let requested = "https://user:pw@download.example.org/image.iso.meta4"
+        let served = try image.download(options: DownloadOptions(), from: .served(for: requested)).options
+        let scope = try #require(served.credentialScope)
+        for url in image.fetchableURLs() {
+            #expect(CredentialScope.Credential.allCases.allSatisfy { !scope.permits($0, to: url) }, "\(url)")
+        }
+        #expect(scope.permits(.header, to: "https://download.example.org/image.iso"))
+        var chosen = DownloadOptions()
+        chosen.credentialScope = CredentialScope(userNamed: ["https://us.example.org/"])
+        let kept = try image.download(options: chosen, from: .served(for: requested)).options.credentialScope
+        #expect(kept == chosen.credentialScope)
+    }
+
     @Test("A file with only ftp and torrent URLs cannot be downloaded")
     func noFetchableURL() throws {
         let metalink = try parse(Self.wrapping("<url>ftp://example.org/f.bin</url>"))
-        #expect(throws: BraidError.self) { try metalink.files[0].download(options: DownloadOptions()) }
+        #expect(throws: BraidError.self) { try metalink.files[0].download(options: DownloadOptions(), from: .local) }
     }
 
     @Test("The media type of a Metalink 4 response, with parameters and any case")
@@ -155,7 +172,7 @@ struct MetalinkTests {
     }
 
     @Test(
-        "DTDs and entities are refused before parsing: no expansion, no external entities",
+        "DTDs are refused as libxml2 parsed them: no expansion, no external entities",
         arguments: [
             """
             <?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>
@@ -169,7 +186,60 @@ struct MetalinkTests {
         ]
     )
     func entities(document: String) {
-        #expect(refusal(document)?.contains("declares a DTD or entities") == true)
+        #expect(refusal(document)?.contains("declares a DTD") == true, "\(refusal(document) ?? "accepted")")
+    }
+
+    /// A Metalink for `f` whose prolog, in UTF-7, declares a DTD with an entity: no `<!DOCTYPE` in its bytes.
+    static let utf7WithDTD =
+        "<?xml version=\"1.0\" encoding=\"UTF-7\"?>\n"
+        + "+ADwAIQ-DOCTYPE metalink +AFsAPAAh-ENTITY x +ACI-y+ACIAPgBdAD4-\n"
+        + "<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\"><file name=\"f\"><url>http://a/f</url></file></metalink>"
+
+    @Test("A document declaring another encoding than UTF-8 is refused, a UTF-7 one hiding a DTD included")
+    func declaredEncoding() {
+        #expect(!Self.utf7WithDTD.contains("<!DOCTYPE") && !Self.utf7WithDTD.contains("<!ENTITY"))
+        let utf7 = refusal(Self.utf7WithDTD)
+        #expect(
+            utf7?.contains("declares the encoding 'UTF-7'; Braid reads UTF-8 only") == true, "\(utf7 ?? "accepted")")
+        let latin1 = refusal(
+            Self.document.replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"ISO-8859-1\""))
+        #expect(latin1?.contains("'ISO-8859-1'") == true, "\(latin1 ?? "accepted")")
+        for spelling in ["utf-8", "Utf-8"] {
+            let document = Self.document.replacingOccurrences(of: "UTF-8", with: spelling)
+            #expect(refusal(document) == nil, "\(spelling)")
+        }
+        #expect(refusal(String(Self.document.drop { $0 != "\n" }.dropFirst())) == nil, "no declaration is UTF-8")
+        #expect(refusal("\u{FEFF}" + Self.document) == nil, "a UTF-8 byte-order mark")
+    }
+
+    @Test(
+        "A UTF-16 or UTF-32 document is refused, with or without a byte-order mark or a declaration",
+        arguments: [
+            (String.Encoding.utf16LittleEndian, [0xFF, 0xFE] as [UInt8], "is UTF-16, not UTF-8"),
+            (.utf16BigEndian, [0xFE, 0xFF], "is UTF-16, not UTF-8"),
+            (.utf16LittleEndian, [], "is not UTF-8 text"),
+            (.utf32LittleEndian, [0xFF, 0xFE, 0x00, 0x00], "is UTF-32, not UTF-8"),
+        ]
+    )
+    func wideEncodings(encoding: String.Encoding, mark: [UInt8], expected: String) throws {
+        for declared in ["UTF-16", "UTF-8"] {
+            let text = Self.document.replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"\(declared)\"")
+                .replacingOccurrences(of: "<metalink ", with: "<!DOCTYPE metalink>\n<metalink ")
+            let bytes = mark + Array(try #require(text.data(using: encoding)))
+            do {
+                _ = try Metalink(parsing: bytes, source: "wide.meta4")
+                Issue.record("a \(encoding) document declaring \(declared) was accepted")
+            } catch {
+                #expect(error.message.contains(expected), "\(error.message)")
+            }
+        }
+    }
+
+    @Test("Markup-like text in a comment or a value is no DTD: the check is on the parsed nodes, not on bytes")
+    func doctypeInText() throws {
+        let commented = Self.document.replacingOccurrences(
+            of: "<metalink ", with: "<!-- <!DOCTYPE metalink> <!ENTITY x \"y\"> -->\n<metalink ")
+        #expect(try parse(commented).files.count == 2)
     }
 
     @Test(
@@ -201,7 +271,9 @@ struct MetalinkTests {
         let metalink = try parse(Self.wrapping("<url>http://a/f</url>", name: "dir/sub/f.bin"))
         var base = DownloadOptions()
         base.destination = .directory("out/")
-        #expect(try metalink.files[0].download(options: base).options.destination == .file("out/dir/sub/f.bin"))
+        #expect(
+            try metalink.files[0].download(options: base, from: .local).options.destination
+                == .file("out/dir/sub/f.bin"))
     }
 
     @Test("Piece hashes must match the size: count, and digest length")

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Braid
 
-@Suite("origins and where the user's headers go")
+@Suite("origins")
 struct OriginTests {
     @Test(
         "URLs of one origin: default ports, case, userinfo, path and query do not matter",
@@ -34,17 +34,5 @@ struct OriginTests {
         "A URL without a parsable host has no origin", arguments: ["", "not a url", "http://", "example.org/no-scheme"])
     func unparsable(url: String) {
         #expect(Origin(url: url) == nil)
-    }
-
-    @Test("Headers go to the origins named, and fail closed everywhere else")
-    func headersByOrigin() {
-        var options = RequestOptions()
-        options.headers = ["Authorization: Bearer t", "X-Api-Key: k"]
-        options.headerOrigins = [Origin(url: "https://example.org/file")!]
-        #expect(options.headers(for: "https://example.org:443/other") == options.headers)
-        #expect(options.headers(for: "http://example.org/file").isEmpty, "a downgrade to plain HTTP")
-        #expect(options.headers(for: "https://example.org:8443/file").isEmpty, "another port")
-        #expect(options.headers(for: "https://cdn.example.org/file").isEmpty, "another host")
-        #expect(options.headers(for: "https://exa mple.org/").isEmpty, "an unparsable URL")
     }
 }

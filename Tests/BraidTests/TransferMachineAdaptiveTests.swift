@@ -15,7 +15,7 @@ struct TransferMachineAdaptiveTests {
         sized.length = 8 * mebibytes8
         return TransferMachine(
             resource: sized,
-            sources: [Source(resource: sized, options: RequestOptions(), usesRanges: true)],
+            sources: [Source(resource: sized, usesRanges: true)],
             scheduler: SegmentScheduler(
                 ranges: (0..<8).map { Int64($0) * mebibytes8..<Int64($0 + 1) * mebibytes8 }, connectionLimit: 8,
                 minimumSteal: 1 << 20),

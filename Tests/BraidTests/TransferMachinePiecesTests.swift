@@ -41,7 +41,7 @@ struct TransferMachinePiecesTests {
     ) -> TransferMachine {
         TransferMachine(
             resource: resources[0],
-            sources: resources.map { Source(resource: $0, options: RequestOptions(), usesRanges: true) },
+            sources: resources.map { Source(resource: $0, usesRanges: true) },
             scheduler: SegmentScheduler(
                 ranges: ranges, connectionLimit: slots, minimumSteal: 10, retryPolicy: retryPolicy,
                 verified: pieceHashes == nil ? nil : Array(repeating: 0, count: ranges.count),

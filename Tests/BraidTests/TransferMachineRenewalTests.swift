@@ -39,7 +39,7 @@ struct TransferMachineRenewalTests {
         resource.length = length
         resource.etag = etag
         resource.lastModified = lastModified
-        return .success(Source(resource: resource, options: RequestOptions(), usesRanges: true))
+        return .success(Source(resource: resource, usesRanges: true))
     }
 
     /// Three connections on the three segments of the signed URL; renewals on unless `renewsURLs` is false.

@@ -57,7 +57,7 @@ struct TransferMachineTests {
     ) -> TransferMachine {
         TransferMachine(
             resource: resources[0],
-            sources: resources.map { Source(resource: $0, options: RequestOptions(), usesRanges: usesRanges) },
+            sources: resources.map { Source(resource: $0, usesRanges: usesRanges) },
             scheduler: SegmentScheduler(
                 ranges: ranges,
                 progress: progress,

@@ -53,7 +53,7 @@ extension DownloadJob {
         let machine = TransferMachine(
             resource: resource,
             sources: ([resource] + mirrors).map {
-                Source(resource: $0, options: requestOptions, usesRanges: plan.segmented)
+                Source(resource: $0, usesRanges: plan.segmented)
             },
             scheduler: scheduler,
             configuration: TransferMachine.Configuration(
@@ -120,7 +120,7 @@ extension DownloadJob {
         )
         do throws(BraidError) {
             let resource = try prober.probe(source.resource.requestedURL)
-            return .success(Source(resource: resource, options: requestOptions, usesRanges: usesRanges))
+            return .success(Source(resource: resource, usesRanges: usesRanges))
         } catch {
             return .failure(error)
         }

@@ -31,10 +31,11 @@ struct DownloadJob: Sendable {
     let logger: Logger
     let emit: @Sendable (DownloadEvent) -> Void
 
-    /// How this download's requests are made; the user's headers go to the origins of the URLs named here only.
+    /// How this download's requests are made; the user's credentials go to the origins the user named only: those
+    /// of `options.credentialScope`, or else of the URL and mirrors given.
     var requestOptions: RequestOptions {
         var requestOptions = options.requestOptions
-        requestOptions.headerOrigins = Set(([url] + options.mirrors).compactMap(Origin.init(url:)))
+        requestOptions.credentials = options.credentialScope ?? CredentialScope(userNamed: [url] + options.mirrors)
         return requestOptions
     }
 

@@ -44,9 +44,16 @@ public struct DownloadOptions: Sendable {
     /// every piece once more, rewrite only the bytes that differ, and verify again; `DownloadResult.repairedRanges`
     /// says which were rewritten (`--repair`). Without kept data the download runs as usual.
     public var repair = false
-    /// Extra request header lines, `Name: value`. They are sent only to the origins (scheme, host and port) of
-    /// the URL and the mirrors given, never to an origin a redirect leads to.
+    /// Extra request header lines, `Name: value`. They are sent only to the origins (scheme, host and port) the
+    /// user named (`credentialScope`), never to another one a redirect or a document leads to.
     public var headers: [String] = []
+    /// The origins (scheme, host and port) the user named for this download, the only ones sent the user's
+    /// credentials: `headers`, the cookie jar's cookies, the netrc file's logins, and the `user:password@` the
+    /// user wrote in a URL (to that URL's origin). Nil stands for the URL and `mirrors` given, as when the user
+    /// typed them. A program that downloads URLs it learned from a server sets the URLs the user gave instead, so
+    /// that no server can direct the credentials elsewhere: `Metalink.File.download(options:from:…)` does so for
+    /// a served Metalink.
+    public var credentialScope: CredentialScope?
     /// The schemes a redirect may lead to (curl's `--proto-redir`): `["https"]` refuses a redirect from HTTPS to
     /// plain HTTP, which is otherwise followed with a warning and without the extra headers.
     public var redirectSchemes: Set<String> = ["http", "https"]
@@ -67,9 +74,10 @@ public struct DownloadOptions: Sendable {
     /// variable.
     public var noProxy: String?
     /// A `.netrc` file whose `machine` entries give the login for each host, as curl's `--netrc-file`; nil reads
-    /// none. libcurl sends an entry's credentials only to that host.
+    /// none. An entry is sent only to its host, and only on an origin the user named (`credentialScope`).
     public var netrcPath: String?
-    /// A Netscape cookie jar (as curl's `-b FILE` reads it) whose cookies go to the domains and paths they name.
+    /// A Netscape cookie jar (as curl's `-b FILE` reads it) whose cookies go to the domains and paths they name,
+    /// and only on an origin the user named (`credentialScope`): a jar's domain alone would take in every port.
     public var cookieFilePath: String?
     /// The `User-Agent` of every request, as curl's `-U`; nil sends `braid/VERSION`.
     public var userAgent: String?

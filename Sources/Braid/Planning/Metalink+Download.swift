@@ -20,24 +20,31 @@ extension Metalink.File {
     }
 
     /// What a `Download` of this file takes: the most preferred URL, the others as mirrors in order of preference,
-    /// the strongest whole-file hash as the expected digest, the piece hashes, and the destination.
+    /// the strongest whole-file hash as the expected digest, the piece hashes, the destination, and the origins
+    /// the user's credentials may go to.
     ///
     /// - Parameters:
     ///   - base: the options every download shares. A `.directory` destination gets the file's name appended (its
     ///     subdirectories are created when the download starts); a `.file` destination is kept, as the name the
     ///     user chose for a single file. A digest the user gave (`expectedDigest`, or a `checksumFile`) wins over
-    ///     the document's.
+    ///     the document's. A `credentialScope` set there is kept.
+    ///   - provenance: where the document came from. The URLs of a local one are the user's; those of a served
+    ///     one are the server's, and the credentials go only to the origin of the URL the user asked for it by.
     ///   - locations: country codes whose URLs are tried first.
     /// - Throws: a usage error when the file has no http or https URL (Braid does not fetch ftp or torrents).
-    public func download(options base: DownloadOptions, preferringLocations locations: [String] = [])
-        throws(BraidError) -> (url: String, options: DownloadOptions)
-    {
+    public func download(
+        options base: DownloadOptions, from provenance: Metalink.Provenance,
+        preferringLocations locations: [String] = []
+    ) throws(BraidError) -> (url: String, options: DownloadOptions) {
         let fetchable = fetchableURLs(preferringLocations: locations)
         guard let url = fetchable.first else {
             throw .usage("the Metalink offers no http or https URL for \(name)", option: .metalink)
         }
         var options = base
         options.mirrors = Array(fetchable.dropFirst())
+        if options.credentialScope == nil, case let .served(requested) = provenance {
+            options.credentialScope = CredentialScope(userNamed: [requested])
+        }
         if base.expectedDigest == nil && base.checksumFile == nil {
             options.expectedDigest = DigestHeaders.preferred(hashes)
         }

@@ -43,13 +43,8 @@ struct MetalinkParser {
     }
 
     static func parse(_ document: [UInt8], source: String) throws(BraidError) -> Metalink {
-        // Entities are never expanded: a document declaring any (or any DTD) is refused before libxml2 sees it.
-        // A NUL byte cannot occur in UTF-8 XML, and a UTF-16 document would hide a declaration from this search.
-        guard !document.contains(0) else { throw Metalink.refusal(source, "is not UTF-8 text") }
-        for declaration in ["<!DOCTYPE", "<!ENTITY"] where contains(document, Array(declaration.utf8)) {
-            throw Metalink.refusal(source, "declares a DTD or entities (\(declaration)), which Braid refuses")
-        }
         guard !document.isEmpty else { throw Metalink.refusal(source, "is empty") }
+        try checkEncodingForm(document, source: source)
         var parser = MetalinkParser(source: source)
         // `withUnsafeBytes` rethrows untyped errors: the refusal comes out as a value.
         let failure = document.withUnsafeBytes { bytes -> BraidError? in
@@ -75,32 +70,57 @@ struct MetalinkParser {
         return Metalink(files: parser.files)
     }
 
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard haystack.count >= needle.count else { return false }
-        return haystack.withUnsafeBufferPointer { bytes in
-            var start = 0
-            while start <= bytes.count - needle.count {
-                if bytes[start] == needle[0] && bytes[start..<(start + needle.count)].elementsEqual(needle) {
-                    return true
-                }
-                start += 1
-            }
-            return false
+    /// Refuses a document in UTF-16 or UTF-32, which XML allows and libxml2 would detect and read: Braid reads
+    /// Metalink in UTF-8 only. Their byte-order marks say so, and without one their markup has NUL bytes, which
+    /// UTF-8 XML never has (U+0000 is no XML character). Only the encoding form is looked at here; what the
+    /// document declares and contains is checked on libxml2's reading of it (`checkDeclaredEncoding`, `read`).
+    private static func checkEncodingForm(_ document: [UInt8], source: String) throws(BraidError) {
+        let marks: [(bytes: [UInt8], name: String)] = [
+            ([0x00, 0x00, 0xFE, 0xFF], "UTF-32"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32"),
+            ([0xFE, 0xFF], "UTF-16"), ([0xFF, 0xFE], "UTF-16"),
+        ]
+        if let mark = marks.first(where: { document.starts(with: $0.bytes) }) {
+            throw Metalink.refusal(source, "is \(mark.name), not UTF-8")
+        }
+        guard !document.contains(0) else { throw Metalink.refusal(source, "is not UTF-8 text (it has NUL bytes)") }
+    }
+
+    /// Refuses a document whose XML declaration names an encoding other than UTF-8 (`UTF-7`, `ISO-8859-1`, …),
+    /// as libxml2 read the declaration: a document in another encoding could spell markup in bytes that no check
+    /// of UTF-8 text would recognise. A document without a declaration is UTF-8 by XML's own rule.
+    private func checkDeclaredEncoding(_ reader: xmlTextReaderPtr) throws(BraidError) {
+        guard let declared = xmlTextReaderConstEncoding(reader).map({ String(cString: $0) }) else { return }
+        guard declared.lowercased() == "utf-8" else {
+            throw Metalink.refusal(
+                source, "declares the encoding '\(PrintableText.sanitised(declared))'; Braid reads UTF-8 only")
         }
     }
 
     // MARK: - Nodes
 
     /// Walks the document node by node to its end, so that anything not well-formed after the root is refused too.
+    ///
+    /// The first node settles the encoding libxml2 read the declaration as (`checkDeclaredEncoding`), and the end
+    /// checks it again, for a libxml2 that records it only once the document is read. A document
+    /// type declaration is refused as the node libxml2 parsed it into, whatever bytes spelt it: with no DTD there
+    /// are no entities to expand (`XML_PARSE_NOENT` is never set, nor `XML_PARSE_DTDLOAD`), and a reference to an
+    /// undeclared one is not well-formed.
     private mutating func read(_ reader: xmlTextReaderPtr) throws(BraidError) {
+        var first = true
         while true {
             let status = xmlTextReaderRead(reader)
-            guard status != 0 else { return }
+            guard status != 0 else { return try checkDeclaredEncoding(reader) }
             guard status == 1 else {
                 throw Metalink.refusal(
                     source, "is not well-formed XML (line \(xmlTextReaderGetParserLineNumber(reader)))")
             }
+            if first {
+                first = false
+                try checkDeclaredEncoding(reader)
+            }
             switch UInt32(bitPattern: xmlTextReaderNodeType(reader)) {
+            case XML_READER_TYPE_DOCUMENT_TYPE.rawValue:
+                throw Metalink.refusal(source, "declares a DTD (<!DOCTYPE>), which Braid refuses")
             case XML_READER_TYPE_ELEMENT.rawValue:
                 let name = xmlTextReaderConstLocalName(reader).map { String(cString: $0) } ?? ""
                 let namespace = xmlTextReaderConstNamespaceUri(reader).map { String(cString: $0) }

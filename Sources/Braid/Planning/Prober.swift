@@ -16,9 +16,9 @@ import CCurl
 /// (`Range: bytes=0-0`) settles it from `Content-Range`. A conditional probe (`-N`) sends `If-Modified-Since` with
 /// its first request, and ends at a `304 Not Modified`.
 ///
-/// Redirects are followed here, one hop at a time, not by libcurl: each hop is sent the user's headers only if
-/// its origin is one the user named, a redirect to a scheme outside `redirectSchemes` is refused, and one from
-/// HTTPS down to plain HTTP is reported before it is followed.
+/// Redirects are followed here, one hop at a time, not by libcurl: each hop is sent the user's credentials only if
+/// its origin is one the user named (`CredentialScope`, applied as the hop is configured), a redirect to a scheme
+/// outside `redirectSchemes` is refused, and one from HTTPS down to plain HTTP is reported before it is followed.
 struct Prober {
     let options: RequestOptions
     var retryPolicy: RetryPolicy
@@ -140,7 +140,7 @@ struct Prober {
         while true {
             let collector = ProbeCollector()
             // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
-            handle.configure(url: current, options: options, headers: options.headers(for: current) + conditions)
+            handle.configure(url: current, options: options, headers: conditions)
             let context = Unmanaged.passUnretained(collector).toOpaque()
             handle.set(CURLOPT_HEADERDATA, pointer: context)
             handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
@@ -197,7 +197,7 @@ struct Prober {
         if Origin(url: source)?.scheme == "https" && next.scheme == "http" {
             onNotice(
                 "warning: \(source) redirects to plain HTTP (\(target)): the download is no longer protected by TLS "
-                    + "and your extra headers are not sent there; --proto-redir =https refuses such redirects"
+                    + "and your credentials are not sent there; --proto-redir =https refuses such redirects"
             )
         }
         return target

@@ -5,7 +5,8 @@ struct Source: Equatable, Sendable {
     private(set) var resource: RemoteResource
     /// The host the shared connection budget counts it under: the one of the URL the probe resolved.
     let host: String
-    /// The user's headers (when this source is on an origin the user named), plus `If-Range`.
+    /// The header lines its range requests add: `If-Range` and `Want-Content-Digest`. The user's headers are
+    /// not among them: each request gets those its URL's origin may carry (`CredentialScope`).
     private(set) var headers: [String]
     var alive = true
     /// Failures in a row on this source.
@@ -23,10 +24,10 @@ struct Source: Equatable, Sendable {
     /// Consecutive failures after which a source is dropped, while another is still alive.
     static let maximumFailures = 3
 
-    init(resource: RemoteResource, options: RequestOptions, usesRanges: Bool) {
+    init(resource: RemoteResource, usesRanges: Bool) {
         self.resource = resource
         host = Origin(url: resource.resolvedURL)?.host ?? ""
-        var headers = options.headers(for: resource.resolvedURL)
+        var headers: [String] = []
         if usesRanges, let validator = resource.ifRangeValidator {
             headers.append("If-Range: \(validator)")
         }

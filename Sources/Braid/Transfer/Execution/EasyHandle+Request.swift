@@ -1,13 +1,14 @@
 import CCurl
 
 extension EasyHandle {
-    /// Applies the options every Braid request shares: HTTP(S) only, HTTP/1.1 (so each segment is its own TCP
-    /// connection), TLS trust, timeouts and stall detection.
+    /// Points the handle at `url` and applies the options every Braid request shares: HTTP(S) only, HTTP/1.1 (so
+    /// each segment is its own TCP connection), TLS trust, timeouts and stall detection, then the user's
+    /// credentials that `url`'s origin may carry (`setCredentials`) and `headers`, the request's own.
     ///
-    /// libcurl follows no redirect itself: the probe follows them hop by hop (see `Prober`), deciding at each hop
-    /// which of the user's headers that origin may see, and range requests go straight to where the probe ended.
+    /// libcurl follows no redirect itself (`CURLOPT_FOLLOWLOCATION` off, so `CURLOPT_UNRESTRICTED_AUTH` never
+    /// applies): the probe follows them hop by hop (see `Prober`), configuring each hop here, and range requests go
+    /// straight to where the probe ended.
     func configure(url: String, options: RequestOptions, headers: [String]) {
-        set(CURLOPT_URL, url)
         set(CURLOPT_PROTOCOLS_STR, "http,https")
         set(CURLOPT_FOLLOWLOCATION, false)
         set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
@@ -24,13 +25,6 @@ extension EasyHandle {
         // Without an explicit proxy (nil), libcurl reads http_proxy, https_proxy, ALL_PROXY and NO_PROXY itself.
         set(CURLOPT_PROXY, options.proxy)
         set(CURLOPT_NOPROXY, options.noProxy)
-        // libcurl matches a .netrc entry to the host of each request (a redirect to another host gets that host's
-        // entry or none), and the cookie engine sends a cookie only to the domain and path it names.
-        set(
-            CURLOPT_NETRC,
-            options.netrcPath == nil ? Int(CURL_NETRC_IGNORED.rawValue) : Int(CURL_NETRC_OPTIONAL.rawValue))
-        set(CURLOPT_NETRC_FILE, options.netrcPath)
-        set(CURLOPT_COOKIEFILE, options.cookieFilePath)
         if let caCertificatePath = options.caCertificatePath {
             set(CURLOPT_CAINFO, caCertificatePath)
             set(CURLOPT_PROXY_CAINFO, caCertificatePath)
@@ -39,6 +33,6 @@ extension EasyHandle {
         set(CURLOPT_SSL_VERIFYHOST, options.insecure ? 0 : 2)
         set(CURLOPT_PROXY_SSL_VERIFYPEER, !options.insecure)
         set(CURLOPT_PROXY_SSL_VERIFYHOST, options.insecure ? 0 : 2)
-        setHeaders(headers)
+        setCredentials(for: url, options: options, headers: headers)
     }
 }

@@ -1,31 +1,47 @@
 import CCurl
 
-/// A URL's scheme, host and port (RFC 6454): what the user's headers are scoped to.
+/// A URL's scheme, host and port (RFC 6454): what the user's credentials are scoped to (`CredentialScope`).
 ///
 /// It is parsed by libcurl's own URL parser, the one that decides where a request goes, so no URL can look like
 /// one origin here and reach another on the wire. A URL that cannot be parsed has no origin, and so is sent none
-/// of the user's headers.
+/// of the user's credentials.
 struct Origin: Hashable, Sendable, CustomStringConvertible {
     let scheme: String
     let host: String
     let port: Int
 
     init?(url: String) {
-        guard let handle = curl_url() else { return nil }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
-            let scheme = Self.part(handle, CURLUPART_SCHEME),
-            let host = Self.part(handle, CURLUPART_HOST), !host.isEmpty,
-            let port = Self.part(handle, CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap({ Int($0) })
+        guard
+            let parts = Self.parsing(
+                url,
+                {
+                    handle -> (scheme: String, host: String, port: Int)? in
+                    guard let scheme = Self.part(handle, CURLUPART_SCHEME),
+                        let host = Self.part(handle, CURLUPART_HOST), !host.isEmpty,
+                        let port = Self.part(handle, CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap({
+                            Int($0)
+                        })
+                    else { return nil }
+                    return (scheme, host, port)
+                })
         else { return nil }
-        self.scheme = scheme.lowercased()
-        self.host = host.lowercased()
-        self.port = port
+        self.scheme = parts.scheme.lowercased()
+        self.host = parts.host.lowercased()
+        self.port = parts.port
     }
 
     var description: String { "\(scheme)://\(host):\(port)" }
 
-    private static func part(_ handle: OpaquePointer, _ part: CURLUPart, flags: UInt32 = 0) -> String? {
+    /// Runs `body` on libcurl's parse of `url`; nil when libcurl cannot parse it.
+    static func parsing<Value>(_ url: String, _ body: (OpaquePointer) -> Value?) -> Value? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
+        return body(handle)
+    }
+
+    /// One part of a parsed URL, as written (still percent-encoded); nil when the URL has none.
+    static func part(_ handle: OpaquePointer, _ part: CURLUPart, flags: UInt32 = 0) -> String? {
         var value: UnsafeMutablePointer<CChar>?
         guard curl_url_get(handle, part, &value, flags) == CURLUE_OK, let value else { return nil }
         defer { curl_free(value) }

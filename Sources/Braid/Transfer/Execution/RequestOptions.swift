@@ -1,11 +1,12 @@
-/// How every request of a download is made: the user's headers and where they may go, redirects, TLS trust,
+/// How every request of a download is made: the user's credentials and where they may go, redirects, TLS trust,
 /// timeouts.
 struct RequestOptions: Sendable {
     /// The user's extra header lines. They may carry credentials (`Authorization`, `Cookie`, API keys), so they
-    /// go only to `headerOrigins`.
+    /// go only where `credentials` permits.
     var headers: [String] = []
-    /// The origins of the URLs the user named (the URL and its mirrors): the only ones sent `headers`.
-    var headerOrigins: Set<Origin> = []
+    /// Where the user's credentials (`headers`, the cookie jar, the netrc file, a URL's userinfo) may go: by
+    /// default nowhere, and for a download the origins of the URLs the user named.
+    var credentials = CredentialScope(userNamed: [])
     /// The schemes a redirect may lead to (`--proto-redir`).
     var redirectSchemes: Set<String> = ["http", "https"]
     var userAgent: String = "braid/\(BraidVersion.current)"
@@ -13,9 +14,11 @@ struct RequestOptions: Sendable {
     var proxy: String?
     /// `CURLOPT_NOPROXY`: `nil` leaves libcurl to read `NO_PROXY`.
     var noProxy: String?
-    /// A `.netrc` file to take credentials from, per host (`CURLOPT_NETRC_FILE`); nil for none.
+    /// A `.netrc` file to take credentials from, per host (`CURLOPT_NETRC_FILE`), for the origins `credentials`
+    /// permits; nil for none.
     var netrcPath: String?
-    /// A Netscape cookie jar to send cookies from, each to the domain and path it is scoped to.
+    /// A Netscape cookie jar to send cookies from, each to the domain and path it is scoped to, for the origins
+    /// `credentials` permits.
     var cookieFilePath: String?
     var caCertificatePath: String?
     var insecure = false
@@ -28,11 +31,4 @@ struct RequestOptions: Sendable {
     /// 16 connections within a few MiB while each write still amortises its system call.
     var receiveBufferSize = 128 << 10
     var verbose = false
-
-    /// The user's headers for a request to `url`: all of them on an origin the user named, none anywhere else
-    /// (another host, another port, or plain HTTP after HTTPS). A URL with no parsable origin gets none.
-    func headers(for url: String) -> [String] {
-        guard let origin = Origin(url: url), headerOrigins.contains(origin) else { return [] }
-        return headers
-    }
 }

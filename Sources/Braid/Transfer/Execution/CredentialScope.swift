@@ -1,0 +1,76 @@
+import CCurl
+
+/// Where the user's credentials may go: to the origins (scheme, host and port) of the URLs the user named, and to
+/// no other, whichever server or document led a request elsewhere.
+///
+/// The user names a URL on the command line, in a list file, in an RPC call, or in a Metalink file given by its
+/// path. A URL Braid learned from a server (a redirect's target, a served Metalink's URLs, anything later) is
+/// sent credentials only when its origin is one of those: the server chose it, so it is not a place the user chose
+/// to send them. Every request asks `permits(_:to:)` through `EasyHandle.configure(url:options:headers:)`, the one
+/// place a request gets its URL, login, netrc, cookies and headers; no feature decides it again.
+///
+/// See docs/SECURITY.md, "Credentials go only where the user sent them".
+public struct CredentialScope: Sendable, Equatable {
+    /// What a request may carry on the user's behalf.
+    public enum Credential: Sendable, CaseIterable {
+        /// The extra header lines (`DownloadOptions.headers`, `-H`), all of them: any may hold a secret.
+        case header
+        /// The cookie jar's cookies (`DownloadOptions.cookieFilePath`, `-b`). A jar scopes a cookie by domain, not
+        /// port or scheme, and names any domain it likes; the cookie engine runs only for a permitted origin.
+        case cookie
+        /// A login from the netrc file (`DownloadOptions.netrcPath`), which libcurl would match by host alone.
+        case netrc
+        /// The `user:password@` of a URL the user named, sent to that URL's origin as HTTP authentication.
+        case userinfo
+    }
+
+    /// Each origin the user named, with the userinfo (as written, still percent-encoded) of the first URL naming
+    /// it that had one.
+    private var logins: [Origin: String?] = [:]
+
+    /// The scope of the URLs in `urls`, all named by the user. A URL with no origin libcurl can parse adds none.
+    public init(userNamed urls: [String]) {
+        for url in urls {
+            guard let origin = Origin(url: url) else { continue }
+            let userinfo = Self.userinfo(of: url)
+            if case .some(.some) = logins[origin] { continue }
+            logins[origin] = userinfo
+        }
+    }
+
+    /// Whether a request to `url` may carry `credential`: only when `url`'s origin is one the user named. The
+    /// same rule holds for every kind; a URL without a parsable origin may carry none.
+    public func permits(_ credential: Credential, to url: String) -> Bool {
+        guard let origin = Origin(url: url) else { return false }
+        return logins[origin] != nil
+    }
+
+    /// `url` as it is requested: its own userinfo replaced with the one the user wrote for its origin, or removed
+    /// when the user wrote none or named another origin. A server's URL (a redirect, a Metalink) can neither
+    /// receive the user's login for another origin nor carry one of its own choosing.
+    func requestURL(for url: String) -> String {
+        let login = permits(.userinfo, to: url) ? Origin(url: url).flatMap { logins[$0] ?? nil } : nil
+        guard login != Self.userinfo(of: url) else { return url }
+        return Origin.parsing(url) { handle in
+            let (user, password) = Self.split(login)
+            guard curl_url_set(handle, CURLUPART_USER, user, 0) == CURLUE_OK,
+                curl_url_set(handle, CURLUPART_PASSWORD, password, 0) == CURLUE_OK
+            else { return nil }
+            return Origin.part(handle, CURLUPART_URL)
+        } ?? URLUserinfo.removed(from: url)
+    }
+
+    /// The `user` or `user:password` of `url`, as written; nil without one.
+    private static func userinfo(of url: String) -> String? {
+        Origin.parsing(url) { handle in
+            guard let user = Origin.part(handle, CURLUPART_USER) else { return nil }
+            return Origin.part(handle, CURLUPART_PASSWORD).map { "\(user):\($0)" } ?? user
+        }
+    }
+
+    private static func split(_ userinfo: String?) -> (user: String?, password: String?) {
+        guard let userinfo else { return (nil, nil) }
+        guard let colon = userinfo.firstIndex(of: ":") else { return (userinfo, nil) }
+        return (String(userinfo[..<colon]), String(userinfo[userinfo.index(after: colon)...]))
+    }
+}

@@ -1,0 +1,28 @@
+import CCurl
+
+extension EasyHandle {
+    /// Sets the request's URL and header lines, with the user's credentials that `options.credentials` permits
+    /// to `url`'s origin and none other: the one place a request is given a login, a netrc file, cookies or the
+    /// user's headers. Every credential is set or cleared each time, so that nothing an earlier request on this
+    /// handle carried (to an origin the user named) stays for this one.
+    func setCredentials(for url: String, options: RequestOptions, headers: [String]) {
+        let scope = options.credentials
+        // The userinfo: the user's own for this origin, or none (`CredentialScope.requestURL(for:)`).
+        set(CURLOPT_URL, scope.requestURL(for: url))
+        // libcurl matches a netrc entry by host alone, whatever the port, scheme or who named the URL.
+        let netrc = scope.permits(.netrc, to: url) ? options.netrcPath : nil
+        set(
+            CURLOPT_NETRC,
+            netrc == nil ? Int(CURL_NETRC_IGNORED.rawValue) : Int(CURL_NETRC_OPTIONAL.rawValue))
+        set(CURLOPT_NETRC_FILE, netrc)
+        // A handle keeps its cookies from one request to the next (even through curl_easy_reset), and a jar
+        // scopes them by domain alone: the cookies in memory are dropped and the engine switched off, then on
+        // again, reading the jar afresh, only for an origin the user named.
+        set(CURLOPT_COOKIELIST, "ALL")
+        set(CURLOPT_COOKIEFILE, nil as String?)
+        if let jar = options.cookieFilePath, scope.permits(.cookie, to: url) {
+            set(CURLOPT_COOKIEFILE, jar)
+        }
+        setHeaders((scope.permits(.header, to: url) ? options.headers : []) + headers)
+    }
+}
