@@ -10,7 +10,9 @@ import Braid
 struct RequestArguments: ParsableArguments {
     @Option(
         name: [.customShort("H"), .customLong("header")],
-        help: ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER")
+        help: ArgumentHelp(
+            "Extra request header 'Name: value' (repeatable), sent only to the origins of the URLs given.",
+            valueName: "HEADER")
     )
     var headers: [String] = []
 
@@ -36,8 +38,8 @@ struct RequestArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Use this proxy (http://, https://, socks5://, socks5h://, with user:password@ if needed) instead of "
-                + "http_proxy, https_proxy or ALL_PROXY; '' for none.",
+            "Use this proxy: http:// (the default scheme), https://, socks5:// or socks5h://, with "
+                + "user:password@ if needed; overrides http_proxy, https_proxy, ALL_PROXY; '' for none.",
             valueName: "URL"
         )
     )
@@ -45,17 +47,18 @@ struct RequestArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Hosts to reach without the proxy, comma-separated ('*' for all), instead of NO_PROXY.",
+            "Hosts to reach without the proxy, comma-separated (a name covers its subdomains; '*' for all), "
+                + "instead of NO_PROXY.",
             valueName: "HOSTS"
         )
     )
     var noproxy: String?
 
-    @Flag(help: "Take credentials for each host from ~/.netrc, as curl --netrc.")
+    @Flag(help: "Take each host's login from ~/.netrc, as curl --netrc; an entry goes to its own host only.")
     var netrc = false
 
     @Option(
-        help: ArgumentHelp("Take credentials for each host from FILE (.netrc format).", valueName: "FILE"),
+        help: ArgumentHelp("Take each host's login from FILE (.netrc format), as --netrc does.", valueName: "FILE"),
         completion: .file())
     var netrcFile: String?
 
