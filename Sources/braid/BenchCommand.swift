@@ -68,14 +68,17 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Receive the bytes but write nothing (measures the network path alone).")
     var discard = false
 
-    @Flag(help: "Print the report as one JSON document on stdout instead of the table.")
+    @Flag(help: "Print the report as one JSON document on stdout instead of the table; the rest goes to stderr.")
     var json = false
 
-    @Flag(help: "Print one CSV row per run on stdout, as each run ends, instead of the table.")
+    @Flag(help: "Print one CSV row per run on stdout, as each run ends, instead of the table; the rest to stderr.")
     var csv = false
 
     @Option(
-        help: ArgumentHelp("Write a chart of throughput against connections to FILE.", valueName: "FILE"),
+        help: ArgumentHelp(
+            "Write an SVG chart to FILE: median throughput per count with min-max bars, linear scaling for "
+                + "reference, the recommendation marked.",
+            valueName: "FILE"),
         completion: .file()
     )
     var svg: String?

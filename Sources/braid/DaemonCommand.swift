@@ -23,12 +23,13 @@ struct DaemonCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Where downloads go (default: the current directory).", valueName: "DIR"))
+    @Option(help: ArgumentHelp("Where downloads go; a client's dir must be inside it.", valueName: "DIR"))
     var dir = "."
 
     @Option(
         help: ArgumentHelp(
-            "The address to serve on (default 127.0.0.1:6800; port 0 picks a free one).", valueName: "HOST:PORT"))
+            "The address to serve on; port 0 picks a free one, an address other than loopback needs --rpc-secret.",
+            valueName: "HOST:PORT"))
     var listen = "127.0.0.1:6800"
 
     @Option(
@@ -46,17 +47,17 @@ struct DaemonCommand: AsyncParsableCommand {
 
     @Option(
         name: [.customShort("j"), .customLong("max-concurrent-downloads")],
-        help: ArgumentHelp("Downloads at once (default 5).", valueName: "N")
+        help: ArgumentHelp("Downloads at once.", valueName: "N")
     )
     var concurrentDownloads = 5
 
     @Option(
         name: [.customShort("n"), .customLong("connections")],
-        help: ArgumentHelp("Connections per download unless a client asks otherwise (default 8).", valueName: "N")
+        help: ArgumentHelp("Connections per download unless a client asks otherwise.", valueName: "N")
     )
     var connections = 8
 
-    @Option(help: ArgumentHelp("Connections to any one host, all downloads together (default 16).", valueName: "N"))
+    @Option(help: ArgumentHelp("Connections to any one host, all downloads together.", valueName: "N"))
     var maxConnectionsPerHost = 16
 
     @Option(

@@ -16,14 +16,19 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         name: [.short, .customLong("input-file")],
-        help: ArgumentHelp("Download every URL listed in FILE ('-' for stdin).", valueName: "FILE"),
+        help: ArgumentHelp(
+            "Download every URL listed in FILE ('-' for stdin); 'braid help get' gives the format.",
+            valueName: "FILE"),
         completion: .file()
     )
     var inputFile: String?
 
     @Option(
         name: [.short, .customLong("output")],
-        help: ArgumentHelp("Save to FILE (default: the server's or the URL's name).", valueName: "FILE"),
+        help: ArgumentHelp(
+            "Save to FILE, creating its directory (default: the server's or the URL's name, made safe); a "
+                + "directory is refused: use -d.",
+            valueName: "FILE"),
         completion: .file()
     )
     var output: String?
@@ -80,8 +85,8 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Receive at most RATE bytes a second per download, all connections together (512K, 10M, 1.5G; 0 for "
-                + "no limit).",
+            "Receive at most RATE bytes a second per download, all connections together: 512K, 10M, 1.5G "
+                + "(binary units; '/s' optional); 0 for no limit.",
             valueName: "RATE"
         ),
         transform: RateArgument.init(parsing:)
@@ -90,17 +95,23 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Receive at most RATE bytes a second across all downloads (with -i: the whole list).", valueName: "RATE"),
+            "Receive at most RATE bytes a second across all downloads (with -i: the whole list), on top of "
+                + "--limit-rate.",
+            valueName: "RATE"),
         transform: RateArgument.init(parsing:)
     )
     var maxOverallLimit: RateArgument?
 
-    @Option(help: ArgumentHelp("Verify against ALG=HEX (md5, sha-1, sha-256, sha-512).", valueName: "ALG=HEX"))
+    @Option(
+        help: ArgumentHelp(
+            "Verify against ALG=HEX (md5, sha-1, sha-256, sha-512) rather than a digest the server sends.",
+            valueName: "ALG=HEX"))
     var checksum: String?
 
     @Option(
         help: ArgumentHelp(
-            "Verify against the line of a SHA256SUMS or MD5SUMS style FILE that names the saved file.",
+            "Verify against the line naming the saved file in FILE, a SHA256SUMS or MD5SUMS style list (GNU or "
+                + "BSD lines), rather than a digest the server sends.",
             valueName: "FILE"
         ),
         completion: .file()
@@ -109,7 +120,8 @@ struct DownloadArguments: ParsableArguments {
 
     @Flag(
         help: ArgumentHelp(
-            "Read the argument (a file or a URL) as a Metalink 4 document and download the files it describes."
+            "Read the argument (a file or a URL) as a Metalink 4 document and download the files it describes; "
+                + "a .meta4 or .metalink file needs no flag."
         )
     )
     var metalink = false
@@ -134,7 +146,7 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "With --json: seconds between two progress events of a download (default 1; the finest is 0.25).",
+            "With --json: seconds between two progress events of a download (the finest is 0.25).",
             valueName: "S"
         )
     )
@@ -148,8 +160,8 @@ struct DownloadArguments: ParsableArguments {
 
     @Flag(
         help: ArgumentHelp(
-            "After a digest mismatch (exit 6, data kept in FILE.part), fetch the file again and rewrite only the "
-                + "bytes that differ, then verify again; reports the ranges rewritten."
+            "After a digest mismatch (exit 6, data kept in FILE.part), fetch the file again, rewrite only the "
+                + "bytes that differ and verify again; without kept data, download as usual."
         )
     )
     var repair = false
@@ -160,8 +172,8 @@ struct DownloadArguments: ParsableArguments {
     @Flag(
         name: [.customShort("N"), .long],
         help: ArgumentHelp(
-            "Skip the download if the file is as new as the server's (one If-Modified-Since request), as wget -N; "
-                + "else replace it. Sets the file's time as -R does."
+            "Skip the download if the file is as new as the server's (one If-Modified-Since request; else "
+                + "Last-Modified and length compared), as wget -N; else replace it. Implies -R."
         )
     )
     var timestamping = false

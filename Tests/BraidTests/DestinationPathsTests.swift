@@ -86,4 +86,17 @@ struct DestinationPathsTests {
         let paths = DestinationPaths.resolve(.directory(Self.directory), suggestedFilename: name, url: "http://h/f")
         #expect(Self.isDirectlyInside(paths.final, Self.directory), "\(paths.final)")
     }
+
+    @Test(
+        "A missing relative directory passes the check before traffic: it will be created in the working directory",
+        arguments: ["missing", "missing/sub", "./missing"]
+    )
+    func missingRelativeDirectory(name: String) throws {
+        let directory = "braid-destination-check-\(UInt64.random(in: 0...UInt64.max))/" + name
+        #expect(throws: Never.self) { try DestinationPaths.checkDestination(.directory(directory)) }
+        #expect(throws: Never.self) { try DestinationPaths.checkDestination(.file(directory + "/file.bin")) }
+        #expect(throws: Never.self) {
+            try DestinationPaths.checkDestination(.file(name + "-\(UInt64.random(in: 0...9999))/f"))
+        }
+    }
 }

@@ -63,9 +63,12 @@ struct DestinationPaths: Sendable, Equatable {
             let status: Stat
             do {
                 status = try directory.stat()
-            } catch .noSuchFileOrDirectory where !directory.removingLastComponent().isEmpty {
-                // Missing: it will be created, if its parent can hold it.
-                directory = directory.removingLastComponent()
+            } catch .noSuchFileOrDirectory
+                where directory != FilePath(".") && directory.removingLastComponent() != directory
+            {
+                // Missing: it will be created, if its parent (the working directory, for a relative name) can hold it.
+                let parent = directory.removingLastComponent()
+                directory = parent.isEmpty ? FilePath(".") : parent
                 continue
             } catch {
                 throw .localIO("cannot use the directory '\(directory)'", error)
