@@ -11,6 +11,8 @@
 #define RENAME_NOREPLACE (1 << 0)
 #endif
 
+const int braid_open_path_flag = O_PATH;
+
 int braid_set_thread_nice(int nice) {
     pid_t thread = (pid_t)syscall(SYS_gettid);
     int previous = getpriority(PRIO_PROCESS, (id_t)thread);
@@ -36,11 +38,11 @@ double braid_thread_busy_seconds(void) {
     return (double)used.tv_sec + (double)used.tv_nsec / 1e9;
 }
 
-int braid_rename_noreplace(const char *from, const char *to) {
+int braid_renameat_noreplace(int fromDirectory, const char *from, int toDirectory, const char *to) {
 #ifdef SYS_renameat2
-    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+    return (int)syscall(SYS_renameat2, fromDirectory, from, toDirectory, to, RENAME_NOREPLACE);
 #else
-    (void)from; (void)to;
+    (void)fromDirectory; (void)from; (void)toDirectory; (void)to;
     errno = EINVAL;
     return -1;
 #endif

@@ -1,3 +1,5 @@
+import Braid
+
 /// One download of a `braid` run as the output names it: its number in the list (1 for a single URL), its URL,
 /// and the `out=` name the list gave it, if any.
 struct DownloadItem: Sendable {
@@ -6,12 +8,12 @@ struct DownloadItem: Sendable {
     let url: String
     let output: String?
 
-    /// A short name for messages before the destination is known: the `out=` name, else the URL's last path
-    /// component, else the URL.
+    /// A short name for messages before the destination is known, escaped for a terminal: the `out=` name, else
+    /// the URL's last path component, else the URL.
     var name: String {
-        if let output { return output }
+        if let output { return PrintableText.escapingControlCharacters(output) }
         let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
         let withoutScheme = path.split(separator: "/", omittingEmptySubsequences: true).dropFirst(2)
-        return withoutScheme.last.map(String.init) ?? url
+        return PrintableText.sanitised(withoutScheme.last.map(String.init) ?? url)
     }
 }

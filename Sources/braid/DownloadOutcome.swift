@@ -19,10 +19,10 @@ struct DownloadOutcome: Sendable {
         return nil
     }
 
-    /// The name to show: the final file's name when known.
+    /// The name to show: the final file's name when known, escaped for a terminal.
     var name: String {
         guard let path, let last = path.split(separator: "/").last else { return item.name }
-        return String(last)
+        return PrintableText.escapingControlCharacters(String(last))
     }
 
     /// Why a skipped download was skipped, as the list's lines and table say it.

@@ -35,7 +35,8 @@ final class ListReporter: ListObserver {
         state.withLock { $0.count = items.count }
         let files = items.count == 1 ? "1 file" : "\(items.count) files"
         line(
-            "Downloading \(files) into \(directory), \(limits.concurrentDownloads) at a time "
+            "Downloading \(files) into \(PrintableText.escapingControlCharacters(directory)), "
+                + "\(limits.concurrentDownloads) at a time "
                 + "(at most \(limits.maximumConnections) connections, \(limits.maximumConnectionsPerHost) per host)"
         )
     }
@@ -51,7 +52,7 @@ final class ListReporter: ListObserver {
             case .queued, .downloading, .completed, .failed, .cancelled: break
             }
         case let .started(resource, path, resumedBytes):
-            let name = path.split(separator: "/").last.map(String.init) ?? path
+            let name = PrintableText.escapingControlCharacters(path.split(separator: "/").last.map(String.init) ?? path)
             state.withLock { $0.names[item.id] = name }
             let size = resource.length.map(Formatting.bytes) ?? "unknown size"
             let resuming = resumedBytes > 0 ? ", resuming at \(Formatting.bytes(resumedBytes))" : ""

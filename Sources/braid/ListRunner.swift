@@ -53,7 +53,7 @@ final class ListRunner: Sendable {
     static func options(for entry: DownloadList.Entry, sharing shared: DownloadOptions) -> DownloadOptions {
         var options = shared
         if let output = entry.output, case let .directory(directory) = shared.destination {
-            options.destination = .file(directory.hasSuffix("/") ? directory + output : directory + "/" + output)
+            options.destination = .below(directory, subdirectory: "", name: output)
         }
         options.mirrors = Array(entry.urls.dropFirst())
         options.expectedDigest = entry.checksum

@@ -37,7 +37,7 @@ final class ProgressReporter: Sendable {
             let size = resource.length.map(Formatting.bytes) ?? "unknown size"
             let mode = resource.isSegmentable ? "" : " (single stream: the server does not serve ranges)"
             let resuming = resumed > 0 ? ", resuming at \(Formatting.bytes(resumed))" : ""
-            line("Downloading \(path) (\(size)\(resuming))\(mode)")
+            line("Downloading \(PrintableText.escapingControlCharacters(path)) (\(size)\(resuming))\(mode)")
         case let .progress(progress):
             let now = Self.now()
             let due = state.withLock { state -> Bool in
@@ -65,7 +65,7 @@ final class ProgressReporter: Sendable {
     private static func summary(of result: DownloadResult) -> String {
         let check = result.verification
         let saved =
-            "Saved \(result.path) (\(Formatting.bytes(result.bytes)), \(check)) in "
+            "Saved \(PrintableText.escapingControlCharacters(result.path)) (\(Formatting.bytes(result.bytes)), \(check)) in "
             + "\(Formatting.fixed(result.seconds, digits: 1)) s"
         guard result.fetchedBytes > 0 else { return saved + ", nothing fetched" }
         let speed = result.seconds > 0 ? Double(result.fetchedBytes) / result.seconds : 0

@@ -1,3 +1,4 @@
+import Braid
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,6 +9,10 @@ import Synchronization
 ///
 /// Every write goes through one lock, so a line from one download never lands in the middle of another's
 /// live line, and a permanent line first clears the live one.
+///
+/// Whatever is written is shown, never obeyed: control, bidirectional and invisible characters in it are escaped
+/// (`PrintableText.escapingControlCharacters`), all but the line breaks between a permanent text's lines. A name or
+/// a path that may hold a line break of its own is escaped where it is put into the text.
 final class StatusLine: Sendable {
     /// Whether stderr is a terminal; off one, there is no live line.
     let isTerminal: Bool
@@ -21,7 +26,7 @@ final class StatusLine: Sendable {
     func showLive(_ text: String) {
         guard isTerminal else { return }
         liveShown.withLock { shown in
-            StandardStreams.error("\r" + text + "\u{1B}[K")
+            StandardStreams.error("\r" + PrintableText.escapingControlCharacters(text) + "\u{1B}[K")
             shown = true
         }
     }
@@ -31,7 +36,9 @@ final class StatusLine: Sendable {
         liveShown.withLock { shown in
             if shown { StandardStreams.error("\r\u{1B}[K") }
             shown = false
-            StandardStreams.error(line + "\n")
+            let lines = line.split(separator: "\n", omittingEmptySubsequences: false)
+            StandardStreams.error(
+                lines.map { PrintableText.escapingControlCharacters(String($0)) }.joined(separator: "\n") + "\n")
         }
     }
 

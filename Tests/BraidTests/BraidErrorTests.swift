@@ -87,7 +87,9 @@ final class BraidErrorTests {
         // A regular file where a directory would have to be created.
         try Data("x".utf8).write(to: URL(fileURLWithPath: directory.file("plain")))
         let error = #expect(throws: BraidError.self) {
-            try DestinationPaths.createDirectory(of: .directory(self.directory.file("plain/sub")))
+            let place = try DestinationPaths.resolve(
+                .directory(self.directory.file("plain/sub")), suggestedFilename: nil, url: "http://h/f")
+            _ = try DestinationPaths.open(place, creating: true)
         }
         #expect(error?.code == .localIO)
         #expect(error?.cause?.errno == .notDirectory)
@@ -106,9 +108,9 @@ final class BraidErrorTests {
 
     @Test("A file that appeared at the final name is kept: exit-8 domain, EEXIST underneath, overwrite would help")
     func fileAppearedAtFinalName() throws {
-        let paths = DestinationPaths(final: FilePath(directory.file("file.iso")))
-        try Data("downloaded".utf8).write(to: URL(fileURLWithPath: paths.part.string))
-        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: paths.final.string))
+        let paths = DestinationPaths(final: AnchoredPath(FilePath(directory.file("file.iso"))))
+        try Data("downloaded".utf8).write(to: URL(fileURLWithPath: paths.part.path.string))
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: paths.final.path.string))
 
         let error = #expect(throws: BraidError.self) { try paths.moveIntoPlace(replacing: false) }
 
@@ -116,11 +118,11 @@ final class BraidErrorTests {
         #expect(error?.remedies == [.overwrite])
         #expect(error?.cause?.errno == .fileExists)
         #expect(!Self.namesAFlag(error?.message ?? "--"), "\(error?.message ?? "")")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: paths.final.string)) == Data("someone else's".utf8))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: paths.part.string)) == Data("downloaded".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: paths.final.path.string)) == Data("someone else's".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: paths.part.path.string)) == Data("downloaded".utf8))
 
         try paths.moveIntoPlace(replacing: true)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: paths.final.string)) == Data("downloaded".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: paths.final.path.string)) == Data("downloaded".utf8))
         #expect(try directory.contents() == ["file.iso"])
     }
 

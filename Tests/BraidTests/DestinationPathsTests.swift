@@ -16,12 +16,21 @@ struct DestinationPathsTests {
             && path.lastComponent.map { !$0.string.hasPrefix(".") } == true
     }
 
+    /// The final path of `destination`, as it is shown.
+    static func final(
+        _ destination: DownloadOptions.Destination,
+        suggestedFilename: String? = nil,
+        url: String = "http://h/f"
+    ) throws -> FilePath {
+        try DestinationPaths.resolve(destination, suggestedFilename: suggestedFilename, url: url).path
+    }
+
     @Test("An explicit file is used as given, with .part and .braid beside it")
-    func explicitFile() {
-        let paths = DestinationPaths.resolve(.file("out/x.iso"), suggestedFilename: "ignored", url: "http://h/y")
-        #expect(paths.final == "out/x.iso")
-        #expect(paths.part == "out/x.iso.part")
-        #expect(paths.manifest == "out/x.iso.braid")
+    func explicitFile() throws {
+        #expect(try Self.final(.file("out/x.iso"), suggestedFilename: "ignored", url: "http://h/y") == "out/x.iso")
+        let paths = DestinationPaths(final: AnchoredPath(FilePath("out/x.iso")))
+        #expect(paths.part.path == "out/x.iso.part")
+        #expect(paths.manifest.path == "out/x.iso.braid")
     }
 
     @Test(
@@ -33,11 +42,8 @@ struct DestinationPathsTests {
             ("http://h/my%20file.txt", "my file.txt"),
         ]
     )
-    func nameFromURL(url: String, name: String) {
-        let paths = DestinationPaths.resolve(.directory(Self.directory), suggestedFilename: nil, url: url)
-        #expect(paths.final == FilePath(Self.directory).appending(name))
-        #expect(paths.part.string == paths.final.string + ".part")
-        #expect(paths.manifest.string == paths.final.string + ".braid")
+    func nameFromURL(url: String, name: String) throws {
+        #expect(try Self.final(.directory(Self.directory), url: url) == FilePath(Self.directory).appending(name))
     }
 
     @Test(
@@ -47,9 +53,8 @@ struct DestinationPathsTests {
             "http://h/%2F", "http://h/..%2F..%2F",
         ]
     )
-    func fallbackName(url: String) {
-        let paths = DestinationPaths.resolve(.directory(Self.directory), suggestedFilename: nil, url: url)
-        #expect(paths.final == FilePath(Self.directory).appending("download"))
+    func fallbackName(url: String) throws {
+        #expect(try Self.final(.directory(Self.directory), url: url) == FilePath(Self.directory).appending("download"))
     }
 
     @Test(
@@ -66,25 +71,50 @@ struct DestinationPathsTests {
             "not a url at all \u{0}",
         ]
     )
-    func hostileURL(url: String) {
-        let paths = DestinationPaths.resolve(.directory(Self.directory), suggestedFilename: nil, url: url)
-        #expect(Self.isDirectlyInside(paths.final, Self.directory), "\(paths.final)")
+    func hostileURL(url: String) throws {
+        let final = try Self.final(.directory(Self.directory), url: url)
+        #expect(Self.isDirectlyInside(final, Self.directory), "\(final)")
     }
 
     @Test("A suggested file name wins over the URL")
-    func suggestedWins() {
-        let paths = DestinationPaths.resolve(
+    func suggestedWins() throws {
+        let final = try Self.final(
             .directory(Self.directory), suggestedFilename: "report.pdf", url: "http://h/download.php")
-        #expect(paths.final == "/srv/downloads/report.pdf")
+        #expect(final == "/srv/downloads/report.pdf")
     }
 
     @Test(
         "A hostile suggested file name never leaves the directory",
         arguments: ["../x", "../../etc/passwd", "/etc/passwd", "..", ".", "", "a/../../b"]
     )
-    func hostileSuggestedName(name: String) {
-        let paths = DestinationPaths.resolve(.directory(Self.directory), suggestedFilename: name, url: "http://h/f")
-        #expect(Self.isDirectlyInside(paths.final, Self.directory), "\(paths.final)")
+    func hostileSuggestedName(name: String) throws {
+        let final = try Self.final(.directory(Self.directory), suggestedFilename: name)
+        #expect(Self.isDirectlyInside(final, Self.directory), "\(final)")
+    }
+
+    @Test("A place below the directory keeps its subdirectories and name, or takes the server's name")
+    func below() throws {
+        #expect(
+            try Self.final(.below(Self.directory, subdirectory: "a/b", name: "f.bin")) == "/srv/downloads/a/b/f.bin")
+        #expect(try Self.final(.below(Self.directory, subdirectory: "", name: "f.bin")) == "/srv/downloads/f.bin")
+        #expect(
+            try Self.final(.below(Self.directory, subdirectory: "a", name: nil), suggestedFilename: "../r.pdf")
+                == "/srv/downloads/a/r.pdf")
+    }
+
+    @Test(
+        "A place below the directory whose names are not safe as they are is refused before any traffic",
+        arguments: [
+            ("../x", "f"), ("/etc", "f"), ("a//b", "f"), ("a/./b", "f"), ("-rf", "f"), ("a\u{202E}b", "f"),
+            ("", "../f"), ("", "a/f"), ("", "-rf"), ("", "x\u{85}y"), ("", "x\u{9B}y"), ("", "x\u{200B}y"),
+            ("", "x\u{2028}y"), ("", ".hidden"), ("", ""),
+        ]
+    )
+    func belowRefused(subdirectory: String, name: String) {
+        let destination = DownloadOptions.Destination.below(Self.directory, subdirectory: subdirectory, name: name)
+        let error = #expect(throws: BraidError.self) { try DestinationPaths.checkDestination(destination) }
+        #expect(error?.code == .usage)
+        #expect(error?.message.unicodeScalars.contains(where: PrintableText.isUnprintable) == false)
     }
 
     @Test(

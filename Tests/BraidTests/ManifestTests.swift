@@ -152,7 +152,7 @@ final class ManifestStoreTests {
     }
 
     func write(_ text: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: store.path.string))
+        try Data(text.utf8).write(to: URL(fileURLWithPath: store.path.path.string))
     }
 
     @Test("No manifest on disk loads as nil")
@@ -185,7 +185,7 @@ final class ManifestStoreTests {
     @Test("remove deletes the manifest and any temporary file")
     func remove() throws {
         try store.save(ManifestTests.valid, durable: false)
-        try Data("x".utf8).write(to: URL(fileURLWithPath: store.path.string + ".tmp"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: store.path.path.string + ".tmp"))
         store.remove()
         #expect(try directory.contents().isEmpty)
         #expect(try store.load() == nil)
@@ -193,7 +193,7 @@ final class ManifestStoreTests {
 
     @Test("The reserve is held by a file with no name: nothing appears beside the manifest, and a stale name goes")
     func reserveHasNoName() throws {
-        try Data("left by a crash".utf8).write(to: URL(fileURLWithPath: store.reservePath.string))
+        try Data("left by a crash".utf8).write(to: URL(fileURLWithPath: store.reservePath.path.string))
         try store.save(ManifestTests.valid, durable: false)
 
         try store.createReserve()
@@ -253,9 +253,9 @@ final class ManifestStoreTests {
     @Test("A truncated manifest is rejected, wherever it was cut")
     func rejectsTruncated() throws {
         try store.save(ManifestTests.valid, durable: false)
-        let full = try Data(contentsOf: URL(fileURLWithPath: store.path.string))
+        let full = try Data(contentsOf: URL(fileURLWithPath: store.path.path.string))
         for length in stride(from: 0, to: full.count, by: 7) {
-            try full.prefix(length).write(to: URL(fileURLWithPath: store.path.string))
+            try full.prefix(length).write(to: URL(fileURLWithPath: store.path.path.string))
             let error = #expect(throws: BraidError.self, "cut at \(length)") { try self.store.load() }
             #expect(error?.code == .manifest)
         }
@@ -273,7 +273,8 @@ final class ManifestStoreTests {
 
     @Test("A huge file is refused before it is read")
     func rejectsHuge() throws {
-        let handle = try FileDescriptor.open(store.path, .writeOnly, options: [.create], permissions: .ownerReadWrite)
+        let handle = try FileDescriptor.open(
+            store.path.path, .writeOnly, options: [.create], permissions: .ownerReadWrite)
         try handle.closeAfter { try handle.resize(to: 64 << 20) }
         let error = #expect(throws: BraidError.self) { try self.store.load() }
         #expect(error?.code == .manifest)

@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 import Testing
 
 @testable import Braid
@@ -96,7 +97,7 @@ struct MetalinkTests {
         #expect(options.mirrors == ["http://fr.example.org/image.iso", "http://us.example.org/image.iso"])
         #expect(options.expectedDigest?.algorithm == .sha256 && options.expectedDigest?.source == .metalink)
         #expect(options.pieceHashes == image.pieces)
-        #expect(options.destination == .file("/tmp/out/image.iso"))
+        #expect(options.destination == .below("/tmp/out", subdirectory: "", name: "image.iso"))
     }
 
     @Test("A location preference puts that country's URLs first; a user's checksum and output name win")
@@ -244,7 +245,7 @@ struct MetalinkTests {
 
     @Test(
         "Names that would leave the directory, or that no file system takes, are refused",
-        arguments: ["/etc/passwd", "../f", "a/../../f", "a//f", "a/", "./f", "a\u{1}b", "a\nb", ""]
+        arguments: ["/etc/passwd", "../f", "a/../../f", "a//f", "a/", "./f", "a\u{1}b", "a/\u{202E}/f", ""]
     )
     func traversal(name: String) {
         let escaped = name.replacingOccurrences(of: "\n", with: "&#10;").replacingOccurrences(of: "\u{1}", with: "&#1;")
@@ -273,7 +274,26 @@ struct MetalinkTests {
         base.destination = .directory("out/")
         #expect(
             try metalink.files[0].download(options: base, from: .local).options.destination
-                == .file("out/dir/sub/f.bin"))
+                == .below("out/", subdirectory: "dir/sub", name: "f.bin"))
+    }
+
+    @Test(
+        "A name with characters that would read as something else is made safe, as a server's name is",
+        arguments: [
+            ("-rf", "_-rf"), ("dir/-rf", "dir/_-rf"), ("invoice\u{202E}fdp.exe", "invoicefdp.exe"),
+            ("a\u{85}b\u{9B}c", "a_b_c"), ("a&#10;b", "a_b"), ("zero\u{200B}width", "zerowidth"),
+            ("line\u{2028}sep/f", "linesep/f"), (".hidden/.f", "hidden/f"),
+        ]
+    )
+    func unsafeCharacters(name: String, safe: String) throws {
+        let metalink = try parse(Self.wrapping("<url>http://a/f</url>", name: name))
+        #expect(metalink.files[0].name == safe)
+        var base = DownloadOptions()
+        base.destination = .directory("out")
+        let destination = try metalink.files[0].download(options: base, from: .local).options.destination
+        #expect(
+            try DestinationPaths.resolve(destination, suggestedFilename: nil, url: "http://a/f").path
+                == FilePath("out/" + safe))
     }
 
     @Test("Piece hashes must match the size: count, and digest length")

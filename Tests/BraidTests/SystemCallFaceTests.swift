@@ -18,7 +18,7 @@ final class SystemCallFaceTests {
         directory = try ScratchDirectory()
     }
 
-    func path(_ name: String) -> FilePath { FilePath(directory.file(name)) }
+    func path(_ name: String) -> AnchoredPath { AnchoredPath(FilePath(directory.file(name))) }
 
     func write(_ text: String, to name: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: directory.file(name)))
@@ -96,19 +96,19 @@ final class SystemCallFaceTests {
     func openWithoutFollowing() throws {
         #expect(symlink(directory.file("victim"), directory.file("link")) == 0)
         #expect(throws: Errno.tooManySymbolicLinkLevels) {
-            try self.path("link").openWithoutFollowing(.readWrite, options: .create)
+            try self.path("link").open(.readWrite, options: .create)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.file("victim")), "nothing was created through it")
 
-        let file = try path("own").openWithoutFollowing(.readWrite, options: .create)
+        let file = try path("own").open(.readWrite, options: .create)
         defer { try? file.close() }
         #expect(try file.stat().permissions == .ownerReadWrite)
     }
 
     @Test("An exclusive lock refuses a second open file description with EWOULDBLOCK until the first is closed")
     func lockIsExclusive() throws {
-        let first = try path("locked").openWithoutFollowing(.readWrite, options: .create)
-        let second = try path("locked").openWithoutFollowing(.readWrite)
+        let first = try path("locked").open(.readWrite, options: .create)
+        let second = try path("locked").open(.readWrite)
         defer { try? second.close() }
         try first.lockExclusively()
         #expect(throws: Errno.wouldBlock) { try second.lockExclusively() }
@@ -118,15 +118,15 @@ final class SystemCallFaceTests {
 
     @Test("Permissions are set through the descriptor")
     func setPermissions() throws {
-        let file = try path("file").openWithoutFollowing(.readWrite, options: .create)
+        let file = try path("file").open(.readWrite, options: .create)
         defer { try? file.close() }
         try file.setPermissions([.ownerReadWrite, .groupRead])
-        #expect(try path("file").stat().permissions == [.ownerReadWrite, .groupRead])
+        #expect(try path("file").status().permissions == [.ownerReadWrite, .groupRead])
     }
 
     @Test("Allocation gives the file its length")
     func allocate() throws {
-        let file = try path("file").openWithoutFollowing(.readWrite, options: .create)
+        let file = try path("file").open(.readWrite, options: .create)
         defer { try? file.close() }
         try file.allocate(length: 64 << 10)
         #expect(try file.stat().size == 64 << 10)
@@ -148,7 +148,9 @@ final class SystemCallFaceTests {
 
     @Test("A directory Braid cannot write into is told apart by its errno")
     func accessIsChecked() throws {
-        try path("").checkWriteAndSearchAccess()
-        #expect(throws: Errno.noSuchFileOrDirectory) { try self.path("missing").checkWriteAndSearchAccess() }
+        try FilePath(directory.file("")).checkWriteAndSearchAccess()
+        #expect(throws: Errno.noSuchFileOrDirectory) {
+            try FilePath(self.directory.file("missing")).checkWriteAndSearchAccess()
+        }
     }
 }

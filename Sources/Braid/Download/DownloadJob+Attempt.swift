@@ -94,7 +94,7 @@ extension DownloadJob {
         try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal)
         lifecycle.advance()
         var result = DownloadResult(
-            path: paths.final.string, bytes: length, verifiedDigest: plan.wholeFileDigest,
+            path: paths.final.path.string, bytes: length, verifiedDigest: plan.wholeFileDigest,
             resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
             statistics: lifecycle.spent)
         result.verifiedPieces = plan.pieceHashes.map {
@@ -129,13 +129,13 @@ extension DownloadJob {
 
     /// Where the file goes; refused if another download of the same manager goes there, or it is a link.
     private func claimDestination(for resource: RemoteResource) throws(BraidError) -> DestinationPaths {
-        try DestinationPaths.createDirectory(of: options.destination)
-        let paths = DestinationPaths.resolve(
+        let place = try DestinationPaths.resolve(
             options.destination,
             suggestedFilename: resource.suggestedFilename,
             url: resource.requestedURL
         )
-        if let holder = claims?.claim(paths.final, for: url, by: label) {
+        let paths = try DestinationPaths.open(place, creating: true)
+        if let holder = claims?.claim(paths.final.path, for: url, by: label) {
             throw BraidError(
                 .fileExists,
                 "\(label): \(paths.final) is already the destination of \(holder)",
@@ -151,8 +151,7 @@ extension DownloadJob {
     func expectedDigest(for resource: RemoteResource, paths: DestinationPaths) throws(BraidError) -> ExpectedDigest? {
         if let digest = options.expectedDigest { return digest }
         if let checksumFile = options.checksumFile {
-            let name = paths.final.lastComponent?.string ?? paths.final.string
-            return try ChecksumFile(readingAt: checksumFile).digest(forName: name)
+            return try ChecksumFile(readingAt: checksumFile).digest(forName: paths.final.lastComponent)
         }
         return DigestHeaders.preferred(resource.digests)
     }
@@ -294,7 +293,7 @@ extension DownloadJob {
             try? file.setPermissions(0o600)
             throw error
         }
-        if options.syncOnCompletion { StateFile.syncDirectory(of: paths.final) }
+        if options.syncOnCompletion { paths.final.synchronizeDirectory() }
         store.remove()
     }
 }

@@ -8,7 +8,8 @@ extension DownloadJob {
     /// name the server proposes (`Content-Disposition`) is known only from an answer that is not `304`; that file is
     /// then compared by its `Last-Modified` (`keepIfUpToDate`).
     func timestampedCopy() -> LocalCopy? {
-        LocalCopy.at(DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url).final)
+        let place = try? DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url)
+        return place.flatMap { try? DestinationPaths.open($0, creating: false) }.flatMap { LocalCopy.at($0.final) }
     }
 
     /// The server answered the conditional probe `304 Not Modified`: the local copy is left as it is.
@@ -92,7 +93,7 @@ extension DownloadJob {
         if let digest {
             let reader: FileDescriptor
             do {
-                reader = try FileDescriptor.open(paths.final, .readOnly)
+                reader = try paths.final.open(.readOnly, followingLink: true)
             } catch {
                 throw BraidError.localIO("cannot open \(paths.final) to verify it", error)
             }
@@ -116,7 +117,7 @@ extension DownloadJob {
                 "\(paths.final) is already complete (\(digest.map { "\($0.algorithm) verified" } ?? "length verified"))"
             ))
         let result = DownloadResult(
-            path: paths.final.string,
+            path: paths.final.path.string,
             bytes: size,
             verifiedDigest: digest,
             resumedBytes: size,

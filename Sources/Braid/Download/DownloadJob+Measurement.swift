@@ -9,8 +9,12 @@ extension DownloadJob {
         started: Double,
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> AttemptOutcome {
-        let paths = DestinationPaths.resolve(
+        let place = try DestinationPaths.resolve(
             options.destination, suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
+        // Discarded data needs no directory: nothing is written.
+        let paths =
+            options.discardData
+            ? DestinationPaths(final: AnchoredPath(place.path)) : try DestinationPaths.open(place, creating: true)
         let segmented = resource.isSegmentable
         let wanted = min(resource.length ?? Int64.max, options.byteLimit ?? Int64.max)
         // A plan limited to the prefix measured.
@@ -42,7 +46,7 @@ extension DownloadJob {
         }
         lifecycle.measured()
         let result = DownloadResult(
-            path: paths.final.string, bytes: length, verifiedDigest: nil, resumedBytes: 0,
+            path: paths.final.path.string, bytes: length, verifiedDigest: nil, resumedBytes: 0,
             seconds: TransferEngine.now() - started, statistics: lifecycle.spent)
         emit(.completed(result))
         return .done(result)

@@ -44,7 +44,7 @@ extension DownloadJob {
             verified: plan.verified,
             pieceAlignment: plan.pieceHashes?.pieceLength
         )
-        emit(.started(resource: resource, path: paths.final.string, resumedBytes: scheduler.flushedBytes))
+        emit(.started(resource: resource, path: paths.final.path.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
         let syncer = checkpoints == nil ? nil : file.map(DurabilitySyncer.init(file:))
         syncer?.start()

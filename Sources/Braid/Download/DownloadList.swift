@@ -71,10 +71,11 @@ public struct DownloadList: Sendable, Equatable {
         let value = String(option[option.index(after: equals)...]).trimmingWhitespace()
         switch key {
         case "out":
-            guard let name = ContentDisposition.sanitise(value), name == value else {
-                throw .usage("line \(line): out= takes a plain file name, got '\(value)'")
+            do throws(SafeName.Refusal) {
+                entry.output = try SafeName(validating: value).string
+            } catch {
+                throw .usage("line \(line): out= takes a plain file name; '\(value)' \(error.reason)")
             }
-            entry.output = name
         case "checksum":
             do {
                 entry.checksum = try ExpectedDigest(checksumArgument: value)

@@ -2,11 +2,22 @@ import SystemPackage
 
 /// Everything a download can be told: where it goes, how many connections, what it must match.
 public struct DownloadOptions: Sendable {
-    /// Where the file goes: an exact path, or a directory in which the name is chosen from the server's
-    /// `Content-Disposition` or the URL.
+    /// Where the file goes: an exact path, a directory in which the name is chosen from the server's
+    /// `Content-Disposition` or the URL, or a place below a directory that a document or a client named.
+    ///
+    /// The paths in `.file` and `.directory`, and the directory of `.below`, are the user's own: links in them are
+    /// followed, as any program follows them. What a server, a served document or a client named is not: the
+    /// server's name is made a `SafeName`, and the directories of `.below` are opened without following links.
     public enum Destination: Sendable, Equatable {
         case file(String)
         case directory(String)
+        /// In `subdirectory` of the directory (the first value; `""` for none, `"a/b"` for two levels), the file
+        /// `name`, or the server's name when nil: a place a served document (a Metalink's `name`) or a client (the
+        /// daemon's `dir` and `out`) chose. Every component must be a `SafeName` as it is (use
+        /// `SafeName.path(sanitising:)` or `SafeName.path(validating:)` on the way in), else the download is refused
+        /// before any traffic; the subdirectories are made and opened without following links, so that no link in
+        /// them leads outside the directory.
+        case below(String, subdirectory: String, name: String?)
     }
 
     public var destination: Destination = .directory(".")
@@ -196,8 +207,8 @@ public struct DownloadOptions: Sendable {
         }
         if let checksumFile {
             let sums = try ChecksumFile(readingAt: checksumFile)
-            if expectedDigest == nil, case .file(let path) = destination {
-                _ = try sums.digest(forName: FilePath(path).lastComponent?.string ?? path)
+            if expectedDigest == nil, let name = try DestinationPaths.place(of: destination).name {
+                _ = try sums.digest(forName: name)
             }
         }
         if let rateLimit, rateLimit < 0 {

@@ -4,12 +4,12 @@
     import Foundation
 #endif
 
-/// The file name a server proposes in `Content-Disposition` (RFC 6266), reduced to a safe single path component.
+/// The file name a server proposes in `Content-Disposition` (RFC 6266), made a safe name (`SafeName`).
 ///
-/// The header is untrusted input: `../`, absolute paths, backslashes, control characters and names that are only
-/// dots are all stripped, so the result can never escape the directory it is joined to.
+/// The header is untrusted input: the name it gives is reduced to its last path component and made safe by
+/// replacement, so the result can never escape the directory it is joined to, nor read as something else.
 enum ContentDisposition {
-    /// The sanitised file name, or nil when the header has none worth using.
+    /// The file name made safe, or nil when the header has none worth using.
     static func filename(from header: String) -> String? {
         guard header.utf8.count <= 4096 else { return nil }
         var plain: String?
@@ -24,28 +24,7 @@ enum ContentDisposition {
             default: continue
             }
         }
-        return (extended ?? plain).flatMap(sanitise)
-    }
-
-    /// Reduces a proposed name to one harmless path component, or nil if nothing usable is left.
-    static func sanitise(_ proposed: String) -> String? {
-        // Unicode scalars, not Characters: a combining mark after "/" would hide the slash inside one Character.
-        let components = proposed.unicodeScalars.split { $0 == "/" || $0 == "\\" }
-        // Invisible characters go: bidirectional overrides and isolates, zero-width characters and marks (all
-        // "format" characters), line and paragraph separators. A name must read as what it is.
-        let invisible: Set<Unicode.GeneralCategory> = [.format, .lineSeparator, .paragraphSeparator]
-        var kept = (components.last.map(Array.init) ?? []).filter {
-            !invisible.contains($0.properties.generalCategory)
-        }.map { scalar -> Unicode.Scalar in
-            scalar.properties.generalCategory == .control || scalar == ":" ? "_" : scalar
-        }
-        while let first = kept.first, first.properties.isWhitespace || first == "." { kept.removeFirst() }
-        while let last = kept.last, last.properties.isWhitespace { kept.removeLast() }
-        var cleaned = String(String.UnicodeScalarView(kept))
-        while cleaned.utf8.count > 200 { cleaned.removeLast() }
-        guard !cleaned.isEmpty, !cleaned.hasPrefix(".") else { return nil }
-        // A name starting with '-' would read as an option to the next command given it (`rm *`).
-        return cleaned.hasPrefix("-") ? "_" + cleaned : cleaned
+        return (extended ?? plain).flatMap { SafeName.lastComponent(of: $0)?.string }
     }
 
     private static func splitParameters(_ header: String) -> [Substring] {

@@ -26,9 +26,9 @@ struct LocalCopy: Sendable, Equatable {
 
     /// The regular file at `path`, if there is one; a link or a directory is not compared but left to the checks
     /// every download makes.
-    static func at(_ path: FilePath) -> LocalCopy? {
-        guard let status = try? path.stat(followTargetSymlink: false), status.type == .regular else { return nil }
-        return LocalCopy(path: path, modified: Int64(status.st_mtim.tv_sec), size: status.size)
+    static func at(_ path: AnchoredPath) -> LocalCopy? {
+        guard let status = try? path.status(), status.type == .regular else { return nil }
+        return LocalCopy(path: path.path, modified: Int64(status.st_mtim.tv_sec), size: status.size)
     }
 
     /// The header that asks the server to answer `304 Not Modified` unless its file is newer. Braid keeps no

@@ -24,14 +24,15 @@ extension Metalink.File {
     /// the user's credentials may go to.
     ///
     /// - Parameters:
-    ///   - base: the options every download shares. A `.directory` destination gets the file's name appended (its
-    ///     subdirectories are created when the download starts); a `.file` destination is kept, as the name the
-    ///     user chose for a single file. A digest the user gave (`expectedDigest`, or a `checksumFile`) wins over
-    ///     the document's. A `credentialScope` set there is kept.
+    ///   - base: the options every download shares. A `.directory` destination becomes the file's place below it
+    ///     (`.below`: its subdirectories are made when the download starts, without following links); a `.file`
+    ///     destination is kept, as the name the user chose for a single file. A digest the user gave
+    ///     (`expectedDigest`, or a `checksumFile`) wins over the document's. A `credentialScope` set there is kept.
     ///   - provenance: where the document came from. The URLs of a local one are the user's; those of a served
     ///     one are the server's, and the credentials go only to the origin of the URL the user asked for it by.
     ///   - locations: country codes whose URLs are tried first.
-    /// - Throws: a usage error when the file has no http or https URL (Braid does not fetch ftp or torrents).
+    /// - Throws: a usage error when the file has no http or https URL (Braid does not fetch ftp or torrents), or
+    ///   when its name would leave the directory (see `SafeName.path(sanitising:)`).
     public func download(
         options base: DownloadOptions, from provenance: Metalink.Provenance,
         preferringLocations locations: [String] = []
@@ -50,7 +51,14 @@ extension Metalink.File {
         }
         options.pieceHashes = pieces
         if case let .directory(directory) = base.destination {
-            options.destination = .file(directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+            let path: [SafeName]
+            do throws(SafeName.Refusal) {
+                path = try SafeName.path(sanitising: name)
+            } catch {
+                throw .usage("the Metalink names a file by a path that \(error.reason), '\(name)'", option: .metalink)
+            }
+            options.destination = .below(
+                directory, subdirectory: SafeName.joined(path.dropLast()), name: path.last?.string)
         }
         return (url, options)
     }

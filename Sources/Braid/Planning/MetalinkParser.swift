@@ -238,7 +238,7 @@ struct MetalinkParser {
     private mutating func endFile() throws(BraidError) {
         guard var done = file else { return }
         file = nil
-        try Self.checkName(done.name, source: source)
+        done.name = try Self.safeName(done.name, source: source)
         // A stable sort: equal priorities keep the document's order.
         done.urls = fileURLs.enumerated().sorted {
             ($0.element.priority, $0.offset) < ($1.element.priority, $1.offset)
@@ -328,27 +328,14 @@ struct MetalinkParser {
         return Int64(text)
     }
 
-    /// Refuses a name that could write outside the directory it is saved into, or that no file system takes.
-    static func checkName(_ name: String, source: String) throws(BraidError) {
+    /// The name made safe (`SafeName.path(sanitising:)`): refused when it could write outside the directory it is
+    /// saved into, its characters replaced when they would read as something else.
+    static func safeName(_ name: String, source: String) throws(BraidError) -> String {
         guard !name.isEmpty else { throw Metalink.refusal(source, "has a <file> without a name") }
-        let shown = "'\(name)'"
-        guard name.utf8.count <= 4096 else {
-            throw Metalink.refusal(source, "names a file with a path longer than 4096 bytes")
-        }
-        guard !name.hasPrefix("/") else {
-            throw Metalink.refusal(source, "names a file by an absolute path, \(shown)")
-        }
-        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw Metalink.refusal(source, "names a file with a control character, \(shown)")
-        }
-        for component in name.split(separator: "/", omittingEmptySubsequences: false) {
-            guard !component.isEmpty, component != ".", component != ".." else {
-                throw Metalink.refusal(
-                    source, "names a file with an empty, '.' or '..' path component, \(shown)")
-            }
-            guard component.utf8.count <= 255 else {
-                throw Metalink.refusal(source, "names a file with a path component longer than 255 bytes")
-            }
+        do throws(SafeName.Refusal) {
+            return SafeName.joined(try SafeName.path(sanitising: name))
+        } catch {
+            throw Metalink.refusal(source, "names a file by a path that \(error.reason), '\(name)'")
         }
     }
 }

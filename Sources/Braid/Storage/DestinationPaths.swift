@@ -10,43 +10,110 @@ import SystemPackage
     import Glibc
 #endif
 
-/// The three files of a download: the final name, `FILE.part` with the data, `FILE.braid` with the progress.
+/// The three files of a download, named in the directory they go in (see `AnchoredPath`): the final name,
+/// `FILE.part` with the data, `FILE.braid` with the progress.
 struct DestinationPaths: Sendable, Equatable {
-    let final: FilePath
-    var part: FilePath { FilePath(final.string + ".part") }
-    var manifest: FilePath { FilePath(final.string + ".braid") }
+    let final: AnchoredPath
+    var part: AnchoredPath { final.appendingToName(".part") }
+    var manifest: AnchoredPath { final.appendingToName(".braid") }
 
-    /// Resolves the destination: an explicit file, or a name chosen inside a directory. A name that comes from the
-    /// server or the URL is reduced to one path component, so it cannot leave the directory.
+    /// Where a destination's file goes, before anything is opened: the directory the user chose, the
+    /// subdirectories below it that a document or a client named, and the file's name (nil while the server is to
+    /// choose it).
+    struct Place: Equatable {
+        var directory: FilePath
+        var subdirectories: [SafeName] = []
+        var name: String?
+
+        /// The file's path, as it is shown.
+        var path: FilePath {
+            var path = directory
+            for subdirectory in subdirectories { path.append(subdirectory.string) }
+            return path.appending(name ?? "")
+        }
+    }
+
+    /// The place of `destination`, its name nil when the server is to choose it. The names in a `.below`
+    /// destination must be safe as they are (`SafeName`), else it is refused.
+    static func place(of destination: DownloadOptions.Destination) throws(BraidError) -> Place {
+        switch destination {
+        case let .file(path):
+            let path = FilePath(path)
+            return Place(directory: path.removingLastComponent(), name: path.lastComponent?.string ?? path.string)
+        case let .directory(directory):
+            return Place(directory: FilePath(directory))
+        case let .below(directory, subdirectory, name):
+            var place = Place(directory: FilePath(directory))
+            do throws(SafeName.Refusal) {
+                if !subdirectory.isEmpty { place.subdirectories = try SafeName.path(validating: subdirectory) }
+            } catch {
+                throw .usage("the subdirectory '\(subdirectory)' \(error.reason)")
+            }
+            do throws(SafeName.Refusal) {
+                place.name = try name.map { name throws(SafeName.Refusal) in try SafeName(validating: name).string }
+            } catch {
+                throw .usage("the file name '\(name ?? "")' \(error.reason)")
+            }
+            return place
+        }
+    }
+
+    /// The place of `destination` with its name: where the destination leaves it to the server, the name the
+    /// server proposed, else the URL's, made a safe name (`SafeName.lastComponent(of:)`), so it cannot leave the
+    /// directory; "download" when neither gives one.
     static func resolve(
         _ destination: DownloadOptions.Destination,
         suggestedFilename: String?,
         url: String
-    ) -> DestinationPaths {
-        switch destination {
-        case let .file(path):
-            return DestinationPaths(final: FilePath(path))
-        case let .directory(directory):
-            let name = suggestedFilename.flatMap(ContentDisposition.sanitise) ?? filename(fromURL: url) ?? "download"
-            return DestinationPaths(final: FilePath(directory).appending(name))
+    ) throws(BraidError) -> Place {
+        var place = try place(of: destination)
+        if place.name == nil {
+            place.name =
+                suggestedFilename.flatMap { SafeName.lastComponent(of: $0)?.string } ?? filename(fromURL: url)
+                ?? "download"
         }
+        return place
     }
 
-    /// The last path component of a URL, percent-decoded and sanitised.
+    /// Opens the directory of `place`, making what is missing of it when `creating`, and names the files there.
+    /// The user's directory is made and opened through links, as any program does; the subdirectories a document
+    /// or a client named are opened below it without following any (`OpenDirectory.descend(into:creating:)`).
+    static func open(_ place: Place, creating: Bool) throws(BraidError) -> DestinationPaths {
+        if creating { try createDirectory(place.directory) }
+        var directory: OpenDirectory
+        do {
+            directory = try OpenDirectory(opening: place.directory)
+        } catch {
+            let shown = place.directory.isEmpty ? "." : place.directory.string
+            throw .localIO("cannot open the directory '\(shown)'", error)
+        }
+        for subdirectory in place.subdirectories {
+            let path = directory.path.appending(subdirectory.string)
+            do {
+                directory = try directory.descend(into: subdirectory, creating: creating)
+            } catch .tooManySymbolicLinkLevels {
+                throw .symbolicLinkInPlace(path)
+            } catch {
+                throw .localIO("cannot \(creating ? "make" : "open") the directory '\(path)'", error)
+            }
+        }
+        return DestinationPaths(final: AnchoredPath(place.name ?? "download", in: directory))
+    }
+
+    /// The last path component of a URL, percent-decoded and made a safe name.
     static func filename(fromURL url: String) -> String? {
         guard let components = URLComponents(string: url) else { return nil }
         let last = components.path.split(separator: "/").last.map(String.init) ?? ""
-        return ContentDisposition.sanitise(ContentDisposition.percentDecoded(last) ?? last)
+        return SafeName.lastComponent(of: ContentDisposition.percentDecoded(last) ?? last)?.string
     }
 
-    /// Checks, before any traffic, that the directory the file goes into exists and can be written.
-    /// The directory a destination's file goes into.
+    /// The directory the user chose for a destination: the one its file goes into, or the one below which it does.
     static func directory(of destination: DownloadOptions.Destination) -> FilePath {
         switch destination {
         case let .file(path):
             let parent = FilePath(path).removingLastComponent()
             return parent.isEmpty ? FilePath(".") : parent
-        case let .directory(path):
+        case let .directory(path), let .below(path, _, _):
             return FilePath(path)
         }
     }
@@ -58,6 +125,7 @@ struct DestinationPaths: Sendable, Equatable {
         if case let .file(path) = destination, (try? FilePath(path).stat())?.type == .directory {
             throw BraidError(.usage, "the output path '\(path)' is a directory", remedies: [.saveIntoDirectory])
         }
+        _ = try place(of: destination)
         var directory = directory(of: destination)
         while true {
             let status: Stat
@@ -83,9 +151,9 @@ struct DestinationPaths: Sendable, Equatable {
         }
     }
 
-    /// Creates the destination's directory and its missing parents, with the permissions any new directory gets.
-    static func createDirectory(of destination: DownloadOptions.Destination) throws(BraidError) {
-        let directory = directory(of: destination)
+    /// Creates the user's directory and its missing parents, with the permissions any new directory gets; through
+    /// links, as `mkdir -p` does: the path is the user's own.
+    private static func createDirectory(_ directory: FilePath) throws(BraidError) {
         var missing: [FilePath] = []
         var current = directory
         while !current.isEmpty, (try? current.stat()) == nil {
@@ -105,21 +173,13 @@ struct DestinationPaths: Sendable, Equatable {
     }
 
     /// Whether anything is at `path`, without following a link: a dangling link exists.
-    func exists(_ path: FilePath) -> Bool { Self.exists(path) }
-
-    static func exists(_ path: FilePath) -> Bool {
-        (try? path.stat(followTargetSymlink: false)) != nil
-    }
-
-    static func isSymbolicLink(_ path: FilePath) -> Bool {
-        (try? path.stat(followTargetSymlink: false))?.type == .symbolicLink
-    }
+    func exists(_ path: AnchoredPath) -> Bool { path.exists }
 
     /// Refuses a link planted at any of Braid's own names, before any of them is opened or created.
     func refuseLinks() throws(BraidError) {
         let store = ManifestStore(path: manifest)
-        for path in [part, manifest, store.temporaryPath, store.reservePath] where Self.isSymbolicLink(path) {
-            throw .symbolicLink(path)
+        for path in [part, manifest, store.temporaryPath, store.reservePath] where path.isSymbolicLink {
+            throw .symbolicLink(path.path)
         }
     }
 
@@ -145,7 +205,7 @@ struct DestinationPaths: Sendable, Equatable {
     /// atomically with renameat2's RENAME_NOREPLACE; where the file system lacks it, with link(2), which never
     /// replaces; where it has no hard links either, with a check just before a plain rename (a race of
     /// microseconds instead of a whole download).
-    static func rename(_ source: FilePath, to target: FilePath, replacing: Bool) throws(Errno) {
+    static func rename(_ source: AnchoredPath, to target: AnchoredPath, replacing: Bool) throws(Errno) {
         guard !replacing else { return try source.rename(to: target, replacing: true) }
         do {
             try source.rename(to: target, replacing: false)
@@ -154,7 +214,7 @@ struct DestinationPaths: Sendable, Equatable {
                 try source.link(at: target)
                 try? source.unlink()
             } catch .notPermitted, .notSupported {
-                guard !exists(target) else { throw .fileExists }
+                guard !target.exists else { throw .fileExists }
                 try source.rename(to: target, replacing: true)
             }
         }
@@ -171,9 +231,9 @@ struct DestinationPaths: Sendable, Equatable {
         return 0o666 & ~mask
     }
 
-    /// The size of a file, or nil if it does not exist.
-    static func size(of path: FilePath) -> Int64? {
-        try? path.stat().size
+    /// The size of the file at `path`, or nil if there is none.
+    static func size(of path: AnchoredPath) -> Int64? {
+        try? path.status(followingLink: true).size
     }
 
     func removeDownloadState() {

@@ -11,22 +11,27 @@ import SystemPackage
 /// A checkpoint is written to a temporary file and renamed over the manifest, so a reader sees the old one or the
 /// new one, never a torn one. A durable checkpoint also syncs the temporary file and the directory.
 struct ManifestStore: Sendable {
-    let path: FilePath
-    private var file: StateFile { StateFile(path: path) }
-    var temporaryPath: FilePath { file.temporaryPath }
+    let path: AnchoredPath
+    private var file: StateFile { StateFile(location: path) }
+    var temporaryPath: AnchoredPath { file.temporaryLocation }
     /// Where the reserve is created, for the moment before it is unlinked (see `SpaceReserve`).
-    var reservePath: FilePath { FilePath(path.string + ".reserve") }
+    var reservePath: AnchoredPath { path.appendingToName(".reserve") }
     /// Space set aside so that the last checkpoint can still be written when the disk fills up.
     private let reserve = SpaceReserve()
     private static let reserveSize: Int64 = 64 << 10
     private static let maximumSize = 32 << 20
 
-    init(path: FilePath) {
+    init(path: AnchoredPath) {
         self.path = path
     }
 
+    /// The manifest at a path looked up as usual.
+    init(path: FilePath) {
+        self.init(path: AnchoredPath(path))
+    }
+
     /// Whether anything is at the manifest's name, a link included.
-    var exists: Bool { DestinationPaths.exists(path) }
+    var exists: Bool { path.exists }
 
     /// The manifest on disk, or nil if there is none; a manifest that cannot be read or fails validation throws,
     /// and a link at its name is refused, not followed.
@@ -35,7 +40,7 @@ struct ManifestStore: Sendable {
         do {
             opened = try file.openForReading()
         } catch {
-            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path, cause: .errno(error)) }
+            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path.path, cause: .errno(error)) }
             throw .manifest("cannot read \(path)", error)
         }
         guard let opened else { return nil }

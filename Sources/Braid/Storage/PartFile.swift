@@ -18,16 +18,16 @@ import SystemPackage
 /// The lock is on the partial file because the manifest is replaced at every checkpoint; for the same reason
 /// partial data is discarded by truncating this descriptor, never by unlinking the locked file.
 final class PartFile: Sendable {
-    let path: FilePath
+    let path: AnchoredPath
     let descriptor: FileDescriptor
 
     /// Opens (creating if needed) and locks the partial file, readable by the owner only, following no link.
-    init(lockingAt path: FilePath) throws(BraidError) {
+    init(lockingAt path: AnchoredPath) throws(BraidError) {
         self.path = path
         do {
-            descriptor = try path.openWithoutFollowing(.readWrite, options: .create)
+            descriptor = try path.open(.readWrite, options: .create)
         } catch {
-            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path, cause: .errno(error)) }
+            if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path.path, cause: .errno(error)) }
             throw .localIO("cannot open \(path)", error)
         }
         do throws(BraidError) {
@@ -43,7 +43,7 @@ final class PartFile: Sendable {
     /// by another thread keeps a copy of every descriptor until it execs (`O_CLOEXEC` closes it only then), so
     /// a partial file closed for a restart can stay locked for a few milliseconds after. A lock that has no holder
     /// by the time /proc/locks is read was released in between (the child exec'd): that is tried again too.
-    private static func lock(_ descriptor: FileDescriptor, path: FilePath) throws(BraidError) {
+    private static func lock(_ descriptor: FileDescriptor, path: AnchoredPath) throws(BraidError) {
         var waits = 0
         while true {
             do {
@@ -57,6 +57,11 @@ final class PartFile: Sendable {
                 throw BraidError.localIO("cannot lock \(path)", error)
             }
         }
+    }
+
+    /// Opens and locks the partial file at a path looked up as usual (see `init(lockingAt:)`).
+    convenience init(lockingAt path: FilePath) throws(BraidError) {
+        try self.init(lockingAt: AnchoredPath(path))
     }
 
     /// Opens, locks and sizes the partial file in one step, for callers that need no decision in between.
@@ -142,8 +147,8 @@ final class PartFile: Sendable {
     }
 
     /// Whether `path` still names this file, so that the rename moves the data Braid wrote and nothing else.
-    func isStill(at path: FilePath) -> Bool {
-        guard let opened = try? descriptor.stat(), let named = try? path.stat(followTargetSymlink: false) else {
+    func isStill(at path: AnchoredPath) -> Bool {
+        guard let opened = try? descriptor.stat(), let named = try? path.status() else {
             return false
         }
         return opened.deviceID == named.deviceID && opened.inode == named.inode
@@ -163,7 +168,7 @@ final class PartFile: Sendable {
     }
 
     /// Narrows a state file that is readable by others (left by an older Braid, or created under a lax umask).
-    static func restrictToOwner(_ descriptor: FileDescriptor, path: FilePath) throws(BraidError) {
+    static func restrictToOwner(_ descriptor: FileDescriptor, path: AnchoredPath) throws(BraidError) {
         let status: Stat
         do {
             status = try descriptor.stat()
@@ -181,7 +186,7 @@ final class PartFile: Sendable {
     }
 
     /// Says who holds the lock. `flock` does not tell; /proc/locks lists the pid that took it, by inode.
-    private static func describeLockHolder(of descriptor: FileDescriptor, path: FilePath) -> String {
+    private static func describeLockHolder(of descriptor: FileDescriptor, path: AnchoredPath) -> String {
         let advice = "wait for it to finish or stop it, then run the same command again"
         switch holder(of: descriptor) {
         case getpid():
@@ -217,5 +222,14 @@ extension BraidError {
     /// A link planted at one of Braid's own file names, which it refuses to follow.
     static func symbolicLink(_ path: FilePath, cause: Cause? = nil) -> BraidError {
         .localIO("\(path) is a symbolic link; Braid does not follow links for its own files: remove it", cause: cause)
+    }
+
+    /// A link where a directory that a server, a document or a client named was to be, which could lead outside the
+    /// directory the user chose.
+    static func symbolicLinkInPlace(_ path: FilePath) -> BraidError {
+        .localIO(
+            "\(path) is a symbolic link; Braid does not follow links in a directory that a server, a document or a "
+                + "client named: remove it",
+            cause: .errno(.tooManySymbolicLinkLevels))
     }
 }

@@ -20,16 +20,16 @@ final class SpaceReserve: Sendable {
     ///
     /// Best effort: when the file cannot be created or allocated, no space is held. A symbolic link at `path` is
     /// refused, not followed; anything else found there is a reserve a crash left named, and is removed.
-    func hold(_ size: Int64, creatingAt path: FilePath) throws(BraidError) {
+    func hold(_ size: Int64, creatingAt path: AnchoredPath) throws(BraidError) {
         try file.withLock { held throws(BraidError) in
             guard held == nil else { return }
-            if DestinationPaths.isSymbolicLink(path) { throw .symbolicLink(path) }
+            if path.isSymbolicLink { throw .symbolicLink(path.path) }
             try? path.unlink()
             let descriptor: FileDescriptor
             do throws(Errno) {
-                descriptor = try path.openWithoutFollowing(.writeOnly, options: [.create, .exclusiveCreate])
+                descriptor = try path.open(.writeOnly, options: [.create, .exclusiveCreate])
             } catch {
-                if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path, cause: .errno(error)) }
+                if error == .tooManySymbolicLinkLevels { throw .symbolicLink(path.path, cause: .errno(error)) }
                 return
             }
             try? path.unlink()

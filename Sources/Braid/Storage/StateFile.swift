@@ -17,21 +17,28 @@ import SystemPackage
 /// Not API: `@_spi(StateFiles) import Braid` lets the daemon keep its session the way the library keeps manifests.
 @_spi(StateFiles)
 public struct StateFile: Sendable {
-    public let path: FilePath
-    public let temporaryPath: FilePath
+    let location: AnchoredPath
+    let temporaryLocation: AnchoredPath
+    public var path: FilePath { location.path }
+    public var temporaryPath: FilePath { temporaryLocation.path }
 
     /// - Parameter temporarySuffix: what the temporary file's name adds to `path`'s; a file that several processes
     ///   replace at once needs one of its own per process.
     public init(path: FilePath, temporarySuffix: String = ".tmp") {
-        self.path = path
-        temporaryPath = FilePath(path.string + temporarySuffix)
+        self.init(location: AnchoredPath(path), temporarySuffix: temporarySuffix)
+    }
+
+    /// The file at `location`, perhaps a name in a directory held open; its temporary file is beside it.
+    init(location: AnchoredPath, temporarySuffix: String = ".tmp") {
+        self.location = location
+        temporaryLocation = location.appendingToName(temporarySuffix)
     }
 
     /// The file opened for reading, or nil when nothing is at its name; a link there fails with
     /// `tooManySymbolicLinkLevels`.
     public func openForReading() throws(Errno) -> FileDescriptor? {
         do {
-            return try path.openWithoutFollowing(.readOnly)
+            return try location.open(.readOnly)
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
             throw error
@@ -57,10 +64,10 @@ public struct StateFile: Sendable {
 
     /// Replaces the file with `data` atomically; with `durable`, it also survives a power cut once this returns.
     public func replace(with data: Data, durable: Bool) throws(BraidError) {
-        if DestinationPaths.isSymbolicLink(temporaryPath) { throw .symbolicLink(temporaryPath) }
-        try? temporaryPath.unlink()
+        if temporaryLocation.isSymbolicLink { throw .symbolicLink(temporaryPath) }
+        try? temporaryLocation.unlink()
         do {
-            let file = try temporaryPath.openWithoutFollowing(.writeOnly, options: [.create, .exclusiveCreate])
+            let file = try temporaryLocation.open(.writeOnly, options: [.create, .exclusiveCreate])
             try file.closeAfter {
                 _ = try data.withUnsafeBytes { try file.writeAll($0) }
                 if durable { try file.synchronize(includingMetadata: true) }
@@ -69,24 +76,18 @@ public struct StateFile: Sendable {
             throw .localIO("cannot write \(temporaryPath)", error)
         }
         do {
-            try temporaryPath.rename(to: path, replacing: true)
+            try temporaryLocation.rename(to: location, replacing: true)
         } catch {
             throw .localIO("cannot replace \(path)", error)
         }
         if durable {
-            Self.syncDirectory(of: path)
+            location.synchronizeDirectory()
         }
     }
 
-    /// Makes a rename in the directory of `path` durable.
+    /// Makes a rename in the directory of `path` durable. The directory is reached through links, unlike Braid's
+    /// own files: it may well be reached through one.
     public static func syncDirectory(of path: FilePath) {
-        let directory = path.removingLastComponent()
-        // Through a link, unlike Braid's own files: the directory may well be reached through one.
-        guard
-            let descriptor = try? FileDescriptor.open(
-                directory.isEmpty ? "." : directory, .readOnly, options: [.directory, .closeOnExec])
-        else { return }
-        try? descriptor.synchronize(includingMetadata: true)
-        try? descriptor.close()
+        AnchoredPath(path).synchronizeDirectory()
     }
 }

@@ -2,16 +2,20 @@
 ///
 /// A server chooses its headers, its redirect targets and its file names, and a list file can hold anything: any of
 /// them reaching a terminal raw could move the cursor, rewrite earlier lines or retitle the window. Control
-/// characters (C0, DEL, C1) and the bidirectional overrides that reorder what a line appears to say are shown as
-/// escapes instead (`\x1B`, `\u{202E}`), and the password of any `scheme://user:password@host` in the text is
-/// replaced with `***`, so neither a message nor a log line repeats a secret.
+/// characters (C0, DEL, C1), the bidirectional controls that reorder what a line appears to say, and the invisible
+/// characters that hide what it says (zero-width characters, line and paragraph separators) are shown as escapes
+/// instead (`\x1B`, `\u{202E}`), and the password of any `scheme://user:password@host` in the text is replaced with
+/// `***`, so neither a message nor a log line repeats a secret.
+///
+/// `escapingControlCharacters(_:)` is the one function every name and path goes through on its way to a terminal.
 public enum PrintableText {
     /// `text` with control characters escaped and URL passwords hidden.
     public static func sanitised(_ text: String) -> String {
         escapingControlCharacters(hidingPasswords(text))
     }
 
-    /// `text` with C0, DEL, C1 and bidirectional control characters written as visible escapes.
+    /// `text` with C0, DEL, C1, bidirectional control and invisible characters written as visible escapes: a name or
+    /// a path as a terminal is to show it. Escaping twice changes nothing more.
     public static func escapingControlCharacters(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isUnprintable) else { return text }
         var result = ""
@@ -45,11 +49,14 @@ public enum PrintableText {
         return String(result + rest)
     }
 
-    /// Characters that change how a terminal shows what follows them rather than showing themselves.
-    static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
+    /// Characters that change how a terminal shows what follows them, or show nothing, rather than showing
+    /// themselves: controls (C0, DEL, C1), bidirectional controls (U+202A–202E, U+2066–2069, U+200E/200F, U+061C),
+    /// zero-width characters (U+200B–200D, U+2060, U+FEFF) and line and paragraph separators (U+2028/2029).
+    public static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
+        case 0x200B...0x200D, 0x2060, 0xFEFF, 0x2028, 0x2029: true
         default: false
         }
     }

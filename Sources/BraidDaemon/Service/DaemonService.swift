@@ -300,15 +300,18 @@ public final class DaemonService: Sendable {
     /// The library's options for a task: the daemon's base, the task's request, and the path chosen before.
     private func downloadOptions(for task: DaemonTask) -> DownloadOptions {
         var options = configuration.baseOptions
-        if let path = task.path {
+        // Below the root, always: the library opens every directory under it without following links.
+        let root = configuration.directory
+        if let path = task.path, let slash = path.lastIndex(of: "/") {
             // This task chose the path before: a file there is its own, finished just before a crash or a stop
             // that the session did not see. It is checked, not refetched or refused.
-            options.destination = .file(path)
+            let name = String(path[path.index(after: slash)...])
+            options.destination = DownloadDirectory.destination(
+                root: root, directory: String(path[..<slash]), output: name)
             options.skipExistingIfVerified = true
-        } else if let output = task.request.output {
-            options.destination = .file(task.request.directory + "/" + output)
         } else {
-            options.destination = .directory(task.request.directory)
+            options.destination = DownloadDirectory.destination(
+                root: root, directory: task.request.directory, output: task.request.output)
         }
         options.mirrors = Array(task.request.uris.dropFirst())
         if let connections = task.request.connections { options.connections = connections }

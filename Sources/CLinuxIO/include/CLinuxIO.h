@@ -14,8 +14,13 @@ int braid_set_thread_nice(int nice);
 /// time it was ready and waiting for one, which says how loaded the machine is. Returns -1 where it cannot be read.
 double braid_thread_busy_seconds(void);
 
-/// Renames `from` to `to` unless `to` exists (renameat2 with RENAME_NOREPLACE), atomically. Returns 0, or -1 with
-/// errno set: EEXIST when `to` exists, EINVAL where the kernel or file system cannot do it.
-int braid_rename_noreplace(const char *_Nonnull from, const char *_Nonnull to);
+/// Renames `from` (relative to the directory `fromDirectory`, or to the working directory for AT_FDCWD) to `to`
+/// (relative to `toDirectory`) unless `to` exists (renameat2 with RENAME_NOREPLACE), atomically. Returns 0, or -1
+/// with errno set: EEXIST when `to` exists, EINVAL where the kernel or file system cannot do it.
+int braid_renameat_noreplace(int fromDirectory, const char *_Nonnull from, int toDirectory, const char *_Nonnull to);
+
+/// O_PATH, which Swift's Glibc module leaves out (it needs _GNU_SOURCE): a descriptor that names a directory for the
+/// *at calls without the permission to list it.
+extern const int braid_open_path_flag;
 
 #endif
