@@ -97,6 +97,26 @@ struct FuzzTests {
         #expect(named > 0)
     }
 
+    @Test("HTTP dates: whatever parses is a time from 1970 to 9999 that formats and reads back the same")
+    func httpDate() {
+        var generator = SeededGenerator(seed: 5)
+        let seeds = [
+            "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+            "Tue, 29 Feb 2000 23:59:60 GMT", "Fri, 31 Dec 9999 23:59:59 GMT",
+        ]
+        var accepted = 0
+        for _ in 0..<Self.iterations {
+            let text = Self.input(&generator, seeds: seeds)
+            let wallClock = Double(Int64.random(in: -1_000_000_000...300_000_000_000, using: &generator))
+            guard let seconds = HTTPDate.parse(text, wallClock: wallClock) else { continue }
+            accepted += 1
+            #expect(seconds >= 0 && seconds <= 253_402_300_799 && seconds == seconds.rounded(), "'\(text)'")
+            let formatted = HTTPDate.format(secondsSince1970: Int64(seconds))
+            #expect(HTTPDate.parse(formatted, wallClock: wallClock) == seconds, "'\(text)' → '\(formatted)'")
+        }
+        #expect(accepted > 0, "the mutations should keep some inputs valid")
+    }
+
     @Test("Manifest: whatever decodes and validates has contiguous, in-bounds segments")
     func manifest() throws {
         var generator = SeededGenerator(seed: 4)
@@ -203,7 +223,7 @@ extension FuzzTests {
         "Retry-After at the edges, both forms: a bounded retry, or a failure that says why",
         arguments: edgeNumbers + retryAfterDates)
     func edgeRetryAfter(value: String) {
-        let kind = FailureKind.classify(status: 503, retryAfter: value)
+        let kind = FailureKind.classify(status: 503, retryAfter: value, wallClock: 1_700_000_000)
         var scheduler = SegmentScheduler(ranges: [0..<100], connectionLimit: 1)
         let policy = scheduler.retryPolicy
         _ = scheduler.assign(connection: 0, now: 0)

@@ -28,13 +28,12 @@ struct LocalCopyTests {
         ] as [(String?, Int64?, LocalCopy.Freshness)]
     )
     func freshness(lastModified: String?, length: Int64?, expected: LocalCopy.Freshness) {
-        #expect(Self.copy.freshness(of: Self.resource(lastModified: lastModified, length: length)) == expected)
+        let resource = Self.resource(lastModified: lastModified, length: length)
+        #expect(Self.copy.freshness(of: resource, wallClock: 1_700_000_000) == expected)
     }
 
     @Test("The condition is the modification time as an IMF-fixdate")
     func conditionalHeaders() {
         #expect(Self.copy.conditionalHeaders == ["If-Modified-Since: Sun, 09 Sep 2001 01:46:40 GMT"])
-        #expect(HTTPDate.format(secondsSince1970: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
-        #expect(HTTPDate.parse(HTTPDate.format(secondsSince1970: 1_700_000_000)) == 1_700_000_000)
     }
 }

@@ -22,7 +22,8 @@ struct ResponseCheckTests {
     ) -> ResponseCheck.Verdict? {
         let headers = head(lines)
         return ResponseCheck.verdict(
-            status: headers.status, headers: headers, request: request, resource: resource, ranged: ranged)
+            status: headers.status, headers: headers, request: request, resource: resource, ranged: ranged,
+            wallClock: 0)
     }
 
     static func violation(_ message: String) -> ResponseCheck.Verdict {

@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 import Testing
 
@@ -59,7 +58,7 @@ struct RetryPolicyTests {
     func busyIsTransientAndRefused(status: Int) {
         guard
             case let .transient(code, message, retryAfter, refused) = FailureKind.classify(
-                status: status, retryAfter: "5")
+                status: status, retryAfter: "5", wallClock: 0)
         else {
             Issue.record("HTTP \(status) should be transient")
             return
@@ -73,7 +72,8 @@ struct RetryPolicyTests {
     @Test("Server errors and request timeouts are transient", arguments: [408, 500, 502, 504, 507, 599])
     func serverErrorsAreTransient(status: Int) {
         guard
-            case let .transient(_, message, retryAfter, refused) = FailureKind.classify(status: status, retryAfter: nil)
+            case let .transient(_, message, retryAfter, refused) = FailureKind.classify(
+                status: status, retryAfter: nil, wallClock: 0)
         else {
             Issue.record("HTTP \(status) should be transient")
             return
@@ -85,7 +85,8 @@ struct RetryPolicyTests {
 
     @Test("Missing files and refused access are fatal", arguments: [401, 403, 404, 410, 400, 405, 416, 451])
     func clientErrorsAreFatal(status: Int) {
-        guard case let .fatal(code, message) = FailureKind.classify(status: status, retryAfter: "1") else {
+        guard case let .fatal(code, message) = FailureKind.classify(status: status, retryAfter: "1", wallClock: 0)
+        else {
             Issue.record("HTTP \(status) should be fatal")
             return
         }
@@ -96,7 +97,7 @@ struct RetryPolicyTests {
     @Test("An unparseable Retry-After is ignored, not fatal")
     func garbageRetryAfter() {
         #expect(
-            FailureKind.classify(status: 503, retryAfter: "soon")
+            FailureKind.classify(status: 503, retryAfter: "soon", wallClock: 0)
                 == .transient(
                     .protocolViolation, "the server answered 503 (busy)", retryAfter: nil, refusedConnection: true)
         )
@@ -105,14 +106,14 @@ struct RetryPolicyTests {
     // MARK: - Retry-After
 
     /// 2015-10-21 07:28:00 UTC, the date of RFC 9110's example.
-    static let now = Date(timeIntervalSince1970: 1_445_412_480)
+    static let now: Double = 1_445_412_480
 
     @Test(
         "Delta-seconds are read as they are",
         arguments: [("0", 0.0), ("120", 120), (" 7 ", 7), ("86400", 86_400)] as [(String, Double)]
     )
     func deltaSeconds(value: String, seconds: Double) {
-        #expect(RetryAfter.seconds(value, now: Self.now) == seconds)
+        #expect(RetryAfter.seconds(value, wallClock: Self.now) == seconds)
     }
 
     @Test(
@@ -126,7 +127,7 @@ struct RetryPolicyTests {
         ] as [(String, Double)]
     )
     func httpDate(value: String, seconds: Double) {
-        #expect(RetryAfter.seconds(value, now: Self.now) == seconds)
+        #expect(RetryAfter.seconds(value, wallClock: Self.now) == seconds)
     }
 
     @Test(
@@ -134,7 +135,7 @@ struct RetryPolicyTests {
         arguments: ["", "soon", "-5", "1.5", "0x10", "+5", "Wed, 32 Oct 2015 07:28:00 GMT"]
     )
     func garbage(value: String) {
-        #expect(RetryAfter.seconds(value, now: Self.now) == nil)
+        #expect(RetryAfter.seconds(value, wallClock: Self.now) == nil)
     }
 
     @Test(
@@ -142,19 +143,17 @@ struct RetryPolicyTests {
         arguments: ["9223372036854775807", "9223372036854775808", "99999999999999999999999"]
     )
     func hugeDeltaSeconds(value: String) throws {
-        let seconds = try #require(RetryAfter.seconds(value, now: Self.now))
+        let seconds = try #require(RetryAfter.seconds(value, wallClock: Self.now))
         #expect(seconds >= 9.2e18)
     }
 
     @Test("A first contact fails at once on a name that does not resolve, and after one retry on a refused connection")
     func firstContact() {
         let policy = RetryPolicy(maximumAttempts: 6)
-        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_RESOLVE_HOST.rawValue)) == 1)
-        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_RESOLVE_PROXY.rawValue)) == 1)
-        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_CONNECT.rawValue)) == 2)
-        #expect(
-            RetryPolicy(maximumAttempts: 1).attemptsForFirstContact(curlCode: Int(CURLE_COULDNT_CONNECT.rawValue)) == 1)
-        #expect(policy.attemptsForFirstContact(curlCode: Int(CURLE_RECV_ERROR.rawValue)) == 6)
-        #expect(policy.attemptsForFirstContact(curlCode: nil) == 6, "an HTTP status is not libcurl's failure")
+        #expect(policy.attemptsForFirstContact(after: .nameNotResolved) == 1)
+        #expect(policy.attemptsForFirstContact(after: .couldNotConnect) == 2)
+        #expect(RetryPolicy(maximumAttempts: 1).attemptsForFirstContact(after: .couldNotConnect) == 1)
+        #expect(policy.attemptsForFirstContact(after: .connectionBroken) == 6)
+        #expect(policy.attemptsForFirstContact(after: nil) == 6, "an HTTP status is not a failure below HTTP")
     }
 }

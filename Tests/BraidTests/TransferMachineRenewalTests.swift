@@ -197,7 +197,7 @@ struct TransferMachineRenewalTests {
         _ = machine.transferEnded(slot: 0, result: .aborted, now: 1)
         let cancelled = BraidError(.cancelled, "cancelled while waiting to retry")
         #expect(machine.sourceRefreshed(source: 0, result: .failure(cancelled), now: 1) == [])
-        #expect(machine.state == .running)
+        #expect(machine.isRunning)
     }
 
     @Test("Without renewals asked for (a single stream) a 403 fails the download at once, as before")

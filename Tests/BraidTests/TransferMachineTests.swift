@@ -35,7 +35,9 @@ struct TransferMachineTests {
         digests: []
     )
 
-    static let reset = TransferResult.failed(CURLE_RECV_ERROR, detail: "Connection reset by peer")
+    static let reset = TransferResult.failed(TransportFailure(CURLE_RECV_ERROR, detail: "Connection reset by peer"))
+    /// The wall clock at time 0 of each test: 2023-11-14 22:13:20 UTC.
+    static let wallClock: Double = 1_700_000_000
     static let diskFull = BraidError(.localIO, "saving the manifest: no space left on device")
 
     /// A machine over `ranges`, with `slots` connections. `minimumSteal` is lowered to 10 bytes as in the
@@ -161,7 +163,7 @@ struct TransferMachineTests {
                 .start(slot: 1, source: 0, request: Self.ranged(100..<200)),
             ]
         )
-        #expect(machine.state == .running)
+        #expect(machine.isRunning)
         #expect(machine.quietTick(now: 1) == [], "every slot is busy")
     }
 
@@ -381,6 +383,21 @@ struct TransferMachineTests {
         )
         #expect(machine.quietTick(now: 7.5) == [])
         #expect(machine.quietTick(now: 8) == [.start(slot: 0, source: 0, request: Self.ranged(0..<300))])
+    }
+
+    @Test("A Retry-After date counts from the wall clock the executor read when the head arrived")
+    func busyUntilDate() {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 1)
+        _ = machine.start(now: 0)
+        // 2023-11-14 22:13:27 UTC: 7 seconds after the wall clock below.
+        let busy = Self.head("HTTP/1.1 503 Service Unavailable", "Retry-After: Tue, 14 Nov 2023 22:13:27 GMT")
+        let actions = machine.responseHead(slot: 0, headers: busy, now: 1, wallClock: 1_700_000_000)
+        #expect(actions == [.abort(slot: 0)])
+        #expect(
+            machine.transferEnded(slot: 0, result: .finished, now: 1) == [
+                .retry(reason: "the server answered 503 (busy)", delay: 7)
+            ]
+        )
     }
 
     @Test("A head is judged once: a second one for the same attempt is ignored")
@@ -753,6 +770,18 @@ struct TransferMachineTests {
         )
         machine.deliver(slot: 0, bytes: 295)
         #expect(machine.connectionReserved(source: 0, granted: true, now: 0) == [.releaseConnection(source: 0)])
+    }
+
+    @Test(
+        "A connection granted after the transfer began to end goes straight back; a refusal needs nothing",
+        arguments: [true, false])
+    func answerAfterEnd(granted: Bool) {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 2, sharesConnections: true)
+        #expect(machine.start(now: 0) == [.reserveConnection(source: 0)])
+        #expect(machine.stopRequested(.interrupted).last == .finish(.stopped(.interrupted)))
+        #expect(
+            machine.connectionReserved(source: 0, granted: granted, now: 0)
+                == (granted ? [.releaseConnection(source: 0)] : []))
     }
 
     @Test("Transfers aborted by a stop release their connections too")
@@ -1166,6 +1195,17 @@ extension TransferMachine {
     mutating func deliver(slot: Int, bytes: Int) {
         bytesReceived(slot: slot, count: bytes)
         bytesWritten(slot: slot, count: bytes)
+    }
+
+    /// A response head arriving `now` seconds into the test: the wall clock then reads
+    /// `TransferMachineTests.wallClock + now`.
+    mutating func responseHead(slot: Int, headers: ResponseHeaders, now: Double) -> [Action] {
+        responseHead(slot: slot, headers: headers, now: now, wallClock: TransferMachineTests.wallClock + now)
+    }
+
+    var isRunning: Bool {
+        if case .running = state { return true }
+        return false
     }
 
     /// A tick without its progress report, for tests of other decisions (progress has tests of its own).

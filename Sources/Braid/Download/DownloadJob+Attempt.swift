@@ -276,7 +276,8 @@ extension DownloadJob {
                 "\(paths.part) was replaced by another file during the download; nothing was moved to \(paths.final)")
         }
         // Timestamping gives the file the server's time too, so that the next run compares against it (wget -N).
-        if options.setsRemoteTime || options.timestamping, let modified = resource.lastModified.flatMap(HTTPDate.parse)
+        if options.setsRemoteTime || options.timestamping,
+            let modified = resource.lastModified.flatMap({ HTTPDate.parse($0, wallClock: TransferEngine.wallClock()) })
         {
             // Through the descriptor, before the rename: the finished file appears with the server's time.
             do {

@@ -26,7 +26,7 @@ extension DownloadJob {
         guard let copy = LocalCopy.at(paths.final) else { return nil }
         let local = HTTPDate.format(secondsSince1970: copy.modified)
         let reason: String
-        switch copy.freshness(of: resource) {
+        switch copy.freshness(of: resource, wallClock: TransferEngine.wallClock()) {
         case .upToDate:
             emit(
                 .notice(

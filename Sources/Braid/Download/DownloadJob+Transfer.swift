@@ -50,28 +50,11 @@ extension DownloadJob {
         syncer?.start()
         defer { syncer?.stop() }
         let requestOptions = self.requestOptions
-        let machine = TransferMachine(
-            resource: resource,
-            sources: ([resource] + mirrors).map {
-                Source(resource: $0, usesRanges: plan.segmented)
-            },
-            scheduler: scheduler,
-            configuration: TransferMachine.Configuration(
-                usesRanges: plan.segmented,
-                slots: slots,
-                sharesConnections: budget != nil,
-                keepsCheckpoints: checkpoints != nil,
-                writesBackSegments: checkpoints != nil && options.syncOnCompletion,
-                durableInterval: options.durableCheckpointInterval,
-                randomSeed: .random(in: 0...UInt64.max),
-                renewsURLs: plan.segmented,
-                adaptiveConnections: automatic
-                    ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
-                pieceHashes: plan.pieceHashes,
-                checksContentDigests: plan.segmented && file != nil,
-                hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil
-            )
-        )
+        let machine = transferMachine(
+            resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
+            adaptive: automatic
+                ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
+            file: file, hasher: hasher, checkpoints: checkpoints)
         let engine = TransferEngine(
             machine: machine,
             sink: sink ?? file ?? DiscardingSink(),
@@ -102,6 +85,42 @@ extension DownloadJob {
         }
         return TransferRun(
             outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes)
+    }
+
+    /// The machine that decides the transfer of `plan` from `resource` and its `mirrors` over `slots` connections;
+    /// `adaptive` chooses how many of them run, when the count is automatic.
+    private func transferMachine(
+        _ resource: RemoteResource,
+        mirrors: [RemoteResource],
+        plan: TransferPlan,
+        scheduler: SegmentScheduler,
+        slots: Int,
+        adaptive: ConnectionPolicy.Configuration?,
+        file: PartFile?,
+        hasher: PrefixHasher?,
+        checkpoints: TransferEngine.Checkpoints?
+    ) -> TransferMachine {
+        TransferMachine(
+            resource: resource,
+            sources: ([resource] + mirrors).map {
+                Source(resource: $0, usesRanges: plan.segmented)
+            },
+            scheduler: scheduler,
+            configuration: TransferMachine.Configuration(
+                usesRanges: plan.segmented,
+                slots: slots,
+                sharesConnections: budget != nil,
+                keepsCheckpoints: checkpoints != nil,
+                writesBackSegments: checkpoints != nil && options.syncOnCompletion,
+                durableInterval: options.durableCheckpointInterval,
+                randomSeed: .random(in: 0...UInt64.max),
+                renewsURLs: plan.segmented,
+                adaptiveConnections: adaptive,
+                pieceHashes: plan.pieceHashes,
+                checksContentDigests: plan.segmented && file != nil,
+                hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil
+            )
+        )
     }
 
     /// Follows `source`'s URL as given again, redirects and all, as the probe did: a signed URL it redirected to

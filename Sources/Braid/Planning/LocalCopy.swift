@@ -37,9 +37,12 @@ struct LocalCopy: Sendable, Equatable {
         ["If-Modified-Since: \(HTTPDate.format(secondsSince1970: modified))"]
     }
 
-    /// The server's file, as a probe that was answered with it (not `304`) found it, against this copy.
-    func freshness(of resource: RemoteResource) -> Freshness {
-        guard let remote = resource.lastModified.flatMap(HTTPDate.parse) else { return .undated }
+    /// The server's file, as a probe that was answered with it (not `304`) found it, against this copy; `wallClock`
+    /// (seconds since 1970) places a two-digit year.
+    func freshness(of resource: RemoteResource, wallClock: Double) -> Freshness {
+        guard let remote = resource.lastModified.flatMap({ HTTPDate.parse($0, wallClock: wallClock) }) else {
+            return .undated
+        }
         guard Int64(remote) <= modified else { return .serverNewer }
         guard resource.length == nil || resource.length == size else { return .sizeDiffers }
         return .upToDate

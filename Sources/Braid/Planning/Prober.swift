@@ -152,11 +152,12 @@ struct Prober {
             }
             let code = withExtendedLifetime(collector) { handle.perform() }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
+                let failure = TransportFailure(code, detail: handle.describe(code))
                 throw ProbeFailure(
-                    kind: FailureKind.classify(code, detail: handle.describe(code)),
+                    kind: FailureKind.classify(failure),
                     headers: nil,
-                    remedies: FailureKind.remedies(for: code),
-                    cause: .curl(code: Int(code.rawValue))
+                    remedies: FailureKind.remedies(for: failure.kind),
+                    transport: failure
                 )
             }
             let headers = collector.headers
@@ -166,7 +167,8 @@ struct Prober {
                 continue
             }
             if headers.status >= 400 {
-                let kind = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
+                let kind = FailureKind.classify(
+                    status: headers.status, retryAfter: headers["retry-after"], wallClock: TransferEngine.wallClock())
                 if case .transient = kind { throw ProbeFailure(kind: kind, headers: headers) }
             }
             return Response(headers: headers, effectiveURL: current)
@@ -217,19 +219,19 @@ struct Prober {
                         message,
                         httpStatus: error.headers?.status,
                         remedies: error.remedies,
-                        cause: error.cause
+                        cause: error.transport?.cause
                     )
                 case let .transient(code, message, retryAfter, _):
                     let limit =
                         isFirstContact
-                        ? retryPolicy.attemptsForFirstContact(curlCode: error.cause?.curlCode)
+                        ? retryPolicy.attemptsForFirstContact(after: error.transport?.kind)
                         : retryPolicy.maximumAttempts
                     guard attempt < limit else {
                         throw BraidError(
                             code,
                             attempt == 1 ? message : "\(message); gave up after \(attempt) attempts",
                             httpStatus: error.headers?.status,
-                            cause: error.cause
+                            cause: error.transport?.cause
                         )
                     }
                     if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
@@ -256,7 +258,8 @@ struct Prober {
     }
 
     private func failure(for headers: ResponseHeaders) -> BraidError {
-        let kind = FailureKind.classify(status: headers.status, retryAfter: headers["retry-after"])
+        let kind = FailureKind.classify(
+            status: headers.status, retryAfter: headers["retry-after"], wallClock: TransferEngine.wallClock())
         return BraidError(.protocolViolation, kind.message, httpStatus: headers.status)
     }
 }
@@ -265,8 +268,8 @@ private struct ProbeFailure: Error {
     var kind: FailureKind
     var headers: ResponseHeaders?
     var remedies: [BraidError.Remedy] = []
-    /// libcurl's result code, when the request failed in libcurl rather than with a status.
-    var cause: BraidError.Cause?
+    /// How the request failed below HTTP, when it did rather than with a status.
+    var transport: TransportFailure?
 }
 
 /// Gathers the probe's response headers and stops the body as soon as it starts.

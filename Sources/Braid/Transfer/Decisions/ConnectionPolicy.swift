@@ -297,68 +297,13 @@ struct ConnectionPolicy: Equatable, Sendable {
             if !recentFirstBytes.isEmpty { settle(now: now) }
             return false
         case let .settling(since, ready):
-            // The new count runs once as many connections as it holds receive (a step up) or no more run (a step
-            // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
-            // the file, a shared budget): what runs is then what the count gives.
-            let runs = active <= target && (receiving ?? active) >= target
-            if runs, let goal = waveGoal {
-                // The wave receives (nothing was refused): the next one starts. The step settles as one.
-                target = Self.wave(after: target, toward: goal)
-                if target >= goal { waveGoal = nil }
-                phase = .settling(since: now, ready: nil)
-                return true
-            }
-            let ready = ready ?? (runs ? now : nil)
-            phase = .settling(since: since, ready: ready)
-            let settled = ready.map { now >= max($0 + settleTime, since + configuration.settle) } ?? false
-            guard settled || now >= since + settleTime + 2 else { return false }
-            // A wave that cannot fill (the end of the file, a shared budget) ends the step where it is.
-            waveGoal = nil
-            startMeasuring(now: now, receivedTotal: receivedTotal, active: active, readerIdle: readerIdle)
-            return false
-        case var .measuring(window):
-            window.fewest = min(window.fewest, active)
-            let elapsed = now - window.from
-            let mark = Window.Mark(time: now, bytes: receivedTotal)
-            if window.quarter == nil, elapsed >= window.length / 4 { window.quarter = mark }
-            if window.middle == nil, elapsed >= window.length / 2 {
-                window.middle = mark
-                let idle = window.readerIdleShare(readerIdle, elapsed: elapsed)
-                // A reader that looks busy over half a window is not clear: the whole window decides that.
-                if clearlyPays(window, at: mark), idle.map({ !readerIsBusy(idle: $0) }) ?? true {
-                    return decide(
-                        rate: Double(receivedTotal - window.bytes) / elapsed, idle: idle, now: now,
-                        rateLimit: rateLimit)
-                }
-            }
-            guard elapsed >= window.length else {
-                phase = .measuring(window)
-                return false
-            }
-            guard window.fewest >= target else {
-                hold(.notEnoughWork, now: now)
-                return false
-            }
-            // Halves that disagree by more than a step must gain say that the throughput moves more than the
-            // decision could tell (a busy CPU, another download): the window doubles, up to the longest.
-            if window.length * 2 <= configuration.longestWindow,
-                window.halvesDisagree(now: now, receivedTotal: receivedTotal, by: 2 * configuration.minimumGain)
-            {
-                window.length *= 2
-                window.middle = .init(time: now, bytes: receivedTotal)
-                phase = .measuring(window)
-                return false
-            }
-            let rate = Double(receivedTotal - window.bytes) / elapsed
-            // A decision for fewer connections waits for a longer measurement, unless a step clearly lost.
-            if elapsed < max(window.length, configuration.confirmation),
-                !favoursMore(rate: rate, rateLimit: rateLimit), !stepClearlyLost(rate: rate)
-            {
-                phase = .measuring(window)
-                return false
-            }
-            let idle = window.readerIdleShare(readerIdle, elapsed: elapsed)
-            return decide(rate: rate, idle: idle, now: now, rateLimit: rateLimit)
+            return sampleSettling(
+                since: since, ready: ready, now: now, receivedTotal: receivedTotal, active: active,
+                receiving: receiving, readerIdle: readerIdle)
+        case let .measuring(window):
+            return sampleMeasuring(
+                window, now: now, receivedTotal: receivedTotal, active: active, rateLimit: rateLimit,
+                readerIdle: readerIdle)
         case let .holding(until):
             guard now >= until else { return false }
             // Measure the current count again: the next decision compares a step with it, not with the past.
@@ -368,6 +313,81 @@ struct ConnectionPolicy: Equatable, Sendable {
             startMeasuring(now: now, receivedTotal: receivedTotal, active: active, readerIdle: readerIdle)
             return false
         }
+    }
+
+    /// `sample` while a new count settles.
+    private mutating func sampleSettling(
+        since: Double, ready: Double?, now: Double, receivedTotal: Int64, active: Int, receiving: Int?,
+        readerIdle: Double?
+    ) -> Bool {
+        // The new count runs once as many connections as it holds receive (a step up) or no more run (a step
+        // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
+        // the file, a shared budget): what runs is then what the count gives.
+        let runs = active <= target && (receiving ?? active) >= target
+        if runs, let goal = waveGoal {
+            // The wave receives (nothing was refused): the next one starts. The step settles as one.
+            target = Self.wave(after: target, toward: goal)
+            if target >= goal { waveGoal = nil }
+            phase = .settling(since: now, ready: nil)
+            return true
+        }
+        let ready = ready ?? (runs ? now : nil)
+        phase = .settling(since: since, ready: ready)
+        let settled = ready.map { now >= max($0 + settleTime, since + configuration.settle) } ?? false
+        guard settled || now >= since + settleTime + 2 else { return false }
+        // A wave that cannot fill (the end of the file, a shared budget) ends the step where it is.
+        waveGoal = nil
+        startMeasuring(now: now, receivedTotal: receivedTotal, active: active, readerIdle: readerIdle)
+        return false
+    }
+
+    /// `sample` while the count is measured.
+    private mutating func sampleMeasuring(
+        _ window: Window, now: Double, receivedTotal: Int64, active: Int, rateLimit: Double?, readerIdle: Double?
+    ) -> Bool {
+        var window = window
+        window.fewest = min(window.fewest, active)
+        let elapsed = now - window.from
+        let mark = Window.Mark(time: now, bytes: receivedTotal)
+        if window.quarter == nil, elapsed >= window.length / 4 { window.quarter = mark }
+        if window.middle == nil, elapsed >= window.length / 2 {
+            window.middle = mark
+            let idle = window.readerIdleShare(readerIdle, elapsed: elapsed)
+            // A reader that looks busy over half a window is not clear: the whole window decides that.
+            if clearlyPays(window, at: mark), idle.map({ !readerIsBusy(idle: $0) }) ?? true {
+                return decide(
+                    rate: Double(receivedTotal - window.bytes) / elapsed, idle: idle, now: now,
+                    rateLimit: rateLimit)
+            }
+        }
+        guard elapsed >= window.length else {
+            phase = .measuring(window)
+            return false
+        }
+        guard window.fewest >= target else {
+            hold(.notEnoughWork, now: now)
+            return false
+        }
+        // Halves that disagree by more than a step must gain say that the throughput moves more than the
+        // decision could tell (a busy CPU, another download): the window doubles, up to the longest.
+        if window.length * 2 <= configuration.longestWindow,
+            window.halvesDisagree(now: now, receivedTotal: receivedTotal, by: 2 * configuration.minimumGain)
+        {
+            window.length *= 2
+            window.middle = .init(time: now, bytes: receivedTotal)
+            phase = .measuring(window)
+            return false
+        }
+        let rate = Double(receivedTotal - window.bytes) / elapsed
+        // A decision for fewer connections waits for a longer measurement, unless a step clearly lost.
+        if elapsed < max(window.length, configuration.confirmation),
+            !favoursMore(rate: rate, rateLimit: rateLimit), !stepClearlyLost(rate: rate)
+        {
+            phase = .measuring(window)
+            return false
+        }
+        let idle = window.readerIdleShare(readerIdle, elapsed: elapsed)
+        return decide(rate: rate, idle: idle, now: now, rateLimit: rateLimit)
     }
 
     /// The time to a first byte lately (the quickest of the last requests': what a request costs at least, not a

@@ -23,12 +23,14 @@ enum ResponseCheck {
     /// - Parameters:
     ///   - resource: what the probe learnt about the source the request went to (its length, its validators).
     ///   - ranged: whether the request asked for `request` as a byte range.
+    ///   - wallClock: when the head was received, in seconds since 1970: a `Retry-After` date counts from it.
     static func verdict(
         status: Int,
         headers: ResponseHeaders,
         request: Range<Int64>,
         resource: RemoteResource,
-        ranged: Bool
+        ranged: Bool,
+        wallClock: Double
     ) -> Verdict? {
         switch status {
         case 206 where ranged:
@@ -54,7 +56,8 @@ enum ResponseCheck {
         case 200..<300:
             return violation("the server answered with unexpected status \(status)")
         default:
-            return .failure(FailureKind.classify(status: status, retryAfter: headers["retry-after"]))
+            return .failure(
+                FailureKind.classify(status: status, retryAfter: headers["retry-after"], wallClock: wallClock))
         }
     }
 

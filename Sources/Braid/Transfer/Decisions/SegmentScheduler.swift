@@ -360,7 +360,6 @@ struct SegmentScheduler: Sendable {
             return (.completed, [])
         }
         let failures = segment.failures + 1
-        let lastBad = bad[bad.count - 1]
         if failures >= retryPolicy.maximumAttempts {
             let range = bad.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ", ")
             let bytes = bad.count == 1 ? "bytes \(range) did" : "bytes \(range) each did"
@@ -369,6 +368,16 @@ struct SegmentScheduler: Sendable {
             return (.fail(.integrity, "\(bytes) not match their digest after \(failures) attempts"), [])
         }
         let delay = retryPolicy.delay(afterAttempt: failures, retryAfter: nil, random: random)
+        return (.retry(delay: delay), refetch(segment: index, bad: bad, failures: failures, notBefore: now + delay))
+    }
+
+    /// Makes each `bad` range of a verified segment a segment of its own, waiting until `notBefore`, and the bytes
+    /// around them complete; with no room for more segments, the segment is fetched again from its first bad byte.
+    ///
+    /// - Returns: the indices of the segments waiting to be fetched again.
+    private mutating func refetch(segment index: Int, bad: [Range<Int64>], failures: Int, notBefore: Double) -> [Int] {
+        let segment = segments[index]
+        let lastBad = bad[bad.count - 1]
         // The boundaries of the pieces: good, bad, good, … in file order; empty ones are skipped.
         var cuts: [(range: Range<Int64>, good: Bool)] = []
         var position = segment.start
@@ -386,9 +395,9 @@ struct SegmentScheduler: Sendable {
             segments[index].durable = min(segment.durable, keep)
             segments[index].confirmed = keep
             segments[index].failures = failures
-            segments[index].state = .waiting(notBefore: now + delay)
+            segments[index].state = .waiting(notBefore: notBefore)
             advancePrefixCursor()
-            return (.retry(delay: delay), [index])
+            return [index]
         }
         var place = order.firstIndex(of: index)!
         var refetch: [Int] = []
@@ -401,7 +410,7 @@ struct SegmentScheduler: Sendable {
                 flushed: cut.good ? length : 0,
                 durable: cut.good ? min(length, max(0, segment.start + segment.durable - cut.range.lowerBound)) : 0,
                 confirmed: cut.good ? length : 0,
-                state: cut.good ? .complete : .waiting(notBefore: now + delay),
+                state: cut.good ? .complete : .waiting(notBefore: notBefore),
                 failures: cut.good ? 0 : failures
             )
             if number == 0 {
@@ -415,7 +424,7 @@ struct SegmentScheduler: Sendable {
             }
         }
         advancePrefixCursor()
-        return (.retry(delay: delay), refetch)
+        return refetch
     }
 
     /// A stream of unknown length ended cleanly: the segment ends where its bytes did.

@@ -1,25 +1,18 @@
-import CCurl
-
-/// How the transfer of one request ended, as the executor saw it.
-enum TransferResult: Equatable, Sendable {
-    /// libcurl finished the transfer without an error.
-    case finished
-    /// libcurl reported an error.
-    case failed(CURLcode, detail: String)
-    /// The executor took the transfer away, on the machine's `abort`.
-    case aborted
-}
-
 /// The events of one request: its response head, its bytes, its end, and what its end means for the source,
 /// the segment and the download.
 extension TransferMachine {
     /// The response head arrived (with the first body byte, or at the end of a response without one). A head
     /// that does not fit the request or the file stops the attempt before any of its bytes is written.
     /// `setupSeconds` of the attempt went to connecting before the request was sent: the server's time to the
-    /// first byte is the rest.
-    mutating func responseHead(slot: Int, headers: ResponseHeaders, now: Double, setupSeconds: Double = 0)
-        -> [Action]
-    {
+    /// first byte is the rest. `wallClock` is when the head arrived in seconds since 1970, as the executor read it
+    /// (`now` is monotonic): a `Retry-After` date counts from it.
+    mutating func responseHead(
+        slot: Int,
+        headers: ResponseHeaders,
+        now: Double,
+        wallClock: Double,
+        setupSeconds: Double = 0
+    ) -> [Action] {
         guard case var .busy(attempt) = slots[slot], !attempt.accepted, attempt.verdict == nil else { return [] }
         attempt.status = headers.status
         attempt.verdict = ResponseCheck.verdict(
@@ -27,7 +20,8 @@ extension TransferMachine {
             headers: headers,
             request: attempt.request.range,
             resource: sources[attempt.source].resource,
-            ranged: attempt.request.ranged
+            ranged: attempt.request.ranged,
+            wallClock: wallClock
         )
         attempt.accepted = attempt.verdict == nil
         if attempt.accepted { attempt.contentDigest = contentDigest(of: attempt, headers: headers) }
@@ -158,8 +152,8 @@ extension TransferMachine {
         return actions + proceed()
     }
 
-    /// The error a failed attempt ends the download with; a failure that is libcurl's own keeps its code, and
-    /// says what would help.
+    /// The error a failed attempt ends the download with; a failure below HTTP keeps its cause, and says what would
+    /// help.
     private static func error(
         _ code: BraidError.Code,
         _ message: String,
@@ -169,15 +163,15 @@ extension TransferMachine {
         // The file could not be written: that error, with its errno, is the one to report.
         if let writeError = attempt.writeError { return writeError }
         let status = attempt.status == 0 ? nil : attempt.status
-        guard attempt.verdict == nil, case let .failed(curlCode, _) = result else {
+        guard attempt.verdict == nil, case let .failed(failure) = result else {
             return BraidError(code, message, httpStatus: status)
         }
         return BraidError(
             code,
             message,
             httpStatus: status,
-            remedies: FailureKind.remedies(for: curlCode),
-            cause: .curl(code: Int(curlCode.rawValue))
+            remedies: FailureKind.remedies(for: failure.kind),
+            cause: failure.cause
         )
     }
 
@@ -208,8 +202,8 @@ extension TransferMachine {
                 actions: &actions)
         case nil:
             switch result {
-            case let .failed(code, detail):
-                return FailureKind.classify(code, detail: detail)
+            case let .failed(failure):
+                return FailureKind.classify(failure)
             case .finished where !attempt.request.ranged && resource.length == nil:
                 // A stream of unknown length ends where its bytes do.
                 scheduler.endUnknownLength(segment: attempt.segment)

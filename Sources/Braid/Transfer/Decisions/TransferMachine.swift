@@ -1,5 +1,3 @@
-import CCurl
-
 /// Every decision of one transfer, as a pure value: which connection fetches which range from which source,
 /// whether a response may be written, when received bytes are confirmed and may reach the verifier, when a
 /// failure is retried and when it ends the download, when to checkpoint and when to make a checkpoint durable,
@@ -7,17 +5,8 @@ import CCurl
 ///
 /// Events come in as mutating calls, each returning the actions to perform; `TransferEngine` turns libcurl's
 /// callbacks and its timers into events and performs the actions, deciding nothing itself. Time and randomness
-/// are passed in, so every decision is tested event by event, without a network.
-///
-/// Its life:
-/// - `idle` → `running` on `start(now:)`;
-/// - `running` → `ending(outcome)` once every segment is complete, a failure cannot be retried, the remote file
-///   turns out to be another, or a stop is requested; every active transfer is aborted;
-/// - `ending` → `finishing` when the last transfer has ended, with the final checkpoint to save (or straight to
-///   `finished` when the transfer keeps no checkpoints);
-/// - `finishing` → `finished` once the final checkpoint is saved, or failed twice (the second time after the
-///   disk reserve is given back);
-/// - `finished` is final: its outcome was emitted as `finish`.
+/// are passed in, so every decision is tested event by event, without a network. Its life is `State`:
+/// `idle` → `running` → `ending` → `finishing` → `finished`.
 struct TransferMachine {
     struct Configuration: Sendable {
         /// Fetch `Range`s (a segmented, resumable download) or the whole body in one stream.
@@ -54,12 +43,37 @@ struct TransferMachine {
     }
 
     enum State: Equatable {
+        /// Not started: → `running` on `start(now:)`.
         case idle
-        case running
+        /// Requests run: → `ending(outcome)` once every segment is complete, a failure cannot be retried, the
+        /// remote file turns out to be another, or a stop is requested; every active transfer is aborted.
+        case running(Running)
+        /// The aborted transfers are ending: → `finishing` when the last one has, with the final checkpoint to save
+        /// (or straight to `finished` when the transfer keeps no checkpoints).
         case ending(Outcome)
-        /// The final checkpoint is being saved; `retried` once the reserve was given back for a second try.
+        /// The final checkpoint is being saved; `retried` once the reserve was given back for a second try:
+        /// → `finished` once it is saved, or failed twice.
         case finishing(Outcome, retried: Bool)
+        /// Final: its outcome was emitted as `finish`.
         case finished(Outcome)
+    }
+
+    /// What only a running transfer keeps: when the next checkpoint, sync and progress report fall due, and where
+    /// it stands with the shared connection budget.
+    struct Running: Equatable {
+        var nextCheckpoint: Double
+        var nextDurable: Double
+        var nextProgress: Double
+        /// The slot and source waiting for the answer to `reserveConnection`.
+        var pendingReservation: Reservation?
+        /// Whether the budget refused a connection since the last tick: ask again only then.
+        var reservationRefused = false
+    }
+
+    /// A connection asked of the shared budget, for `slot` to fetch from `source`.
+    struct Reservation: Equatable {
+        var slot: Int
+        var source: Int
     }
 
     /// How a transfer ended.
@@ -196,12 +210,6 @@ struct TransferMachine {
     var avoidedSource: [Int: Int] = [:]
     /// Chooses the connection count, when it adapts.
     var policy: ConnectionPolicy?
-    /// The rate limit (bytes a second) that binds the transfer, if any, as the executor last saw it: an adaptive
-    /// count adds no connection the limit could not use.
-    var rateLimit: Double?
-    /// The seconds the executor's thread has been idle in all (not running on a CPU), as it last
-    /// reported: where it is hardly idle, braid reads as fast as it can, and an adaptive count adds no connection.
-    var readerIdle: Double?
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -210,13 +218,6 @@ struct TransferMachine {
     private(set) var confirmedUpTo: Int64 = 0
     /// How far the digest was last told it may read ahead.
     var hashedAheadUpTo: Int64 = 0
-    /// The slot and source waiting for the answer to `reserveConnection`.
-    private var pendingReservation: (slot: Int, source: Int)?
-    /// Whether the budget refused a connection since the last tick: ask again only then.
-    private var reservationRefused = false
-    private var nextCheckpoint: Double = 0
-    private var nextDurable: Double = 0
-    private var nextProgress: Double = 0
     private var lastCheckpointed: Int64 = 0
     /// The flushed marks of the sync in flight, lowered for a segment whose bytes were thrown away meanwhile
     /// (what replaces them was written after the sync began).
@@ -285,16 +286,18 @@ struct TransferMachine {
     /// The transfer begins: the resumed prefix is confirmed, a first checkpoint saved, connections started.
     mutating func start(now: Double) -> [Action] {
         guard case .idle = state else { preconditionFailure("Invalid state: started while \(state)") }
-        state = .running
+        state = .running(
+            Running(
+                nextCheckpoint: now + configuration.checkpointInterval,
+                nextDurable: now + configuration.durableInterval,
+                nextProgress: now
+            ))
         self.now = now
         startedAt = now
         resumedBytes = scheduler.flushedBytes
         receivedTotal = resumedBytes
         lastCheckpointed = resumedBytes
         speed.reset(bytes: receivedTotal, at: now)
-        nextCheckpoint = now + configuration.checkpointInterval
-        nextDurable = now + configuration.durableInterval
-        nextProgress = now
         if let adaptive = configuration.adaptiveConnections {
             var adaptive = adaptive
             adaptive.ceiling = min(adaptive.ceiling, slots.count)
@@ -317,19 +320,23 @@ struct TransferMachine {
     }
 
     /// Time passes: checkpoints, syncs and progress fall due, retries become due, connections may start.
-    mutating func tick(now: Double) -> [Action] {
-        guard case .running = state else { return [] }
+    ///
+    /// For an adaptive count, the executor passes what it last read: the rate limit (bytes a second) that binds the
+    /// transfer, if any, and the seconds its thread has been idle in all (not running on a CPU). The count adds no
+    /// connection the limit could not use, nor any while the thread is hardly idle (braid reads as fast as it can).
+    mutating func tick(now: Double, rateLimit: Double? = nil, readerIdle: Double? = nil) -> [Action] {
+        guard case var .running(running) = state else { return [] }
         self.now = now
-        reservationRefused = false
+        running.reservationRefused = false
         var actions: [Action] = []
         if configuration.keepsCheckpoints {
-            if now >= nextCheckpoint {
-                nextCheckpoint = now + configuration.checkpointInterval
+            if now >= running.nextCheckpoint {
+                running.nextCheckpoint = now + configuration.checkpointInterval
                 // Buffered bytes go to the file first, so a kill loses at most one interval of work.
                 actions.append(.flushBuffers)
             }
-            if now >= nextDurable {
-                nextDurable = now + configuration.durableInterval
+            if now >= running.nextDurable {
+                running.nextDurable = now + configuration.durableInterval
                 if syncMarks == nil {
                     let marks = scheduler.segments.map(\.flushed)
                     syncMarks = marks
@@ -337,10 +344,11 @@ struct TransferMachine {
                 }
             }
         }
-        if now >= nextProgress {
-            nextProgress = now + configuration.progressInterval
+        if now >= running.nextProgress {
+            running.nextProgress = now + configuration.progressInterval
             actions.append(.progress(progress(now: now)))
         }
+        state = .running(running)
         let receiving = policy == nil ? 0 : receivingCount
         if policy?.sample(
             now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, receiving: receiving,
@@ -409,16 +417,20 @@ struct TransferMachine {
 
     /// The shared budget answered a `reserveConnection`.
     mutating func connectionReserved(source: Int, granted: Bool, now: Double) -> [Action] {
-        guard let pending = pendingReservation, pending.source == source else {
+        self.now = now
+        if case .idle = state { preconditionFailure("Invalid state: a connection was reserved before the start") }
+        guard case var .running(running) = state else {
+            // The transfer began to end since it asked: a connection granted goes straight back.
+            return granted ? [.releaseConnection(source: source)] : []
+        }
+        guard let pending = running.pendingReservation, pending.source == source else {
             preconditionFailure("Invalid state: a connection to source \(source) was reserved unasked")
         }
-        pendingReservation = nil
-        self.now = now
-        guard granted else {
-            reservationRefused = true
-            return []
-        }
-        guard case .running = state, let started = begin(slot: pending.slot, source: source) else {
+        running.pendingReservation = nil
+        if !granted { running.reservationRefused = true }
+        state = .running(running)
+        guard granted else { return [] }
+        guard let started = begin(slot: pending.slot, source: source) else {
             return [.releaseConnection(source: source)]
         }
         return started + proceed()
@@ -428,21 +440,22 @@ struct TransferMachine {
 
     /// Starts connections while there is work and a free slot, or completes the transfer.
     mutating func proceed() -> [Action] {
-        guard case .running = state else { return [] }
+        guard case var .running(running) = state else { return [] }
         if scheduler.isComplete { return end(with: .completed(length: scheduler.totalLength)) }
         var actions: [Action] = []
-        while pendingReservation == nil, let slot = slots.firstIndex(of: .idle), scheduler.hasWork(now: now),
+        while running.pendingReservation == nil, let slot = slots.firstIndex(of: .idle), scheduler.hasWork(now: now),
             let source = chooseSource()
         {
             if configuration.sharesConnections {
-                guard !reservationRefused else { break }
-                pendingReservation = (slot, source)
+                guard !running.reservationRefused else { break }
+                running.pendingReservation = Reservation(slot: slot, source: source)
                 actions.append(.reserveConnection(source: source))
                 break
             }
             guard let started = begin(slot: slot, source: source) else { break }
             actions += started
         }
+        state = .running(running)
         // A slot left idle (beyond the count, or out of work) starts a new connection when it is used again.
         for slot in slots.indices where slots[slot] == .idle { answered[slot] = false }
         return actions

@@ -67,9 +67,11 @@ final class TransferEngine {
     /// Where the next round of resuming throttled connections begins, so that none is always served last.
     private var resumeCursor = 0
     private var outcome: TransferMachine.Outcome?
-    /// For an adaptive count: when this thread's busy seconds were first read and what they were, and when last.
+    /// For an adaptive count: when this thread's busy seconds were first read and what they were, when last, and
+    /// the idle seconds that reading gave.
     private var busyAtStart: (time: Double, busy: Double)?
     private var busyReadAt = -Double.infinity
+    private var lastReaderIdle: Double?
 
     /// - Parameters:
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
@@ -137,11 +139,13 @@ final class TransferEngine {
             }
             // Only an adaptive count reads them: no walk of the limiter chain per loop for a fixed one.
             let now = Self.now()
-            if machine.policy != nil {
-                machine.rateLimit = limiter?.effectiveRate.map(Double.init)
-                machine.readerIdle = readerIdle(now: now)
-            }
-            perform(machine.tick(now: now))
+            let adapts = machine.policy != nil
+            perform(
+                machine.tick(
+                    now: now,
+                    rateLimit: adapts ? limiter?.effectiveRate.map(Double.init) : nil,
+                    readerIdle: adapts ? readerIdle(now: now) : nil
+                ))
             guard outcome == nil else { break }
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
             // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
@@ -164,13 +168,17 @@ final class TransferEngine {
     /// off by at most the idle share of those 5 ms, little where it matters (a thread that is hardly idle) and
     /// against windows of 50 ms and more. Nil where the thread's time cannot be read.
     private func readerIdle(now: Double) -> Double? {
-        guard now - busyReadAt >= 0.005 else { return machine.readerIdle }
+        guard now - busyReadAt >= 0.005 else { return lastReaderIdle }
         busyReadAt = now
         let busy = braid_thread_busy_seconds()
-        guard busy >= 0 else { return nil }
+        guard busy >= 0 else {
+            lastReaderIdle = nil
+            return nil
+        }
         let start = busyAtStart ?? (now, busy)
         busyAtStart = start
-        return max(0, (now - start.time) - (busy - start.busy))
+        lastReaderIdle = max(0, (now - start.time) - (busy - start.busy))
+        return lastReaderIdle
     }
 
     /// How long to wait for the network: as the machine asks, or less when throttled connections can go on sooner.
@@ -190,11 +198,18 @@ final class TransferEngine {
         Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
+    /// Seconds since 1970 UTC by the wall clock, for dates a server sends.
+    static func wallClock() -> Double {
+        Date().timeIntervalSince1970
+    }
+
     // MARK: Events from connections, on this thread
 
     /// The response head on `slot` is complete; a head the machine refuses aborts the slot.
     func responseHead(slot: Int, headers: ResponseHeaders, setupSeconds: Double) {
-        perform(machine.responseHead(slot: slot, headers: headers, now: Self.now(), setupSeconds: setupSeconds))
+        perform(
+            machine.responseHead(
+                slot: slot, headers: headers, now: Self.now(), wallClock: Self.wallClock(), setupSeconds: setupSeconds))
     }
 
     /// Whether a connection may take a chunk of `count` bytes now; if it may, the bytes count against the rate limit.
@@ -319,8 +334,10 @@ final class TransferEngine {
 
     private func end(handle: UnsafeMutableRawPointer, code: CURLcode) {
         guard let connection = connections.first(where: { $0.easy.raw == handle }), connection.isBusy else { return }
-        let detail = connection.easy.describe(code)
-        end(connection, result: code == CURLE_OK ? .finished : .failed(code, detail: detail))
+        // libcurl's code becomes Braid's own kind of failure here, at the boundary: the machine never sees libcurl.
+        let result: TransferResult =
+            code == CURLE_OK ? .finished : .failed(TransportFailure(code, detail: connection.easy.describe(code)))
+        end(connection, result: result)
     }
 
     /// The speed below which a connection counts as stalled: under a rate limit, less than a quarter of each
