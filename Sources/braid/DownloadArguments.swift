@@ -52,7 +52,7 @@ struct DownloadArguments: ParsableArguments {
     var connections = ConnectionCount.fixed(8)
 
     @Option(
-        name: [.customShort("j"), .customLong("concurrent-downloads")],
+        name: [.customShort("j"), .customLong("concurrent-downloads"), .customLong("max-concurrent-downloads")],
         help: ArgumentHelp("With -i: downloads at a time.", valueName: "N")
     )
     var concurrentDownloads = 3
