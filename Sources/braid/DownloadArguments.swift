@@ -6,8 +6,8 @@ import Logging
     import Glibc
 #endif
 
-/// What to download and how: the URL or list, where to save, how many connections, what to verify. `braid URL`
-/// and `braid get URL` both take these options, so help, the man page and shell completion show them at the top.
+/// What to download and how: the URL or list, where to save, how many connections, what to verify: the options of
+/// `braid get URL`, which `braid URL` is.
 struct DownloadArguments: ParsableArguments {
     @Argument(
         help: "The http or https URL to download, or a Metalink file (.meta4, .metalink) whose files to download."
