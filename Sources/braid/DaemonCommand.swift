@@ -23,7 +23,11 @@ struct DaemonCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Where downloads go; a client's dir must be inside it.", valueName: "DIR"))
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp("Where downloads go; a client's dir must be inside it.", valueName: "DIR"),
+        completion: .directory
+    )
     var dir = "."
 
     @Option(
@@ -42,17 +46,20 @@ struct DaemonCommand: AsyncParsableCommand {
     )
     var rpcSecret: String?
 
-    @Option(help: ArgumentHelp("The session file (default: DIR/.braid-session).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp("The session file (default: DIR/.braid-session).", valueName: "FILE"),
+        completion: .file()
+    )
     var session: String?
 
     @Option(
-        name: [.customShort("j"), .customLong("max-concurrent-downloads")],
+        name: [.customShort("j"), .customLong("max-concurrent-downloads"), .customLong("concurrent-downloads")],
         help: ArgumentHelp("Downloads at once.", valueName: "N")
     )
     var concurrentDownloads = 5
 
     @Option(
-        name: [.customShort("n"), .customLong("connections")],
+        name: [.customShort("n"), .customShort("x"), .customLong("connections")],
         help: ArgumentHelp("Connections per download unless a client asks otherwise.", valueName: "N")
     )
     var connections = 8
@@ -66,6 +73,9 @@ struct DaemonCommand: AsyncParsableCommand {
         transform: { try RateArgument(parsing: $0) }
     )
     var maxOverallLimit: RateArgument?
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors: not even the address it listens on.")
+    var quiet = false
 
     func validate() throws {
         guard (1...1000).contains(concurrentDownloads) else {
@@ -145,7 +155,7 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.localIO.rawValue)
         }
         let shownHost = bound.host.contains(":") ? "[\(bound.host)]" : bound.host
-        StandardStreams.output("braid daemon listening on http://\(shownHost):\(bound.port)/\n")
+        if !quiet { StandardStreams.output("braid daemon listening on http://\(shownHost):\(bound.port)/\n") }
         for await _ in stopRequests { break }
         await service.stop()
         await server.stop()

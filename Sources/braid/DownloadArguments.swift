@@ -6,8 +6,8 @@ import Logging
     import Glibc
 #endif
 
-/// What to download and how: the URL or list, where to save, how many connections, what to verify. `braid URL`
-/// and `braid get URL` both take these options, so help, the man page and shell completion show them at the top.
+/// What to download and how: the URL or list, where to save, how many connections, what to verify: the options of
+/// `braid get URL`, which `braid URL` is.
 struct DownloadArguments: ParsableArguments {
     @Argument(
         help: "The http or https URL to download, or a Metalink file (.meta4, .metalink) whose files to download."
@@ -52,7 +52,7 @@ struct DownloadArguments: ParsableArguments {
     var connections = ConnectionCount.fixed(8)
 
     @Option(
-        name: [.customShort("j"), .customLong("concurrent-downloads")],
+        name: [.customShort("j"), .customLong("concurrent-downloads"), .customLong("max-concurrent-downloads")],
         help: ArgumentHelp("With -i: downloads at a time.", valueName: "N")
     )
     var concurrentDownloads = 3
