@@ -166,6 +166,12 @@ struct DownloadArguments: ParsableArguments {
     )
     var repair = false
 
+    @Flag(
+        name: [.customShort("c"), .customLong("continue")],
+        help: "Resume a partial download (wget -c, aria2c -c): Braid always does; accepted so habits work."
+    )
+    var continueDownload = false
+
     @Flag(name: [.customShort("R"), .long], help: "Give the file the server's Last-Modified time, as curl -R.")
     var remoteTime = false
 
