@@ -9,6 +9,10 @@ import Logging
     import Foundation
 #endif
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `braid daemon`: a download service that aria2's JSON-RPC clients and a browser page drive.
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -66,6 +70,15 @@ struct DaemonCommand: AsyncParsableCommand {
     )
     var maxOverallLimit: RateArgument?
 
+    @Option(
+        help: ArgumentHelp(
+            "Client connections held at once; at the cap a new one replaces the one that has waited longest without "
+                + "being served (default 512, at most half the open-file limit).",
+            valueName: "N"
+        )
+    )
+    var maxClients: Int?
+
     func validate() throws {
         guard (1...1000).contains(concurrentDownloads) else {
             throw ValidationError("-j: the number of downloads at once must be 1 to 1000")
@@ -82,6 +95,9 @@ struct DaemonCommand: AsyncParsableCommand {
             )
         }
         if let secret, secret.isEmpty { throw ValidationError("--rpc-secret: the secret must not be empty") }
+        if let maxClients, !(1...65536).contains(maxClients) {
+            throw ValidationError("--max-clients: must be 1 to 65536")
+        }
         _ = try downloadDirectory()
     }
 
@@ -132,7 +148,8 @@ struct DaemonCommand: AsyncParsableCommand {
         let rpc = Aria2RPC(service: service, directory: directory, secret: secret) { stopRequested.yield() }
         let server = DaemonServer(
             configuration: .init(
-                host: address.host, port: address.port, page: DaemonPage.html, admitsOtherOrigins: secret != nil),
+                host: address.host, port: address.port, page: DaemonPage.html, admitsOtherOrigins: secret != nil,
+                maximumConnections: maxClients ?? Self.defaultMaximumClients),
             endpoint: rpc
         )
         let bound: (host: String, port: Int)
@@ -148,6 +165,15 @@ struct DaemonCommand: AsyncParsableCommand {
         for await _ in stopRequests { break }
         await service.stop()
         await server.stop()
+    }
+}
+
+extension DaemonCommand {
+    /// 512 connections, or half the process's open-file limit when that is lower: the other half is the downloads'.
+    static var defaultMaximumClients: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 512 }
+        return max(8, min(512, Int(clamping: limit.rlim_cur / 2)))
     }
 }
 

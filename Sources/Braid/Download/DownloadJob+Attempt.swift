@@ -127,7 +127,8 @@ extension DownloadJob {
         }
     }
 
-    /// Where the file goes; refused if another download of the same manager goes there, or it is a link.
+    /// Where the file goes; refused if another download of the same manager goes there, if it or one of its
+    /// companions is a path the manager keeps from downloads, or if it is a link.
     private func claimDestination(for resource: RemoteResource) throws(BraidError) -> DestinationPaths {
         try DestinationPaths.createDirectory(of: options.destination)
         let paths = DestinationPaths.resolve(
@@ -135,6 +136,13 @@ extension DownloadJob {
             suggestedFilename: resource.suggestedFilename,
             url: resource.requestedURL
         )
+        if let owner = claims?.reservation(of: paths.final) {
+            throw BraidError(
+                .fileExists,
+                "\(label): \(paths.final) would replace \(owner), which no download may write",
+                remedies: [.chooseAnotherDestination]
+            )
+        }
         if let holder = claims?.claim(paths.final, for: url, by: label) {
             throw BraidError(
                 .fileExists,
