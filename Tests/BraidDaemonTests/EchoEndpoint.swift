@@ -8,6 +8,8 @@ import NIOConcurrencyHelpers
 /// whose text holds `"token:SECRET"` counts as having shown it.
 final class EchoEndpoint: RPCEndpoint {
     private let secret: String?
+    /// How long each answer takes, as a slow method's would.
+    private let delay: Duration
     private let requests = NIOLockedValueBox<[String]>([])
     private let subscribers = NIOLockedValueBox<[Int: AsyncStream<[UInt8]>.Continuation]>([:])
     private let nextSubscriber = NIOLockedValueBox(0)
@@ -18,8 +20,9 @@ final class EchoEndpoint: RPCEndpoint {
     /// How many notification streams are open (one per connected WebSocket client).
     var subscriberCount: Int { subscribers.withLockedValue { $0.count } }
 
-    init(secret: String? = nil) {
+    init(secret: String? = nil, delay: Duration = .zero) {
         self.secret = secret
+        self.delay = delay
     }
 
     var requiresSecret: Bool { secret != nil }
@@ -29,6 +32,7 @@ final class EchoEndpoint: RPCEndpoint {
     func respond(to body: [UInt8]) async -> RPCResponse {
         let text = String(decoding: body, as: UTF8.self)
         requests.withLockedValue { $0.append(text) }
+        if delay > .zero { try? await Task.sleep(for: delay) }
         guard text.contains("\"id\"") else { return RPCResponse(body: nil) }
         let showedSecret = secret.map { text.contains("\"token:\($0)\"") } ?? false
         return RPCResponse(
