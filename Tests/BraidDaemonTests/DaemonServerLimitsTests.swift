@@ -111,7 +111,9 @@ struct DaemonServerLimitsTests {
     @Test("The limiter closes the longest-waiting connection for a newcomer, never one being served")
     func limiter() throws {
         let limiter = ConnectionLimiter(maximum: 2)
-        let (first, second, third, fourth) = (EmbeddedChannel(), EmbeddedChannel(), EmbeddedChannel(), EmbeddedChannel())
+        let (first, second, third, fourth) = (
+            EmbeddedChannel(), EmbeddedChannel(), EmbeddedChannel(), EmbeddedChannel()
+        )
         for channel in [first, second, third, fourth] {
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }

@@ -75,7 +75,8 @@ struct DaemonUnderTest {
             let child = try ChildProcess(
                 "aria2c",
                 [
-                    "--enable-rpc", "--rpc-listen-port=\(port)", "--rpc-listen-all=false", "--rpc-secret=\(secret ?? "")",
+                    "--enable-rpc", "--rpc-listen-port=\(port)", "--rpc-listen-all=false",
+                    "--rpc-secret=\(secret ?? "")",
                     "--dir=\(directory)", "--daemon=false", "--save-session=\(session)", "--no-conf",
                     "--console-log-level=warn", "--summary-interval=0",
                 ] + arguments.map(aria2Option)
