@@ -129,6 +129,36 @@ struct DaemonServerLimitsTests {
         #expect(!second.isActive && !limiter.closeLongestWaiting())
     }
 
+    @Test("Bodies past the budget wait, unread, for earlier ones to be answered; small calls pass them by")
+    func bodyBudget() async throws {
+        let endpoint = EchoEndpoint(delay: .seconds(3))
+        let configure = { (configuration: inout DaemonServer.Configuration) in
+            configuration.maximumBodyBytes = 1 << 20
+            configuration.maximumBodyBytesHeld = 1 << 20
+        }
+        try await ServerFixture.with(endpoint: endpoint, configure: configure) { fixture in
+            let large = #"{"id":1,"pad":""# + String(repeating: "x", count: 900 << 10) + #""}"#
+            let first = try await RawTCPClient(host: fixture.host, port: fixture.port)
+            try await first.send(Self.post(large))
+            try await Polling.until("the first large body to reach the endpoint", timeout: .seconds(10)) {
+                endpoint.received.count == 1
+            }
+            let second = try await RawTCPClient(host: fixture.host, port: fixture.port)
+            try await second.send(Self.post(large))
+            let small = try await RawTCPClient(host: fixture.host, port: fixture.port)
+            try await small.send(Self.post(Self.request))
+            try await Polling.until("a second request to reach the endpoint", timeout: .seconds(10)) {
+                endpoint.received.count == 2
+            }
+            #expect(endpoint.received[1] == Self.request, "the second large body did not wait")
+            for client in [first, second, small] {
+                try await client.waitUntilReceived("200 OK", timeout: .seconds(30))
+            }
+            #expect(endpoint.received.count == 3)
+            for client in [first, second, small] { await client.close() }
+        }
+    }
+
     // MARK: - Whole answers
 
     @Test("An answer of megabytes to a client that asked to close arrives whole", arguments: ["close", "HTTP/1.0"])

@@ -25,6 +25,11 @@ extension DaemonServer {
         /// WebSocket that sends nothing for half of it is pinged, and closed if the pong does not come within the
         /// other half.
         public var idleTimeout: Duration
+        /// The request bodies held at once, all connections together, in bytes: a request whose body would pass it
+        /// waits, unread, for others to be answered (see `BodyBudget`). Bodies of 64 KiB or less never wait. At
+        /// least `maximumBodyBytes`; 8 MiB by default, four of the largest bodies, which also bounds how many
+        /// large requests are parsed at once, whatever the number of cores.
+        public var maximumBodyBytesHeld: Int
 
         /// - Parameters:
         ///   - maximumBodyBytes: 2 MiB by default, room for `aria2.addTorrent` with a large base64 torrent.
@@ -38,7 +43,8 @@ extension DaemonServer {
             admitsOtherOrigins: Bool = false,
             maximumConnections: Int = 512,
             requestTimeout: Duration = .seconds(10),
-            idleTimeout: Duration = .seconds(60)
+            idleTimeout: Duration = .seconds(60),
+            maximumBodyBytesHeld: Int = 8 << 20
         ) {
             self.host = host
             self.port = port
@@ -48,6 +54,7 @@ extension DaemonServer {
             self.maximumConnections = maximumConnections
             self.requestTimeout = requestTimeout
             self.idleTimeout = idleTimeout
+            self.maximumBodyBytesHeld = maximumBodyBytesHeld
         }
     }
 }

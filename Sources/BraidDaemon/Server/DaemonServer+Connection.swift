@@ -85,7 +85,11 @@ extension DaemonServer {
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                        // Two request parts buffered at most: a request waiting for the body budget holds little.
+                        let buffering = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>.Configuration(
+                            backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2))
+                        return .http(
+                            try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: buffering))
                     }
                 }
             )

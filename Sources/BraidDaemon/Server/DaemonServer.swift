@@ -10,7 +10,8 @@ import NIOPosix
 /// One event-loop thread serves everything, and nothing runs while no client talks but the timeouts of open
 /// connections. Hostile clients are held to limits: the connection cap (`ConnectionLimiter`), the request and idle
 /// timeouts (NIO's `IdleStateHandler`, see `HTTPExchangeTimeouts` and `WebSocketKeepAlive`), a pause instead of a
-/// spin when descriptors run out (`AcceptPause`), and every answer written whole before its connection closes.
+/// spin when descriptors run out (`AcceptPause`), the bytes of request bodies held at once (`BodyBudget`), and every
+/// answer written whole before its connection closes.
 ///
 /// ```swift
 /// let server = DaemonServer(configuration: .init(port: 0, page: DaemonPage.html), endpoint: service)
@@ -24,6 +25,7 @@ public final class DaemonServer: Sendable {
     private let logger: Logger
     private let lifecycle = Lifecycle()
     private let limiter: ConnectionLimiter
+    private let budget: BodyBudget
 
     /// How long accepting pauses when the process is out of descriptors and no connection can make room.
     static let acceptPause = TimeAmount.milliseconds(200)
@@ -39,6 +41,8 @@ public final class DaemonServer: Sendable {
         self.endpoint = endpoint
         self.logger = logger
         limiter = ConnectionLimiter(maximum: configuration.maximumConnections)
+        let largestBody = min(max(configuration.maximumBodyBytes, 1), RequestBody.ceiling)
+        budget = BodyBudget(total: max(configuration.maximumBodyBytesHeld, largestBody))
     }
 
     /// Binds and starts serving; returns the bound address (port 0 picks a free port).
@@ -95,6 +99,11 @@ public final class DaemonServer: Sendable {
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Small reads, one per wake-up: a connection waiting for the body budget holds a few KiB, not 256.
+            .childChannelOption(
+                .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 16 << 10)
+            )
+            .childChannelOption(.maxMessagesPerRead, value: 1)
             .bind(host: configuration.host, port: configuration.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try Connection.configure(channel, settings: settings)
@@ -141,7 +150,8 @@ public final class DaemonServer: Sendable {
                     endpoint: endpoint,
                     page: configuration.page,
                     maximumBodyBytes: configuration.maximumBodyBytes,
-                    policy: OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins)
+                    policy: OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins),
+                    budget: budget
                 )
                 try await http.serve(channel)
             case .webSocket(let channel, let notificationsOpen):

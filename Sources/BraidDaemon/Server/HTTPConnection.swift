@@ -17,6 +17,8 @@ struct HTTPConnection {
     let page: [UInt8]
     let maximumBodyBytes: Int
     let policy: OriginPolicy
+    /// What the bodies of all connections may hold at once.
+    let budget: BodyBudget
 
     /// Serves until the client closes, asks to close, sends something that forces a close, or the task is
     /// cancelled; the channel is closed on return.
@@ -41,6 +43,10 @@ struct HTTPConnection {
         guard RequestBody.admits(declaredLength: declaredLength, limit: maximumBodyBytes) else {
             return try await refuseBody(head, parts: &parts, channel: channel)
         }
+        // A body of unknown length may be as long as the limit.
+        let isChunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
+        let held = try await budget.acquire(isChunked ? maximumBodyBytes : declaredLength ?? 0)
+        defer { budget.release(held) }
         if head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
             let interim = HTTPServerResponsePart.head(HTTPResponseHead(version: head.version, status: .continue))
             try await channel.writeAndFlush(interim).get()
