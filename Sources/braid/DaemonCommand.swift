@@ -39,13 +39,21 @@ struct DaemonCommand: AsyncParsableCommand {
         name: .customLong("rpc-secret"),
         help: ArgumentHelp(
             "The secret every RPC call must carry as 'token:SECRET' (or set BRAID_RPC_SECRET). Required to listen "
-                + "on an address other than loopback.",
+                + "on an address other than loopback. With it, a WebSocket is sent notifications once it shows it "
+                + "(ws://HOST:PORT/jsonrpc?token=SECRET, or a call carrying it); programs on this machine that are "
+                + "not browsers, such as aria2p, get them at once.",
             valueName: "TOKEN"
         )
     )
     var rpcSecret: String?
 
-    @Option(help: ArgumentHelp("The session file (default: DIR/.braid-session).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "The session file (default: DIR/.braid-session). It must be yours and writable by no one else, and "
+                + "every download in it must be one a client could add now; otherwise the daemon does not start.",
+            valueName: "FILE"
+        )
+    )
     var session: String?
 
     @Option(
