@@ -16,7 +16,8 @@ struct WebSocketConnection {
     static let maximumRequestsInFlight = 16
 
     let endpoint: any RPCEndpoint
-    /// Called once, when notifications start to flow: the socket is then trusted, no longer one that waits.
+    /// Called once when a socket that was not sent notifications from the start shows the secret: it is then
+    /// trusted, no longer one that waits.
     let trusted: @Sendable () -> Void
 
     /// Serves until the client closes the socket, breaks the protocol, or the task is cancelled. Unless the client
@@ -32,14 +33,20 @@ struct WebSocketConnection {
             do {
                 let clientClosed = try await withThrowingTaskGroup(of: Void.self) { forwarding in
                     forwarding.addTask {
-                        var stream = notifications
-                        if stream == nil {
-                            for await _ in secretShown { break }
-                            guard !Task.isCancelled else { return }
+                        let stream: AsyncStream<[UInt8]>
+                        if let notifications {
+                            stream = notifications
+                        } else {
+                            var shown = false
+                            for await _ in secretShown {
+                                shown = true
+                                break
+                            }
+                            guard shown else { return }
                             stream = endpoint.notifications()
+                            trusted()
                         }
-                        trusted()
-                        for await notification in stream ?? AsyncStream { $0.finish() } {
+                        for await notification in stream {
                             try await outbound.write(Self.textFrame(notification))
                         }
                     }
