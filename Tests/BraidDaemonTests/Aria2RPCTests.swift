@@ -54,7 +54,7 @@ struct Aria2RPCTests {
                 ("jsonrpc", .string("2.0")), ("id", .string("t")), ("method", .string(method)),
                 ("params", .array(tokenParam + params)),
             ])
-            let response = try #require(await rpc.respond(to: request.bytes))
+            let response = try #require(await rpc.respond(to: request.bytes).body)
             return try JSON(parsing: response)
         }
 
@@ -102,20 +102,20 @@ struct Aria2RPCTests {
         #expect(Self.error(try await fixture.call("aria2.getGlobalStat", token: "s3cret!")) == (1, "Unauthorized"))
         let methods = try await fixture.result("system.listMethods", [])
         #expect(methods.arrayValue?.contains(.string("aria2.addUri")) == true)
-        #expect(Aria2RPC.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
-        #expect(!Aria2RPC.constantTimeEqual(Array("abc".utf8), Array("abd".utf8)))
-        #expect(!Aria2RPC.constantTimeEqual(Array("abc".utf8), Array("ab".utf8)))
+        #expect(JSONRPC.Gate.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!JSONRPC.Gate.constantTimeEqual(Array("abc".utf8), Array("abd".utf8)))
+        #expect(!JSONRPC.Gate.constantTimeEqual(Array("abc".utf8), Array("ab".utf8)))
     }
 
     @Test("framing errors are answered as aria2 answers them: parse error, invalid request, unknown method, batches")
     func framing() async throws {
         let fixture = try Fixture()
         defer { Task { await fixture.stop() } }
-        let parse = try JSON(parsing: try #require(await fixture.rpc.respond(to: Array("{bad".utf8))))
+        let parse = try JSON(parsing: try #require(await fixture.rpc.respond(to: Array("{bad".utf8)).body))
         #expect(Self.error(parse) == (-32700, "Parse error."))
         let noID = try JSON(
             parsing: try #require(
-                await fixture.rpc.respond(to: Array(#"{"jsonrpc":"2.0","method":"system.listMethods"}"#.utf8))))
+                await fixture.rpc.respond(to: Array(#"{"jsonrpc":"2.0","method":"system.listMethods"}"#.utf8)).body))
         #expect(Self.error(noID) == (-32600, "Invalid Request."))
         #expect(Self.error(try await fixture.call("aria2.nope")) == (1, "No such method: aria2.nope"))
         #expect(
@@ -127,7 +127,8 @@ struct Aria2RPCTests {
                 await fixture.rpc.respond(
                     to: Array(
                         #"[{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:s3cret"]},{"jsonrpc":"2.0","id":2,"method":"aria2.getVersion"}]"#
-                            .utf8))))
+                            .utf8)
+                ).body))
         #expect(batch.arrayValue?.count == 2)
         #expect(batch.arrayValue?[0]["result"]?["version"] == .string(BraidVersion.current))
         #expect(Self.error(try #require(batch.arrayValue?[1])) == (1, "Unauthorized"))

@@ -127,7 +127,8 @@ extension DownloadJob {
         }
     }
 
-    /// Where the file goes; refused if another download of the same manager goes there, or it is a link.
+    /// Where the file goes; refused if another download of the same manager goes there, if it or one of its
+    /// companions is a path the manager keeps from downloads, or if it is a link.
     private func claimDestination(for resource: RemoteResource) throws(BraidError) -> DestinationPaths {
         let place = try DestinationPaths.resolve(
             options.destination,
@@ -135,6 +136,13 @@ extension DownloadJob {
             url: resource.requestedURL
         )
         let paths = try DestinationPaths.open(place, creating: true)
+        if let owner = claims?.reservation(of: paths.final.path) {
+            throw BraidError(
+                .fileExists,
+                "\(label): \(paths.final) would replace \(owner), which no download may write",
+                remedies: [.chooseAnotherDestination]
+            )
+        }
         if let holder = claims?.claim(paths.final.path, for: url, by: label) {
             throw BraidError(
                 .fileExists,

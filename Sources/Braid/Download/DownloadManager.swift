@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// Runs many downloads under shared limits: how many at once, how many connections in all, and how many to any
 /// one host. A failing download does not stop the others.
 ///
@@ -57,6 +59,21 @@ public final class DownloadManager: Sendable {
             maximumConnections: limits.maximumConnections,
             maximumPerHost: limits.maximumConnectionsPerHost
         )
+    }
+
+    /// Keeps `path` from every download of the manager: none may have it as its final path, nor write its partial
+    /// file or manifest there. For the files a program keeps beside its downloads, such as a daemon's session file,
+    /// which a name chosen by a server or a client must never replace. Compared by path, after `..` and `.` are
+    /// resolved lexically: give it as the downloads' paths will be spelled (absolute, through the same links).
+    ///
+    /// - Parameter owner: what keeps the file, for the message of a download refused its name.
+    public func reserve(_ path: String, for owner: String) {
+        claims.reserve(FilePath(path), for: owner)
+    }
+
+    /// What keeps a file a download to `final` would write (see `reserve(_:for:)`); nil when nothing does.
+    public func reservation(ofDestination final: String) -> String? {
+        claims.reservation(of: FilePath(final))
     }
 
     /// A download whose connections count against this manager's limits, and whose final path no other download

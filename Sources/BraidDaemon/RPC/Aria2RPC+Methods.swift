@@ -136,7 +136,8 @@ extension Aria2RPC {
             requestShutdown()
             return .string("OK")
         default:
-            throw .method("No such method: \(method)")
+            // At most a line of it: a request may name a method of megabytes, and the answer need not repeat it.
+            throw .method("No such method: \(method.prefix(100))")
         }
     }
 

@@ -2,6 +2,10 @@ import Braid
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The daemon's downloads: the table of tasks (`DownloadTable`), the transfers that run them on the library's
 /// `DownloadManager`, the session file, and the notifications. The RPC layer calls it; it knows nothing of JSON.
 ///
@@ -56,6 +60,9 @@ public final class DaemonService: Sendable {
         manager = DownloadManager(limits: configuration.limits)
         state = Mutex(State(table: DownloadTable(maximumActive: configuration.limits.concurrentDownloads)))
         session = configuration.sessionPath.map(SessionStore.init(path:))
+        for path in session?.paths ?? [] {
+            manager.reserve(Self.spelledAsDownloads(path), for: "the daemon's session file \(path)")
+        }
     }
 
     // MARK: Life
@@ -63,10 +70,64 @@ public final class DaemonService: Sendable {
     /// Reads the session and starts what was running: active and waiting downloads resume from their manifests,
     /// paused ones stay paused, stopped ones are listed.
     ///
-    /// - Throws: `BraidError` when the session file cannot be read or is not a Braid session.
+    /// Every download it lists is checked as if a client had just asked for it (`TaskRequest.checked`), and the
+    /// path it chose must be a plain name in its directory and none of the daemon's own files: a session file is
+    /// no more trusted than a client.
+    ///
+    /// - Throws: `BraidError` (`.manifest`) when the session file cannot be read, is not a Braid session, could have
+    ///   been written by another user, or lists a download that would not be accepted now; the daemon does not
+    ///   start, and the file is left as it is.
     public func start() throws(BraidError) {
-        let tasks = try session?.load() ?? []
+        guard let session else { return }
+        let tasks = try session.load().map { task throws(BraidError) in try checked(task, from: session) }
         apply { table in tasks.flatMap { table.add($0) } }
+    }
+
+    /// What keeps a file a download to `path` would write: one of the daemon's own files; nil when none does.
+    public func reservation(ofDestination path: String) -> String? {
+        manager.reservation(ofDestination: path)
+    }
+
+    /// A saved download checked as a new one from a client is, with its chosen path.
+    private func checked(_ task: DaemonTask, from session: SessionStore) throws(BraidError) -> DaemonTask {
+        func refuse(_ reason: String) -> BraidError {
+            BraidError(
+                .manifest,
+                "the session file \(session.path) lists download \(task.gid), which would not be accepted now: "
+                    + "\(reason); the daemon does not start with it: fix the file or move it away")
+        }
+        var task = task
+        do throws(TaskRequest.Refusal) {
+            let root: DownloadDirectory
+            do throws(DownloadDirectory.Refusal) {
+                root = try DownloadDirectory(configuration.directory)
+            } catch {
+                throw TaskRequest.Refusal(option: "dir", message: error.message)
+            }
+            task.request = try task.request.checked(in: root, reservation: manager.reservation(ofDestination:))
+        } catch {
+            throw refuse(error.message)
+        }
+        if let path = task.path {
+            let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+            guard path == task.request.directory + "/" + name, !name.isEmpty, name != ".", name != ".." else {
+                throw refuse("its file \(path) is not in its directory \(task.request.directory)")
+            }
+            if let owner = manager.reservation(ofDestination: path) { throw refuse("its file \(path) is \(owner)") }
+        }
+        return task
+    }
+
+    /// `path` spelled as the downloads' paths are: absolute, its directory's links resolved (as the download
+    /// directory's are), so that a reservation of it matches a download's path to the same file.
+    private static func spelledAsDownloads(_ path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let parent = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(parent, nil) else { return path }
+        defer { free(resolved) }
+        let directory = String(cString: resolved)
+        return directory == "/" ? "/" + name : directory + "/" + name
     }
 
     /// Interrupts every transfer (their progress is saved in their manifests), waits for them, and saves the
