@@ -114,6 +114,29 @@ struct HeldDigestTests {
         }
     }
 
+    @Test(
+        "a server digest of the recorded one's algorithm that disagrees is reported as overruled, and the run exits 6")
+    func serverDigestOverruled() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        let first = try await harness.run(["--checksum", "md5=\(Self.content.hexDigest(.md5))"])
+        #expect(first.status == .exited(6), "\(first.standardError)")
+        let badMD5 = try await MD5Digest.of(fileAt: URL(fileURLWithPath: harness.output + ".part"))
+        harness.server.setRoute(
+            "/f", Harness.route(extra: [.rawHeader(name: "Content-MD5", value: Array(badMD5.base64.utf8))]))
+
+        let again = try await harness.run([])
+
+        #expect(again.status == .exited(6), "\(again.standardError)")
+        #expect(
+            again.standardError.contains(
+                "the md5 from Content-MD5 (\(badMD5.hex)) disagrees with the one from --checksum "
+                    + "(\(Self.content.hexDigest(.md5))); the file is held to the latter"), "\(again.standardError)")
+        #expect(
+            again.standardError.contains("md5 mismatch: expected \(Self.content.hexDigest(.md5)) (from --checksum)"))
+        #expect(!harness.exists("") && harness.exists(".part"))
+    }
+
     @Test("a rerun whose --checksum contradicts the recorded one is refused with exit 7 before any request")
     func contradictingChecksumRefusedBeforeTraffic() async throws {
         let harness = try Harness()

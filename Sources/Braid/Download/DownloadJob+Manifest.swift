@@ -17,10 +17,15 @@ extension DownloadJob {
         resource: RemoteResource,
         offered: [ExpectedDigest]
     ) throws(BraidError) -> Inheritance {
-        let unrecorded = DigestAuthority(recorded: nil, offered: offered)
+        // Without a manifest, or once it is discarded, nothing is recorded, so nothing can be contradicted.
+        func unrecorded() -> Inheritance {
+            let decision = DigestAuthority(recorded: nil, offered: offered).decision
+            if case let .holdTo(digest, overruled) = decision { reportOverruled(overruled, holding: digest) }
+            return Inheritance(digest: decision.digest)
+        }
         let manifest: Manifest
         do {
-            guard let loaded = try store.load() else { return Inheritance(digest: unrecorded.decision.digest) }
+            guard let loaded = try store.load() else { return unrecorded() }
             manifest = loaded
         } catch {
             guard error.code == .manifest else { throw error }
@@ -29,7 +34,7 @@ extension DownloadJob {
             }
             emit(.notice("\(error.message); discarding it, as overwriting was asked for"))
             try discardPartialData(file, store: store)
-            return Inheritance(digest: unrecorded.decision.digest)
+            return unrecorded()
         }
         guard manifest.belongs(to: resource.requestedURL) else {
             guard options.overwrite else {
@@ -41,7 +46,7 @@ extension DownloadJob {
             }
             emit(.notice("\(store.path) belongs to \(manifest.url); discarding it, as overwriting was asked for"))
             try discardPartialData(file, store: store)
-            return Inheritance(digest: unrecorded.decision.digest)
+            return unrecorded()
         }
         let authority = DigestAuthority(recorded: manifest.expectedDigest, offered: offered)
         var changes: [String] = []
@@ -51,7 +56,7 @@ extension DownloadJob {
             guard options.overwrite else { throw error }
             emit(.notice("\(error.message); discarding it, as overwriting was asked for"))
             try discardPartialData(file, store: store)
-            return Inheritance(digest: unrecorded.decision.digest)
+            return unrecorded()
         case .remoteChanged:
             changes.append("\(manifest.expectedDigest?.algorithm.rawValue ?? "") digest changed")
         case let .holdTo(digest, overruled):
