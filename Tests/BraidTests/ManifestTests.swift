@@ -199,6 +199,22 @@ final class ManifestStoreTests {
         #expect(try directory.contents() == ["file.iso.braid"])
     }
 
+    @Test("A manifest as the previous release wrote it after a --checksum mismatch loads with its digest's source")
+    func previousFormatAfterMismatch() throws {
+        let expected = String(repeating: "ab", count: 32)
+        try write(
+            #"{"bootID":"b","digestAlgorithm":"sha-256","digestHex":"\#(expected)","digestSource":"--checksum","#
+                + #""failedDigest":{"actualHex":"\#(String(repeating: "cd", count: 32))","algorithm":"sha-256","#
+                + #""expectedHex":"\#(expected)"},"format":"braid-manifest","length":10,"resolvedURL":"http://h/f","#
+                + #""segments":[{"done":10,"durable":10,"end":10,"start":0}],"url":"http://h/f","version":1}"#)
+
+        let manifest = try #require(try store.load())
+
+        #expect(manifest.expectedDigest?.source == .user && manifest.expectedDigest?.hex == expected)
+        #expect(DigestAuthority.Rank(try #require(manifest.expectedDigest?.source)) == .user)
+        #expect(manifest.keepsData && manifest.failedDigest?.expectedHex == expected)
+    }
+
     @Test("A later save replaces the earlier one")
     func replace() throws {
         try store.save(ManifestTests.valid, durable: false)
