@@ -36,8 +36,8 @@ struct Manifest: Codable, Equatable, Sendable {
     var length: Int64
     var etag: String?
     var lastModified: String?
-    /// The digest the file is held to, and its source, whose rank `DigestAuthority` reads: a later run keeps to
-    /// it unless it gives one of the same or a higher rank.
+    /// The digest the file is held to, and its source, whose rank `DigestAuthority` reads: a weaker source never
+    /// replaces it, and a later run that gives a different one from the same or a higher rank is refused.
     var digestAlgorithm: DigestAlgorithm?
     var digestHex: String?
     var digestSource: ExpectedDigest.Source?
