@@ -104,7 +104,8 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Verify against ALG=HEX (md5, sha-1, sha-256, sha-512) rather than a digest the server sends.",
+            "Verify against ALG=HEX (md5, sha-1, sha-256, sha-512) rather than a digest the server sends; a rerun "
+                + "of the same download keeps to it, and one given another is refused until --force.",
             valueName: "ALG=HEX"))
     var checksum: String?
 
