@@ -121,7 +121,7 @@ struct ListDownloadTests {
         #expect(try Self.checked.firstDifference(fromFileAt: fixture.output("checked-renamed.bin").path) == nil)
     }
 
-    @Test("with -j 1 the second download opens no connection before the first has finished")
+    @Test("with -j 1 the second download opens no connection before the first has finished (it may reuse one)")
     func oneAtATime() async throws {
         let content = TestContent(seed: 5, size: 1 << 20)
         let throttle: [TestServer.Fault] = [.throttle(bytesPerSecond: 2 << 20)]
@@ -137,7 +137,8 @@ struct ListDownloadTests {
         let first = Set(fixture.requests(to: "/a.bin").map(\.connection))
         let second = Set(fixture.requests(to: "/b.bin").map(\.connection))
         #expect(!first.isEmpty && !second.isEmpty)
-        #expect(first.max()! < second.min()!, "connections \(first) then \(second)")
+        // The pool keeps the first download's connections alive: the second reuses them, or opens later ones.
+        #expect(second.subtracting(first).allSatisfy { $0 > first.max()! }, "connections \(first) then \(second)")
         #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
     }
 

@@ -26,6 +26,8 @@ struct DownloadJob: Sendable {
     let limiter: RateLimiter?
     /// Final paths claimed by the downloads of the same `DownloadManager`, if any.
     let claims: DestinationClaims?
+    /// Where the download's requests run: its manager's pool, or one of its own.
+    let pool: TransferPool
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
     let label: String
     let logger: Logger

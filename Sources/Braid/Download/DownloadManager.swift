@@ -51,6 +51,9 @@ public final class DownloadManager: Sendable {
     private let budget: ConnectionBudget
     private let limiter: RateLimiter
     private let claims = DestinationClaims()
+    /// One multi handle and thread for every download of the manager: connections, TLS sessions and DNS answers
+    /// are reused from one download to the next, within the connection caps.
+    private let pool: TransferPool
 
     public init(limits: Limits = Limits()) {
         initialLimits = limits
@@ -59,6 +62,10 @@ public final class DownloadManager: Sendable {
             maximumConnections: limits.maximumConnections,
             maximumPerHost: limits.maximumConnectionsPerHost
         )
+        pool = TransferPool(
+            limits: TransferPool.Limits(
+                maximumConnectionsPerHost: limits.maximumConnectionsPerHost,
+                maximumConnections: limits.maximumConnections))
     }
 
     /// Keeps `path` from every download of the manager: none may have it as its final path, nor write its partial
@@ -82,7 +89,9 @@ public final class DownloadManager: Sendable {
     /// - Parameter label: how the error of another download that wants the same final path names this one
     ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
     public func makeDownload(url: String, options: DownloadOptions, label: String? = nil) -> Download {
-        Download(url: url, options: options, budget: budget, overallLimiter: limiter, claims: claims, label: label)
+        Download(
+            url: url, options: options, budget: budget, overallLimiter: limiter, claims: claims, label: label,
+            pool: pool)
     }
 
     /// Runs `downloads`, at most `limits.concurrentDownloads` at a time, in order, and returns each one's outcome
