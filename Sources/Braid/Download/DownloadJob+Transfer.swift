@@ -139,6 +139,7 @@ extension DownloadJob {
     ) -> Result<Source, BraidError> {
         let prober = Prober(
             options: requestOptions,
+            pool: pool,
             retryPolicy: options.retryPolicy,
             onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
             onNotice: { [emit] message in emit(.notice(message)) },

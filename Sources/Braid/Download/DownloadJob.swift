@@ -108,6 +108,7 @@ struct DownloadJob: Sendable {
     ) throws(BraidError) -> Probed {
         var prober = Prober(
             options: requestOptions,
+            pool: pool,
             retryPolicy: options.retryPolicy,
             onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
             onNotice: { [emit] message in emit(.notice(message)) },

@@ -16,11 +16,16 @@ import CCurl
 /// (`Range: bytes=0-0`) settles it from `Content-Range`. A conditional probe (`-N`) sends `If-Modified-Since` with
 /// its first request, and ends at a `304 Not Modified`.
 ///
+/// Each request runs on the download's `TransferPool`, so its connection is kept for the transfer's first range
+/// request (or the next download's probe) and no second handshake is made; the calling thread waits for it.
+///
 /// Redirects are followed here, one hop at a time, not by libcurl: each hop is sent the user's credentials only if
 /// its origin is one the user named (`CredentialScope`, applied as the hop is configured), a redirect to a scheme
 /// outside `redirectSchemes` is refused, and one from HTTPS down to plain HTTP is reported before it is followed.
 struct Prober {
     let options: RequestOptions
+    /// Where the requests run.
+    let pool: TransferPool
     var retryPolicy: RetryPolicy
     var onRetry: @Sendable (String, Double) -> Void = { _, _ in }
     /// Told of what the user should know: a redirect that leaves HTTPS.
@@ -150,7 +155,12 @@ struct Prober {
             case .head: handle.set(CURLOPT_NOBODY, true)
             case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
             }
-            let code = withExtendedLifetime(collector) { handle.perform() }
+            let code = withExtendedLifetime(collector) {
+                PoolRequest(handle, isCancelled: isCancelled).perform(on: pool)
+            }
+            if code == CURLE_ABORTED_BY_CALLBACK && isCancelled() {
+                throw ProbeFailure(kind: .fatal(.cancelled, "cancelled while probing"), headers: nil)
+            }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
                 let failure = TransportFailure(code, detail: handle.describe(code))
                 throw ProbeFailure(
@@ -272,10 +282,15 @@ private struct ProbeFailure: Error {
     var transport: TransportFailure?
 }
 
-/// Gathers the probe's response headers and stops the body as soon as it starts.
+/// Gathers the probe's response headers and stops the body as soon as it starts, unless it is small enough to
+/// read to its end, which keeps the connection for the next request.
 private final class ProbeCollector {
     var headers = ResponseHeaders()
     var stoppedOnPurpose = false
+    /// Body bytes of a redirect or an error read so far.
+    private var discarded = 0
+    /// The most of a redirect's or an error's body read to keep the connection: more costs more than a new one.
+    private static let discardable = 64 << 10
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> ProbeCollector {
         Unmanaged<ProbeCollector>.fromOpaque(userdata!).takeUnretainedValue()
@@ -288,8 +303,13 @@ private final class ProbeCollector {
 
     static let writeCallback: braid_curl_data_callback = { _, size, count, userdata in
         let collector = ProbeCollector.from(userdata)
+        let status = collector.headers.status
         // One byte of a 206 is all a probe needs; a 200's whole body is not wanted here at all.
-        if collector.headers.status == 206 && size * count <= 1 { return size * count }
+        if status == 206 && size * count <= 1 { return size * count }
+        if !(200..<300).contains(status) && collector.discarded + size * count <= ProbeCollector.discardable {
+            collector.discarded += size * count
+            return size * count
+        }
         collector.stoppedOnPurpose = true
         return braid_curl_abort_write
     }

@@ -89,12 +89,6 @@ final class EasyHandle {
         return String(cString: pointer)
     }
 
-    /// Runs the configured request to completion on the calling thread.
-    func perform() -> CURLcode {
-        errorBuffer[0] = 0
-        return curl_easy_perform(raw)
-    }
-
     /// The most specific description libcurl has of the last failure.
     func describe(_ code: CURLcode) -> String {
         let detail = String(cString: errorBuffer)
