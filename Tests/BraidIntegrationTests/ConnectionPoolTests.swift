@@ -13,7 +13,9 @@ struct ConnectionPoolTests {
         let nginx: NginxFixture
         let directory: TemporaryDirectory
 
-        static func start(files: [(String, Int)], offersHTTP2: Bool = false) async throws -> Fixture {
+        static func start(
+            files: [(String, Int)], offersHTTP2: Bool = false, locations: [NginxFixture.Location] = []
+        ) async throws -> Fixture {
             let directory = try TemporaryDirectory(prefix: "braid-pool")
             let root = directory.appending("www")
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -23,7 +25,7 @@ struct ConnectionPoolTests {
                     to: root.appendingPathComponent(name), size: size)
             }
             let nginx = try await NginxFixture.start(
-                .init(documentRoot: root, enablesTLS: true, offersHTTP2: offersHTTP2))
+                .init(documentRoot: root, locations: locations, enablesTLS: true, offersHTTP2: offersHTTP2))
             return Fixture(nginx: nginx, directory: directory)
         }
 
@@ -33,8 +35,13 @@ struct ConnectionPoolTests {
 
         /// Writes a list of the files' HTTPS URLs and returns its path.
         func list(_ names: [String]) throws -> String {
+            try list(urls: names.map { nginx.url("/\($0)", tls: true) })
+        }
+
+        /// Writes a list of `urls` and returns its path.
+        func list(urls: [String]) throws -> String {
             let url = directory.appending("list.txt")
-            try Data(names.map { nginx.url("/\($0)", tls: true) + "\n" }.joined().utf8).write(to: url)
+            try Data(urls.map { $0 + "\n" }.joined().utf8).write(to: url)
             return url.path
         }
 

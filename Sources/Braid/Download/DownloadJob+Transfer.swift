@@ -137,7 +137,7 @@ extension DownloadJob {
         usesRanges: Bool,
         abandoned: @escaping @Sendable () -> Bool
     ) -> Result<Source, BraidError> {
-        let prober = Prober(
+        var prober = Prober(
             options: requestOptions,
             pool: pool,
             retryPolicy: options.retryPolicy,
@@ -145,6 +145,7 @@ extension DownloadJob {
             onNotice: { [emit] message in emit(.notice(message)) },
             isCancelled: { [interrupter] in interrupter.isEnding || abandoned() }
         )
+        prober.multiplexes = !usesRanges
         do throws(BraidError) {
             let resource = try prober.probe(source.resource.requestedURL)
             return .success(Source(resource: resource, usesRanges: usesRanges))

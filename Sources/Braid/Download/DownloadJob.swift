@@ -41,6 +41,13 @@ struct DownloadJob: Sendable {
         return requestOptions
     }
 
+    /// Whether the probe may share a connection over HTTP/2: in a list (a manager's download), where many small
+    /// files share few connections; else only for one connection, since the segments of a download on its own
+    /// use HTTP/1.1, and the probe's connection then serves one of them.
+    var probeMultiplexes: Bool {
+        budget != nil || (options.connections == 1 && !options.automaticConnections)
+    }
+
     func run() throws(BraidError) -> DownloadResult {
         let started = TransferEngine.now()
         try Self.validate(url: url)
@@ -116,6 +123,7 @@ struct DownloadJob: Sendable {
         )
         prober.trustsHead = !lifecycle.distrustsHead
         prober.isFirstContact = firstContact
+        prober.multiplexes = probeMultiplexes
         switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
         case .notModified:
             // A probe without conditions is never answered "not modified" (`Prober.probe(_:conditions:)`).

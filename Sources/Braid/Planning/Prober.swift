@@ -36,6 +36,9 @@ struct Prober {
     /// Whether this is the run's first request to the server: failures that will not mend fail sooner
     /// (`RetryPolicy.attemptsForFirstContact`).
     var isFirstContact = false
+    /// Whether the requests may share a connection over HTTP/2 (`EasyHandle.setHTTPVersion`): not when the
+    /// download's segments will run side by side over HTTP/1.1, so that the probe's connection serves one of them.
+    var multiplexes = true
 
     /// What a conditional probe found.
     enum Answer: Equatable {
@@ -146,6 +149,8 @@ struct Prober {
             let collector = ProbeCollector()
             // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
             handle.configure(url: current, options: options, headers: conditions)
+            let fallenBack = pool.driver.http2Failed(current)
+            handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: fallenBack)
             let context = Unmanaged.passUnretained(collector).toOpaque()
             handle.set(CURLOPT_HEADERDATA, pointer: context)
             handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
@@ -160,6 +165,11 @@ struct Prober {
             }
             if code == CURLE_ABORTED_BY_CALLBACK && isCancelled() {
                 throw ProbeFailure(kind: .fatal(.cancelled, "cancelled while probing"), headers: nil)
+            }
+            if EasyHandle.failedInHTTP2(code) && !fallenBack {
+                pool.driver.recordHTTP2Failure(current)
+                // A server that offers HTTP/2 and then resets its streams: this hop again, over HTTP/1.1.
+                continue
             }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
                 let failure = TransportFailure(code, detail: handle.describe(code))

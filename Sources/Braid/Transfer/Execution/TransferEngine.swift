@@ -59,6 +59,9 @@ final class TransferEngine {
     private let pool: TransferPool.Driver
     /// The download's thread, waiting in `run()`, and what it does for the pool's thread.
     private let errands: Errands
+    /// Whether its requests may share connections over HTTP/2 (`EasyHandle.setHTTPVersion`): not when the file's
+    /// segments run side by side, each over a connection of its own.
+    private let multiplexes: Bool
     /// Checks written pieces against their digests, on its own threads.
     private let verifier: PieceVerifier?
     private var connections: [Connection] = []
@@ -114,6 +117,8 @@ final class TransferEngine {
         self.reports = reports
         self.pool = pool
         errands = Errands(waking: pool.multiAddress)
+        multiplexes =
+            !machine.configuration.usesRanges || machine.slots.count == 1 || machine.scheduler.segments.count == 1
         // A finished check wakes the pool at once: the pool outlives the verifier, stopped in `run()`.
         let address = pool.multiAddress
         verifier = pieceReader.map { reader in
@@ -296,6 +301,9 @@ final class TransferEngine {
                 url: target.resource.resolvedURL, options: configuration.requestOptions, headers: target.headers)
             configuredURLs[connection.slot] = target.resource.resolvedURL
         }
+        connection.easy.setHTTPVersion(
+            for: target.resource.resolvedURL, options: configuration.requestOptions, multiplexes: multiplexes,
+            http2Failed: pool.http2Failed(target.resource.resolvedURL))
         connection.begin(request, source: source)
         connection.easy.set(CURLOPT_RANGE, request.rangeHeader)
         connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
@@ -313,6 +321,10 @@ final class TransferEngine {
 
     private func end(handle: UnsafeMutableRawPointer, code: CURLcode) {
         guard let connection = connections.first(where: { $0.easy.raw == handle }), connection.isBusy else { return }
+        if EasyHandle.failedInHTTP2(code), connection.source >= 0 {
+            // The server offers HTTP/2 and resets its streams: the retry, and every later request there, use 1.1.
+            pool.recordHTTP2Failure(machine.sources[connection.source].resource.resolvedURL)
+        }
         // libcurl's code becomes Braid's own kind of failure here, at the boundary: the machine never sees libcurl.
         let result: TransferResult =
             code == CURLE_OK ? .finished : .failed(TransportFailure(code, detail: connection.easy.describe(code)))

@@ -23,6 +23,8 @@ extension TransferPool {
         }
 
         private let inbox = Mutex(Inbox())
+        /// The origins whose HTTP/2 failed (a stream reset, a broken session): later requests use HTTP/1.1.
+        private let http2Failures = Mutex<Set<Origin>>([])
         private let multi: MultiHandle
         /// The multi handle's address, for `curl_multi_wakeup` from other threads.
         let multiAddress: UInt
@@ -70,6 +72,19 @@ extension TransferPool {
             }
             wake()
             thread?.join()
+        }
+
+        /// Whether requests to `url`'s origin use HTTP/1.1 because its HTTP/2 failed, from any thread.
+        func http2Failed(_ url: String) -> Bool {
+            guard let origin = Origin(url: url) else { return false }
+            return http2Failures.withLock { $0.contains(origin) }
+        }
+
+        /// Remembers that HTTP/2 failed at `url`'s origin, from any thread; returns whether it is news.
+        @discardableResult
+        func recordHTTP2Failure(_ url: String) -> Bool {
+            guard let origin = Origin(url: url) else { return false }
+            return http2Failures.withLock { $0.insert(origin).inserted }
         }
 
         /// Wakes the pool's wait for the network, from any thread.
