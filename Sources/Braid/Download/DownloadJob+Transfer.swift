@@ -24,7 +24,8 @@ extension DownloadJob {
         sink: (any TransferSink)? = nil,
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
-        paths: DestinationPaths
+        paths: DestinationPaths,
+        adopting first: ParkedResponse? = nil
     ) throws(BraidError) -> TransferRun {
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
         let automatic = plan.segmented && options.automaticConnections
@@ -78,7 +79,8 @@ extension DownloadJob {
                 retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
                 notice: { [emit] message in emit(.notice(message)) }
             ),
-            pool: pool.driver
+            pool: pool.driver,
+            adopting: first
         )
         let outcome = engine.run()
         if let stats, let origin, let learned = engine.machine.policy?.learned, limiter?.effectiveRate == nil {

@@ -66,10 +66,10 @@ struct DownloadJob: Sendable {
                 defer { firstContact = false }
                 // Only the first probe asks whether the file changed: a later one continues a download under way.
                 let local = firstContact && options.timestamping && !options.measures ? try timestampedCopy() : nil
-                let (resource, mirrors): (RemoteResource, [RemoteResource])
+                let (resource, mirrors, first): (RemoteResource, [RemoteResource], ParkedResponse?)
                 switch try probe(lifecycle, firstContact: firstContact, unlessNewer: local) {
-                case let .found(found, foundMirrors):
-                    (resource, mirrors) = (found, foundMirrors)
+                case let .found(found, foundMirrors, parked):
+                    (resource, mirrors, first) = (found, foundMirrors, parked)
                 case let .notModified(copy):
                     lifecycle.notModified()
                     return notModified(copy, started: started)
@@ -78,7 +78,7 @@ struct DownloadJob: Sendable {
                 let outcome =
                     options.measures
                     ? try measure(resource, mirrors: mirrors, started: started, lifecycle: &lifecycle)
-                    : try attempt(resource, mirrors: mirrors, started: started, lifecycle: &lifecycle)
+                    : try attempt(resource, mirrors: mirrors, first: first, started: started, lifecycle: &lifecycle)
                 switch outcome {
                 case let .done(result):
                     return result
@@ -100,8 +100,9 @@ struct DownloadJob: Sendable {
 
     /// What a probe found.
     enum Probed {
-        /// The URL's resource, and the mirrors that serve the same file.
-        case found(RemoteResource, mirrors: [RemoteResource])
+        /// The URL's resource, the mirrors that serve the same file, and the probe's response to the file's first
+        /// piece, when the probe asked for it.
+        case found(RemoteResource, mirrors: [RemoteResource], first: ParkedResponse?)
         /// The server answered `304 Not Modified`: its file is not newer than this local copy.
         case notModified(LocalCopy)
     }
@@ -124,6 +125,10 @@ struct DownloadJob: Sendable {
         prober.trustsHead = !lifecycle.distrustsHead
         prober.isFirstContact = firstContact
         prober.multiplexes = probeMultiplexes
+        if firstContact && local == nil && startsAfresh {
+            let (resource, first) = try prober.probeFirstPiece(url, piece: Self.firstPiece)
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first)
+        }
         switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
         case .notModified:
             // A probe without conditions is never answered "not modified" (`Prober.probe(_:conditions:)`).
@@ -131,8 +136,28 @@ struct DownloadJob: Sendable {
             return .notModified(local)
         case var .resource(resource):
             if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
-            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober))
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: nil)
         }
+    }
+
+    /// The bytes the first request of a fresh download asks for: the smallest piece a plan cuts, so that the
+    /// plan's first piece is exactly this (`SegmentPlanner`), and a smaller file is one request.
+    static let firstPiece = SegmentPlanner.minimumSegment
+
+    /// Whether the download starts afresh, so that its first request can be a GET of the first piece rather than a
+    /// HEAD: nothing at the destination the URL names (a manifest to resume, a file to check or keep), no
+    /// conditional request (`-N`), no measurement, no piece hashes (whose requests ask for digests the probe
+    /// would not), no repair. A name the server then gives may still hold a manifest: the first piece is then
+    /// given up, and the download resumes as usual.
+    var startsAfresh: Bool {
+        guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair else {
+            return false
+        }
+        guard let place = try? DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url),
+            let paths = try? DestinationPaths.open(place, creating: false)
+        else { return true }
+        return !paths.exists(paths.manifest) && !paths.exists(paths.part)
+            && (options.overwrite || !paths.exists(paths.final))
     }
 
     /// How one pass from the probe's answer ended.

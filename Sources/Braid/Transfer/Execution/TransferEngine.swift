@@ -62,6 +62,9 @@ final class TransferEngine {
     /// Whether its requests may share connections over HTTP/2 (`EasyHandle.setHTTPVersion`): not when the file's
     /// segments run side by side, each over a connection of its own.
     private let multiplexes: Bool
+    /// The probe's first response, its body paused, until the first request it covers adopts it (or another
+    /// request starts first, and it is given up).
+    private var adoption: ParkedResponse?
     /// Checks written pieces against their digests, on its own threads.
     private let verifier: PieceVerifier?
     private var connections: [Connection] = []
@@ -103,7 +106,8 @@ final class TransferEngine {
         syncer: DurabilitySyncer?,
         pieceReader: FileDescriptor? = nil,
         reports: Reports,
-        pool: TransferPool.Driver
+        pool: TransferPool.Driver,
+        adopting adoption: ParkedResponse? = nil
     ) {
         self.machine = machine
         self.sink = sink
@@ -116,6 +120,7 @@ final class TransferEngine {
         self.syncer = syncer
         self.reports = reports
         self.pool = pool
+        self.adoption = adoption
         errands = Errands(waking: pool.multiAddress)
         multiplexes =
             !machine.configuration.usesRanges || machine.slots.count == 1 || machine.scheduler.segments.count == 1
@@ -294,6 +299,14 @@ final class TransferEngine {
 
     private func start(_ connection: Connection, source: Int, request: TransferRequest) {
         let target = machine.sources[source]
+        if let adoption {
+            self.adoption = nil
+            if source == 0, adoption.covers(request), let easy = adoption.adopt() {
+                return startAdopted(connection, easy: easy, head: adoption.headers, source: source, request: request)
+            }
+            // The transfer does not begin with the probe's first piece: its response is given up.
+            adoption.cancel()
+        }
         if connection.source != source || configuredURLs[connection.slot] != target.resource.resolvedURL {
             // A different server, or a renewed URL: point the handle there (its keep-alive connection to the old
             // one is pooled).
@@ -317,6 +330,29 @@ final class TransferEngine {
             ]
         )
         pool.add(connection.easy, for: self)
+    }
+
+    /// Starts `request` on `connection` with the probe's response to it, already under way: no request is sent.
+    private func startAdopted(
+        _ connection: Connection, easy: EasyHandle, head: ResponseHeaders, source: Int, request: TransferRequest
+    ) {
+        pool.transfer(easy, to: self)
+        connection.adopt(easy)
+        // The probe's handle carries the probe's headers: the next request configures it afresh.
+        configuredURLs[connection.slot] = nil
+        connection.begin(request, source: source)
+        connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
+        configuration.logger.trace(
+            "request",
+            metadata: [
+                "braid.source": "\(PrintableText.sanitised(machine.sources[source].resource.resolvedURL))",
+                "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
+                "braid.connection": "\(connection.slot)", "braid.adopted": "true",
+            ]
+        )
+        performing += 1
+        connection.resumeAdopted(head: head)
+        performing -= 1
     }
 
     private func end(handle: UnsafeMutableRawPointer, code: CURLcode) {
@@ -507,6 +543,7 @@ extension TransferEngine: PoolClient {
     var isFinished: Bool { outcome != nil && errandsOut == 0 }
 
     func detached() {
+        adoption?.cancel()
         interrupter.unregister()
         for connection in connections where connection.isBusy { pool.remove(connection.easy) }
         for ticket in tickets { budget?.unregister(ticket) }

@@ -101,6 +101,11 @@ extension TransferPool {
             multi.add(easy)
         }
 
+        /// Hands `easy`'s request, already on the pool, to `client`: its end is reported there from now on.
+        func transfer(_ easy: EasyHandle, to client: any PoolClient) {
+            owners[UInt(bitPattern: easy.raw)] = client
+        }
+
         /// Takes `easy`'s request off the pool; its connection stays in the cache if it can be used again.
         func remove(_ easy: EasyHandle) {
             multi.remove(easy)
@@ -126,6 +131,8 @@ extension TransferPool {
                 var timeout = 1.0
                 for client in clients { timeout = min(timeout, client.step(now: now)) }
                 detachFinished()
+                // The wake-up that came with `stopping` may have been taken by the last wait already.
+                if stopping && clients.isEmpty { break }
                 multi.poll(timeoutMilliseconds: clients.isEmpty ? 60_000 : Int(max(0, timeout) * 1000))
                 for client in clients { client.willPerform() }
                 _ = multi.perform()
