@@ -74,6 +74,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            resources: [.embedInCode("Page/page.html")],
             swiftSettings: strictSettings
         ),
 
