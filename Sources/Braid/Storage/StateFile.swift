@@ -6,15 +6,12 @@ import SystemPackage
     import Foundation
 #endif
 
-/// A small file of Braid's own state (a download's manifest, the daemon's session): opened without following a
-/// link at its name, read whole up to a cap, and replaced atomically, durably on request.
+/// A small file of Braid's own state (a download's manifest, the daemon's session, the server statistics): opened
+/// without following a link at its name, read whole up to a cap, and replaced atomically (a reader sees the old
+/// file or the new one, never a torn one), durably on request. Not API (`package`): the daemon keeps its session
+/// with it, the way the library keeps manifests.
 ///
-/// A replacement is written to a fresh temporary file beside it (a stale one unlinked first, the new one created
-/// with `O_EXCL` and readable by the owner only, so nothing planted at its name is written through) and renamed
-/// over it, so a reader sees the old file or the new one, never a torn one. A durable one also syncs the temporary
-/// file before the rename and the directory after it.
-///
-/// Not API (`package`): the daemon keeps its session with it, the way the library keeps manifests.
+/// How: `docs/design/durability.md#the-manifest-and-crash-ordering`.
 package struct StateFile: Sendable {
     let location: AnchoredPath
     let temporaryLocation: AnchoredPath
