@@ -199,7 +199,8 @@ def summary(jobs, connections=False, columns=()):
     """(header, rows): each job's verified runs, median/min/max wall, throughput, CPU, RSS and requests.
 
     With `connections`, the medians of the connections the requests came on, of those the server accepted, and of
-    new and resumed TLS sessions, and the protocols of the last verified run's requests. `columns` are more: (header, function(job) -> text).
+    new and resumed TLS sessions, and the protocols of the last verified run's requests. `columns` are more:
+    (header, function(job) -> text).
     """
     header = ["tool", "ok", "median s", "min s", "max s", "MiB/s", "median CPU s", "median RSS MiB", "requests"]
     if connections:
