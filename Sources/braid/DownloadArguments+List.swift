@@ -39,7 +39,7 @@ extension DownloadArguments {
         if request.insecure { observer.notice("warning: --insecure: TLS certificates are not verified") }
 
         let limits = DownloadManager.Limits(
-            concurrentDownloads: concurrentDownloads,
+            concurrentDownloads: .fixed(concurrentDownloads),
             maximumConnections: maxConnections,
             maximumConnectionsPerHost: maxConnectionsPerHost ?? 16,
             overallRateLimit: maxOverallLimit?.bytesPerSecond

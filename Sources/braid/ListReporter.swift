@@ -34,9 +34,12 @@ final class ListReporter: ListObserver {
     func listStarted(_ items: [DownloadItem], limits: DownloadManager.Limits, directory: String) {
         state.withLock { $0.count = items.count }
         let files = items.count == 1 ? "1 file" : "\(items.count) files"
+        guard case let .fixed(concurrency) = limits.concurrentDownloads else {
+            preconditionFailure("Invalid state: a list runs a fixed number of downloads at a time")
+        }
         line(
             "Downloading \(files) into \(PrintableText.escapingControlCharacters(directory)), "
-                + "\(limits.concurrentDownloads) at a time "
+                + "\(concurrency) at a time "
                 + "(at most \(limits.maximumConnections) connections, \(limits.maximumConnectionsPerHost) per host)"
         )
     }
