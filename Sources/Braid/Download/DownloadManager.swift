@@ -32,7 +32,7 @@ public final class DownloadManager: Sendable {
         public var overallRateLimit: Int64?
 
         public init(
-            concurrentDownloads: Concurrency = 3,
+            concurrentDownloads: Concurrency = .automatic,
             maximumConnections: Int = 48,
             maximumConnectionsPerHost: Int = 16,
             overallRateLimit: Int64? = nil
