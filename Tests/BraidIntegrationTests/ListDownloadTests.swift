@@ -184,7 +184,11 @@ struct ListDownloadTests {
         let list = try fixture.list(paths.map { fixture.server.url($0) }.joined(separator: "\n"))
 
         let run = try BraidCLI.start(
-            ["-i", list, "-d", fixture.output("").path, "--max-connections-per-host", "4", "--no-fsync"])
+            [
+                "-i", list, "-d", fixture.output("").path, "--max-connections-per-host", "4", "--no-fsync",
+                // A held body is not a stalled one to replace: only the test's SIGINT ends it.
+                "--stall-timeout", "600",
+            ])
         defer { run.stop(signal: SIGKILL) }
         try await run.waitUntil("four files to be under way", timeout: .seconds(60)) {
             fixture.server.totalBodyBytesSent >= 4 * (64 << 10)
