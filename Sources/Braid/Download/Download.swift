@@ -202,7 +202,8 @@ public final class Download: Sendable {
         }
     }
 
-    /// Saves progress and holds the download until `resume()`; `run()` keeps waiting meanwhile.
+    /// Saves progress and holds the download until `resume()`; `run()` keeps waiting meanwhile. A download submitted
+    /// to a `DownloadManager` is paused and resumed through the manager, which then gives its slot to the next.
     public func pause() {
         interrupter.stop(.paused)
     }

@@ -61,6 +61,8 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     private var entries: [ID: Entry] = [:]
     /// Downloads not running, in line order.
     private var line: [ID] = []
+    /// How many of the line's downloads are from each host: a pump sees at once when every host in line is full.
+    private var hostsInLine: [String: Int] = [:]
     /// Running downloads, in the order they started.
     private(set) var running: [ID] = []
     /// What the downloads of each host planned, to guess what the next one from there will.
@@ -92,7 +94,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
         guard entries[id] == nil else { return [] }
         guard !isClosed else { return [.end(id, .interrupted)] }
         entries[id] = Entry(host: host, requested: max(1, requestedConnections), phase: held ? .held : .waiting)
-        line.append(id)
+        lineUp(id)
         return (held ? [.hold(id, true)] : []) + pump()
     }
 
@@ -108,7 +110,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
             entry.phase = .paused
             entries[id] = entry
             running.removeAll { $0 == id }
-            line.insert(id, at: 0)
+            lineUp(id, first: true)
             return [.pause(id)] + pump()
         case .resuming:
             // Not let go on yet: the download itself is still paused.
@@ -143,13 +145,13 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
         guard var entry = entries[id] else { return [] }
         switch entry.phase {
         case .waiting, .held:
+            leaveLine(id)
             entries[id] = nil
-            line.removeAll { $0 == id }
             return [.end(id, .cancelled)]
         case .running, .paused, .resuming:
+            leaveLine(id)
             entry.ending = true
             entries[id] = entry
-            line.removeAll { $0 == id }
             return [.cancel(id, removingPartialFile: removingPartialFile)]
         }
     }
@@ -174,14 +176,16 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
         }
         for id in running { entries[id]?.ending = true }
         line.removeAll()
+        hostsInLine.removeAll()
         return actions
     }
 
     /// The download's run returned: it leaves the queue, and its slot goes to the next.
     mutating func finished(_ id: ID) -> [Action] {
-        guard entries.removeValue(forKey: id) != nil else { return [] }
+        guard entries[id] != nil else { return [] }
+        leaveLine(id)
+        entries[id] = nil
         running.removeAll { $0 == id }
-        line.removeAll { $0 == id }
         return pump()
     }
 
@@ -210,6 +214,22 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     mutating func setConcurrency(_ concurrency: DownloadManager.Concurrency) -> [Action] {
         self.concurrency = concurrency
         return pump()
+    }
+
+    // MARK: The line
+
+    private mutating func lineUp(_ id: ID, first: Bool = false) {
+        guard let entry = entries[id] else { return }
+        if first { line.insert(id, at: 0) } else { line.append(id) }
+        hostsInLine[entry.host, default: 0] += 1
+    }
+
+    /// Takes the download out of the line, if it is there.
+    private mutating func leaveLine(_ id: ID) {
+        guard let entry = entries[id], let index = line.firstIndex(of: id) else { return }
+        line.remove(at: index)
+        hostsInLine[entry.host, default: 1] -= 1
+        if hostsInLine[entry.host] == 0 { hostsInLine[entry.host] = nil }
     }
 
     // MARK: Admission
@@ -243,8 +263,13 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
                 byHost[entry.host, default: 0] += weight
             }
         }
+        /// Whether every host with a download in line is full: nothing more can start from the line.
+        func everyHostFull() -> Bool {
+            guard case .automatic = concurrency else { return false }
+            return hostsInLine.keys.allSatisfy { byHost[$0, default: 0] >= caps.perHost }
+        }
         var index = 0
-        while index < line.count {
+        while index < line.count, !everyHostFull() {
             let id = line[index]
             guard var entry = entries[id], entry.phase == .waiting || entry.phase == .resuming, !entry.ending else {
                 index += 1
@@ -266,6 +291,8 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
             entry.phase = .running
             entries[id] = entry
             line.remove(at: index)
+            hostsInLine[entry.host, default: 1] -= 1
+            if hostsInLine[entry.host] == 0 { hostsInLine[entry.host] = nil }
             running.append(id)
             let weight = weight(of: entry)
             total += weight
