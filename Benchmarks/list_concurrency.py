@@ -12,7 +12,9 @@ Scenarios, each a list from one local nginx, braid `-n 8 --no-fsync -q`:
 
 The commands alternate (A B A B ...), each run into an empty directory after an untimed `sync`; every file is
 checked against its source's MD5. The table gives the median wall time, CPU and requests per run, and auto's
-ratio to `-j 3`. Target: auto's wall at most 1.1 x `-j 3`'s in every scenario (it must not hurt large files).
+ratio to `-j 3`. Targets for auto's wall against `-j 3`'s: at most 1.1 with large files (2, 3: it must not hurt
+them), at most 0.5 with small files from a far server (4: what it is for). Scenario 1 has none: on loopback there
+is no latency for more downloads at once to hide, and its figure says what they cost.
 """
 
 import argparse
@@ -63,7 +65,7 @@ def run_list(work, braid, concurrency, list_path, sources, log):
     return (exited.wall, exited.cpu, requests), None
 
 
-def scenario(work, braid, title, list_text, files, log, repeat, also):
+def scenario(work, braid, title, list_text, files, log, repeat, also, target):
     """Runs the list `list_text` of `files` (name, size, md5) with -j 3, `also` and -j auto, alternating."""
     list_path = work.path("list.txt")
     with open(list_path, "w") as listing:
@@ -87,8 +89,11 @@ def scenario(work, braid, title, list_text, files, log, repeat, also):
         rows.append([title, f"-j {concurrency}", f"{wall:.2f} s", f"{cpu:.2f} s", f"{requests:.0f}", ""])
     if runs["3"] and runs["auto"]:
         ratio = statistics.median(run[0] for run in runs["auto"]) / statistics.median(run[0] for run in runs["3"])
-        rows[-1][5] = f"{ratio:.2f} {'PASS' if ratio <= 1.1 else 'FAIL'}"
-        return rows, ratio <= 1.1
+        if target is None:
+            rows[-1][5] = f"{ratio:.2f} (no target)"
+            return rows, True
+        rows[-1][5] = f"{ratio:.2f} {'PASS' if ratio <= target else 'FAIL'} (<= {target})"
+        return rows, ratio <= target
     return rows, False
 
 
@@ -140,7 +145,9 @@ def main(argv):
         for number in sorted(only):
             list_text, sources, log = lists[number]
             also = [value for value in options.also.split(",") if value]
-            scenario_rows, ok = scenario(work, braid, titles[number], list_text, sources, log, options.repeat, also)
+            target = {1: None, 2: 1.1, 3: 1.1, 4: 0.5}[number]
+            scenario_rows, ok = scenario(work, braid, titles[number], list_text, sources, log, options.repeat, also,
+                                         target)
             rows += scenario_rows
             passed = passed and ok
     harness.print_table(["list", "braid", "wall (median)", "CPU", "requests", "auto / -j 3"], rows,
