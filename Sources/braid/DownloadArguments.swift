@@ -49,13 +49,17 @@ struct DownloadArguments: ParsableArguments {
             valueName: "N|auto"
         )
     )
-    var connections = ConnectionCount.fixed(8)
+    var connections = CountArgument.fixed(8)
 
     @Option(
         name: [.customShort("j"), .customLong("concurrent-downloads"), .customLong("max-concurrent-downloads")],
-        help: ArgumentHelp("With -i: downloads at a time.", valueName: "N")
+        help: ArgumentHelp(
+            "With -i: downloads at a time, or 'auto' to start the next one whenever the connection caps leave room "
+                + "for it: small files about 16 at a time from one host, large ones fewer, never more than 64.",
+            valueName: "N|auto"
+        )
     )
-    var concurrentDownloads = 3
+    var concurrentDownloads = CountArgument.automatic
 
     @Option(help: ArgumentHelp("With -i: connections across all downloads.", valueName: "N"))
     var maxConnections = 48
@@ -215,10 +219,9 @@ struct DownloadArguments: ParsableArguments {
         if !(progressInterval > 0 && progressInterval <= 86400) {
             throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
         }
-        if !(progressInterval > 0 && progressInterval <= 86400) {
-            throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
+        if case let .fixed(count) = concurrentDownloads, count < 1 {
+            throw ValidationError("-j must be at least 1 or auto, got \(count)")
         }
-        if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
         if serverStats != nil && noServerStats {
             throw ValidationError("--server-stats and --no-server-stats contradict each other")
