@@ -12,6 +12,7 @@ final class ListRunner: Sendable {
     let items: [DownloadItem]
     let limits: DownloadManager.Limits
     private let downloads: [Download]
+    private let refusals: [BraidError?]
     private let observer: any ListObserver
     private let interrupted = Mutex(false)
 
@@ -22,6 +23,9 @@ final class ListRunner: Sendable {
         let options: DownloadOptions
         /// Names the download in the library's log lines, such as `line 3` of a list.
         let label: String
+        /// Why this entry is not downloaded at all (an object whose key cannot be a file below the directory): it
+        /// is reported as failed with this error, and the others run.
+        var refusal: BraidError? = nil
     }
 
     /// - Parameter options: what every download shares; each entry adds its destination, mirrors, digest,
@@ -45,6 +49,7 @@ final class ListRunner: Sendable {
         let manager = DownloadManager(limits: limits)
         items = jobs.map(\.item)
         downloads = jobs.map { manager.makeDownload(url: $0.url, options: $0.options, label: $0.label) }
+        refusals = jobs.map(\.refusal)
         self.limits = limits
         self.observer = observer
     }
@@ -114,14 +119,10 @@ final class ListRunner: Sendable {
     private func run(_ index: Int) async -> DownloadOutcome {
         let item = items[index]
         let download = downloads[index]
-        guard !interrupted.withLock({ $0 }) else {
-            let outcome = DownloadOutcome(
-                item: item,
-                path: nil,
-                result: .failure(BraidError(.interrupted, "interrupted before it started")),
-                skipped: false,
-                seconds: 0
-            )
+        let refusal =
+            interrupted.withLock({ $0 }) ? BraidError(.interrupted, "interrupted before it started") : refusals[index]
+        if let refusal {
+            let outcome = DownloadOutcome(item: item, path: nil, result: .failure(refusal), skipped: false, seconds: 0)
             observer.finished(outcome)
             return outcome
         }
