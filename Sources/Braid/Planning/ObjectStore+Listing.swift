@@ -1,5 +1,3 @@
-import Synchronization
-
 extension ObjectStore {
     /// The most objects one listing reads: a million keys take a few hundred MiB of memory, and a server that
     /// never stops paging must not take more.
@@ -25,35 +23,9 @@ extension ObjectStore {
         guard (1...1000).contains(pageSize) else {
             throw .usage("a listing page holds 1 to 1000 keys, not \(pageSize)", option: .objectStore)
         }
-        return try await Self.onWorkerThread { isCancelled throws(BraidError) in
+        return try await WorkerThread.value { isCancelled throws(BraidError) in
             try listing(bucket: bucket, prefix: prefix, options: options, pageSize: pageSize, isCancelled: isCancelled)
         }
-    }
-
-    /// Runs `body`, which blocks on libcurl, on a thread of its own rather than on one of Swift's few concurrency
-    /// threads; cancelling the calling task makes `body`'s `isCancelled` true, which it asks between requests.
-    static func onWorkerThread<Value: Sendable>(
-        _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws(BraidError) -> Value
-    ) async throws(BraidError) -> Value {
-        let cancelled = CancellationFlag()
-        let worker = Mutex<WorkerThread?>(nil)
-        let result: Result<Value, BraidError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { waiter in
-                let thread = WorkerThread {
-                    waiter.resume(
-                        returning: Result { () throws(BraidError) in
-                            try body { cancelled.isSet }
-                        })
-                }
-                worker.withLock { $0 = thread }
-                thread.start()
-            }
-        } onCancel: {
-            cancelled.set()
-        }
-        // The thread's last act was to hand over the result: joining it waits for its return, nothing more.
-        worker.withLock { $0?.join() }
-        return try result.get()
     }
 
     /// The request options of every request to `bucket`: the download options' own, signed, with the user's
@@ -154,11 +126,4 @@ extension ObjectStoreLocation {
             throw .usage("the key '\(key)' has a '.' or '..' segment, which no URL can carry", option: .objectStore)
         }
     }
-}
-
-/// Whether the task awaiting a worker thread was cancelled, shared with the thread.
-private final class CancellationFlag: Sendable {
-    private let flag = Atomic(false)
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-    func set() { flag.store(true, ordering: .relaxed) }
 }

@@ -82,17 +82,13 @@ public struct ObjectStore: Sendable, Equatable {
                     "the S3 endpoint '\(endpoint)' is not an http:// or https:// URL of a host", option: .objectStore)
             }
         }
-        try signature(region: region)?.validate()
-        if credentials == nil {
-            // The region names a host of AWS's (and, signed, the signature's scope): the same rule holds unsigned.
-            try AWSSignature(accessKeyID: "-", secretAccessKey: "-", region: region).validate()
-        }
+        // The region names a host of AWS's as well as the signature's scope: checked signed or not.
+        try AWSSignature.checkName(region, "region")
+        try signature?.validate()
     }
 
     /// The signature of every request to the store; nil when it has no credentials.
-    public var signature: AWSSignature? { signature(region: region) }
-
-    private func signature(region: String) -> AWSSignature? {
+    public var signature: AWSSignature? {
         credentials.map {
             AWSSignature(
                 accessKeyID: $0.accessKeyID, secretAccessKey: $0.secretAccessKey, sessionToken: $0.sessionToken,

@@ -61,10 +61,17 @@ public struct AWSSignature: Sendable, Equatable, CustomStringConvertible {
         if let sessionToken, sessionToken.isEmpty || !Self.isPrintable(sessionToken) {
             throw refuse("the AWS session token is empty or has a control character or a blank")
         }
-        for (text, name) in [(region, "region"), (service, "service")] where !Self.isName(text) {
-            throw refuse(
-                "the AWS \(name) '\(text)' must be lower-case letters, digits and '-', such as us-east-1")
-        }
+        try Self.checkName(region, "region")
+        try Self.checkName(service, "service")
+    }
+
+    /// Refuses a region or service outside `a-z0-9-`, which could not be put in the provider string (split at
+    /// `:`), nor in a host name.
+    static func checkName(_ text: String, _ name: String) throws(BraidError) {
+        guard !isName(text) else { return }
+        throw .usage(
+            "the AWS \(name) '\(text)' must be lower-case letters, digits and '-', such as us-east-1",
+            option: .awsSignature)
     }
 
     /// Visible ASCII only: what keys, secrets and tokens are made of.
