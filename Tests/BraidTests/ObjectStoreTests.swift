@@ -123,6 +123,25 @@ struct ObjectStoreTests {
         #expect(!scope.permits(.header, to: "https://bkt.s3.us-east-1.amazonaws.com/data/a.txt"))
     }
 
+    @Test("An object is cut in pieces of 8 MiB at least: one GET for a small one, several connections for a large one")
+    func pieces() {
+        func cut(_ size: Int64, connections: Int = 8, automatic: Bool = false) -> (Int, Int) {
+            var options = DownloadOptions()
+            options.connections = connections
+            options.automaticConnections = automatic
+            ObjectStore.cut(&options, size: size)
+            return (options.connections, options.piecesPerConnection)
+        }
+        #expect(cut(0) == (1, 1))
+        #expect(cut(256 << 10) == (1, 1))
+        #expect(cut(8 << 20) == (1, 1))
+        #expect(cut(20 << 20) == (2, 1))
+        #expect(cut(100 << 20) == (8, 1))
+        #expect(cut(1 << 30) == (8, 4))
+        #expect(cut(1 << 30, connections: 2) == (2, 4))
+        #expect(cut(100 << 20, automatic: true) == (8, 4), "automatic connections choose for themselves")
+    }
+
     @Test("A key is a server's name: made safe, and refused when it would leave the directory or clash")
     func hostileKeys() throws {
         let planned = try ObjectStore().plan(

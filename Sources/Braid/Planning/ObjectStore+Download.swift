@@ -16,6 +16,11 @@ extension ObjectStore {
         }
     }
 
+    /// The least an object's piece is, as the AWS CLI cuts objects (its `multipart_chunksize`): S3 bills by
+    /// request and answers each after tens of milliseconds, so a prefix of small objects costs one GET each, and
+    /// a large object is still fetched over several connections.
+    public static let minimumPieceSize: Int64 = 8 << 20
+
     /// Asks the store for each object's checksum (`x-amz-checksum-sha256`, …) with its headers, which a download
     /// verifies against, as it does an `ETag` that is an MD5 (`DigestHeaders`).
     static let checksumModeHeader = "x-amz-checksum-mode: ENABLED"
@@ -39,7 +44,8 @@ extension ObjectStore {
     /// chose: it becomes a path as a Metalink's names do (`SafeName.path(sanitising:)`), its characters made safe,
     /// and a key that would leave the directory is refused, not guessed at. A key ending in `/` with no content (a
     /// console's "folder") is no file and is left out. Each download is signed for the store's origin only, asks
-    /// for the object's checksums, and is verified against them or an `ETag` that is an MD5.
+    /// for the object's checksums, and is verified against them or an `ETag` that is an MD5; its pieces are at
+    /// least `minimumPieceSize`.
     public func plan(
         _ objects: [Object], below prefix: ObjectStoreLocation, filter: ObjectKeyFilter = ObjectKeyFilter(),
         options: DownloadOptions
@@ -60,6 +66,7 @@ extension ObjectStore {
                 continue
             }
             var objectOptions = signed(options, bucket: prefix.bucket)
+            Self.cut(&objectOptions, size: object.size)
             objectOptions.destination = .below(
                 directory, subdirectory: SafeName.joined(path.dropLast()), name: path.last?.string)
             planned.append(
@@ -127,6 +134,17 @@ extension ObjectStore {
             return failure(response, doing: "downloading \(location)")
         }
         return (explained ?? nil) ?? error
+    }
+
+    /// Fetches an object of `size` bytes in pieces of at least `minimumPieceSize`: over one connection per piece,
+    /// up to `options.connections`, and up to `options.piecesPerConnection` pieces each. A download that chooses
+    /// its connections itself (`automaticConnections`) is left to.
+    static func cut(_ options: inout DownloadOptions, size: Int64) {
+        guard !options.automaticConnections else { return }
+        let pieces = max(1, size / minimumPieceSize)
+        let connections = min(Int64(options.connections), pieces)
+        options.connections = Int(connections)
+        options.piecesPerConnection = Int(min(Int64(options.piecesPerConnection), max(1, pieces / connections)))
     }
 
     /// `options` for a request to `bucket`: signed, the user's credentials (the signature, extra headers) scoped to
