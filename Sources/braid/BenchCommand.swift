@@ -30,7 +30,7 @@ struct BenchCommand: AsyncParsableCommand {
     var url: String
 
     @Option(
-        name: [.customShort("n"), .customLong("connections")],
+        name: [.customShort("n"), .customShort("x"), .customLong("connections")],
         help: ArgumentHelp(
             "Connection counts to compare, comma-separated (default "
                 + BenchSchedule.defaultConnectionCounts.map(String.init).joined(separator: ",") + ").",
@@ -96,10 +96,17 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Print no progress or warnings on stderr, only the results and errors.")
     var quiet = false
 
+    @Flag(
+        name: [.short, .long],
+        help: "Log what Braid does to stderr: -v retries and restarts, -vv every request, -vvv libcurl's trace too."
+    )
+    var verbose: Int
+
     /// What to measure, from the arguments; throws a usage error for counts, repeats or a byte limit refused.
     private func benchConfiguration() throws(BraidError) -> BenchConfiguration {
         var options = DownloadOptions()
         request.apply(to: &options)
+        options.verbose = verbose >= 3
         try options.validate()
         return try BenchConfiguration(
             url: url,
@@ -122,7 +129,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await withLogger(CommandLogger.make(verbosity: 0)) { _ in try await measure() }
+        try await withLogger(CommandLogger.make(verbosity: verbose)) { _ in try await measure() }
     }
 
     private func measure() async throws {

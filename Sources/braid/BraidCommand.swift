@@ -5,8 +5,10 @@ import Braid
     import Glibc
 #endif
 
-/// `braid`: a segmented, resumable, verified downloader. The root command downloads (`braid URL`), so its help,
-/// man page and shell completion lead with the download options; `get` and `bench` are its subcommands.
+/// `braid`: a segmented, resumable, verified downloader. Its subcommands are `get`, the default (`braid URL` is
+/// `braid get URL`), `bench` and `daemon`; ArgumentParser parses this one tree and writes its help, the man page
+/// and the shell completions from it. A first word that names a subcommand is that subcommand: `braid get bench`
+/// downloads a URL spelled `bench`.
 @main
 struct BraidCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,17 +19,16 @@ struct BraidCommand: AsyncParsableCommand {
             braid [<options>] -i <file>
             braid <subcommand>
             """,
-        discussion: "Run the same command again to resume an interrupted download. Exit statuses: 0 success, "
-            + "2 usage, 3 local I/O, 4 network, 5 server protocol, 6 integrity (after a digest mismatch the data "
-            + "is kept in FILE.part for --repair), 7 manifest, 8 file exists, "
-            + "130 interrupted. With -i FILE: 0 when every download succeeded, else the status of the first that "
-            + "failed in list order. 'braid help get' describes the list format. A Metalink 4 file (FILE.meta4, or "
-            + "--metalink FILE|URL, or a URL served as application/metalink4+xml) downloads the files it describes "
-            + "from its mirrors, verified against its hashes.",
-        subcommands: [GetCommand.self, BenchCommand.self, DaemonCommand.self]
+        discussion: "'braid URL' is 'braid get URL': 'braid help get' lists the download options and describes the "
+            + "list format. Run the same command again to resume an interrupted download. Exit statuses: 0 success, "
+            + "2 usage, 3 local I/O, 4 network, 5 server protocol, 6 integrity (after a digest mismatch the data is "
+            + "kept in FILE.part for --repair), 7 manifest, 8 file exists, 130 interrupted. With -i FILE: 0 when "
+            + "every download succeeded, else the status of the first that failed in list order. A Metalink 4 file "
+            + "(FILE.meta4, or --metalink FILE|URL, or a URL served as application/metalink4+xml) downloads the "
+            + "files it describes from its mirrors, verified against its hashes.",
+        subcommands: [GetCommand.self, BenchCommand.self, DaemonCommand.self],
+        defaultSubcommand: GetCommand.self
     )
-
-    @OptionGroup var download: DownloadArguments
 
     @Flag(name: [.customShort("V"), .customLong("version")], help: "Print the versions of Braid, libcurl and OpenSSL.")
     var version = false
@@ -38,55 +39,32 @@ struct BraidCommand: AsyncParsableCommand {
         braid \(BraidVersion.current)
         libcurl \(BraidVersion.libcurl) (\(BraidVersion.libcurlTLS ?? "no TLS"))
         \(BraidVersion.openSSL)
-
         """
     }
 
+    /// `-V` is the root's flag, which ArgumentParser reads wherever it stands (`braid get -V` too) before it parses
+    /// a subcommand; the version is printed then, as ArgumentParser's own `--version` would be.
     func validate() throws {
-        if !version { try download.validateSource() }
+        if version { throw CleanExit.message(Self.versionReport) }
     }
 
-    func run() async throws {
-        if version {
-            StandardStreams.output(Self.versionReport)
-        } else {
-            try await download.run()
-        }
-    }
-
-    /// Parses the arguments with the tree that owns them (see `BraidSubcommands`) and runs the command, mapping
-    /// argument errors to exit status 2 (not ArgumentParser's 64) as documented. `braid help` is `braid --help`;
-    /// completion scripts and the description the man page is made from come from `CompletionScript` and
-    /// `HelpDump`.
+    /// Parses the arguments and runs the command, mapping argument errors to exit status 2 (not ArgumentParser's
+    /// 64) as documented.
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        if let shell = CompletionScript.requestedShell(in: arguments) {
-            StandardStreams.output(CompletionScript.generate(for: shell))
-        } else if HelpDump.requested(by: arguments) {
-            StandardStreams.output(HelpDump.generate() + "\n")
-        } else if BraidSubcommands.parses(arguments) {
-            await execute(BraidSubcommands.self, arguments)
-        } else {
-            await execute(BraidCommand.self, arguments.first == "help" ? ["--help"] : arguments)
-        }
-    }
-
-    private static func execute<Root: ParsableCommand>(_ root: Root.Type, _ arguments: [String]) async {
         do {
-            var command = try root.parseAsRoot(arguments)
+            var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
-            let code = root.exitCode(for: error)
-            if code == .validationFailure {
-                let firstLine = root.message(for: error).split(separator: "\n").first.map(String.init)
+            if exitCode(for: error) == .validationFailure {
+                let firstLine = message(for: error).split(separator: "\n").first.map(String.init)
                 StandardStreams.error("braid: \(firstLine ?? "invalid arguments")\n")
                 Glibc.exit(ExitStatus.usage.rawValue)
             }
-            root.exit(withError: error)
+            exit(withError: error)
         }
     }
 }

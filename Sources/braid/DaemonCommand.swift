@@ -9,6 +9,10 @@ import Logging
     import Foundation
 #endif
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `braid daemon`: a download service that aria2's JSON-RPC clients and a browser page drive.
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +27,11 @@ struct DaemonCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Where downloads go; a client's dir must be inside it.", valueName: "DIR"))
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp("Where downloads go; a client's dir must be inside it.", valueName: "DIR"),
+        completion: .directory
+    )
     var dir = "."
 
     @Option(
@@ -36,23 +44,32 @@ struct DaemonCommand: AsyncParsableCommand {
         name: .customLong("rpc-secret"),
         help: ArgumentHelp(
             "The secret every RPC call must carry as 'token:SECRET' (or set BRAID_RPC_SECRET). Required to listen "
-                + "on an address other than loopback.",
+                + "on an address other than loopback. With it, a WebSocket is sent notifications once it shows it "
+                + "(ws://HOST:PORT/jsonrpc?token=SECRET, or a call carrying it); programs on this machine that are "
+                + "not browsers, such as aria2p, get them at once.",
             valueName: "TOKEN"
         )
     )
     var rpcSecret: String?
 
-    @Option(help: ArgumentHelp("The session file (default: DIR/.braid-session).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "The session file (default: DIR/.braid-session). It must be yours and writable by no one else, and "
+                + "every download in it must be one a client could add now; otherwise the daemon does not start.",
+            valueName: "FILE"
+        ),
+        completion: .file()
+    )
     var session: String?
 
     @Option(
-        name: [.customShort("j"), .customLong("max-concurrent-downloads")],
+        name: [.customShort("j"), .customLong("max-concurrent-downloads"), .customLong("concurrent-downloads")],
         help: ArgumentHelp("Downloads at once.", valueName: "N")
     )
     var concurrentDownloads = 5
 
     @Option(
-        name: [.customShort("n"), .customLong("connections")],
+        name: [.customShort("n"), .customShort("x"), .customLong("connections")],
         help: ArgumentHelp("Connections per download unless a client asks otherwise.", valueName: "N")
     )
     var connections = 8
@@ -66,6 +83,18 @@ struct DaemonCommand: AsyncParsableCommand {
         transform: { try RateArgument(parsing: $0) }
     )
     var maxOverallLimit: RateArgument?
+
+    @Flag(name: [.short, .long], help: "Print nothing but errors: not even the address it listens on.")
+    var quiet = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Client connections held at once; at the cap a new one replaces the one that has waited longest without "
+                + "being served (default 512, at most half the open-file limit).",
+            valueName: "N"
+        )
+    )
+    var maxClients: Int?
 
     func validate() throws {
         guard (1...1000).contains(concurrentDownloads) else {
@@ -83,6 +112,9 @@ struct DaemonCommand: AsyncParsableCommand {
             )
         }
         if let secret, secret.isEmpty { throw ValidationError("--rpc-secret: the secret must not be empty") }
+        if let maxClients, !(1...65536).contains(maxClients) {
+            throw ValidationError("--max-clients: must be 1 to 65536")
+        }
         _ = try downloadDirectory()
     }
 
@@ -113,7 +145,7 @@ struct DaemonCommand: AsyncParsableCommand {
                 directory: directory.root,
                 sessionPath: session ?? directory.root + "/.braid-session",
                 limits: .init(
-                    concurrentDownloads: concurrentDownloads,
+                    concurrentDownloads: .fixed(concurrentDownloads),
                     maximumConnections: max(48, maxConnectionsPerHost),
                     maximumConnectionsPerHost: maxConnectionsPerHost,
                     overallRateLimit: maxOverallLimit?.bytesPerSecond
@@ -133,7 +165,8 @@ struct DaemonCommand: AsyncParsableCommand {
         let rpc = Aria2RPC(service: service, directory: directory, secret: secret) { stopRequested.yield() }
         let server = DaemonServer(
             configuration: .init(
-                host: address.host, port: address.port, page: DaemonPage.html, admitsOtherOrigins: secret != nil),
+                host: address.host, port: address.port, page: DaemonPage.html, admitsOtherOrigins: secret != nil,
+                maximumConnections: maxClients ?? Self.defaultMaximumClients),
             endpoint: rpc
         )
         let bound: (host: String, port: Int)
@@ -145,10 +178,19 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.localIO.rawValue)
         }
         let shownHost = bound.host.contains(":") ? "[\(bound.host)]" : bound.host
-        StandardStreams.output("braid daemon listening on http://\(shownHost):\(bound.port)/\n")
+        if !quiet { StandardStreams.output("braid daemon listening on http://\(shownHost):\(bound.port)/\n") }
         for await _ in stopRequests { break }
         await service.stop()
         await server.stop()
+    }
+}
+
+extension DaemonCommand {
+    /// 512 connections, or half the process's open-file limit when that is lower: the other half is the downloads'.
+    static var defaultMaximumClients: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 512 }
+        return max(8, min(512, Int(clamping: limit.rlim_cur / 2)))
     }
 }
 

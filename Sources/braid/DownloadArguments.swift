@@ -6,8 +6,8 @@ import Logging
     import Glibc
 #endif
 
-/// What to download and how: the URL or list, where to save, how many connections, what to verify. `braid URL`
-/// and `braid get URL` both take these options, so help, the man page and shell completion show them at the top.
+/// What to download and how: the URL or list, where to save, how many connections, what to verify: the options of
+/// `braid get URL`, which `braid URL` is.
 struct DownloadArguments: ParsableArguments {
     @Argument(
         help: ArgumentHelp(
@@ -52,13 +52,17 @@ struct DownloadArguments: ParsableArguments {
             valueName: "N|auto"
         )
     )
-    var connections = ConnectionCount.fixed(8)
+    var connections = CountArgument.fixed(8)
 
     @Option(
-        name: [.customShort("j"), .customLong("concurrent-downloads")],
-        help: ArgumentHelp("With -i: downloads at a time.", valueName: "N")
+        name: [.customShort("j"), .customLong("concurrent-downloads"), .customLong("max-concurrent-downloads")],
+        help: ArgumentHelp(
+            "With -i: downloads at a time, or 'auto' to start the next one whenever the connection caps leave room "
+                + "for it: small files about 16 at a time from one host, large ones fewer, never more than 64.",
+            valueName: "N|auto"
+        )
     )
-    var concurrentDownloads = 3
+    var concurrentDownloads = CountArgument.automatic
 
     @Option(help: ArgumentHelp("With -i: connections across all downloads.", valueName: "N"))
     var maxConnections = 48
@@ -107,7 +111,8 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Verify against ALG=HEX (md5, sha-1, sha-256, sha-512) rather than a digest the server sends.",
+            "Verify against ALG=HEX (md5, sha-1, sha-256, sha-512) rather than a digest the server sends; a rerun "
+                + "of the same download keeps to it, and one given another is refused until --force.",
             valueName: "ALG=HEX"))
     var checksum: String?
 
@@ -185,6 +190,12 @@ struct DownloadArguments: ParsableArguments {
     )
     var repair = false
 
+    @Flag(
+        name: [.customShort("c"), .customLong("continue")],
+        help: "Resume a partial download (wget -c, aria2c -c): Braid always does; accepted so habits work."
+    )
+    var continueDownload = false
+
     @Flag(name: [.customShort("R"), .long], help: "Give the file the server's Last-Modified time, as curl -R.")
     var remoteTime = false
 
@@ -228,10 +239,9 @@ struct DownloadArguments: ParsableArguments {
         if !(progressInterval > 0 && progressInterval <= 86400) {
             throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
         }
-        if !(progressInterval > 0 && progressInterval <= 86400) {
-            throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
+        if case let .fixed(count) = concurrentDownloads, count < 1 {
+            throw ValidationError("-j must be at least 1 or auto, got \(count)")
         }
-        if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
         if serverStats != nil && noServerStats {
             throw ValidationError("--server-stats and --no-server-stats contradict each other")

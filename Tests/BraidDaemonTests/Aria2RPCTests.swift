@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 import BraidTestServer
 import BraidTestSupport
 import Foundation
@@ -40,7 +41,7 @@ struct Aria2RPCTests {
                 configuration: .init(
                     directory: root.root,
                     sessionPath: session ?? directory.appending(".braid-session").path,
-                    limits: .init(concurrentDownloads: maximumActive),
+                    limits: .init(concurrentDownloads: .fixed(maximumActive)),
                     baseOptions: options
                 )
             )
@@ -54,7 +55,7 @@ struct Aria2RPCTests {
                 ("jsonrpc", .string("2.0")), ("id", .string("t")), ("method", .string(method)),
                 ("params", .array(tokenParam + params)),
             ])
-            let response = try #require(await rpc.respond(to: request.bytes))
+            let response = try #require(await rpc.respond(to: request.bytes).body)
             return try JSON(parsing: response)
         }
 
@@ -102,20 +103,20 @@ struct Aria2RPCTests {
         #expect(Self.error(try await fixture.call("aria2.getGlobalStat", token: "s3cret!")) == (1, "Unauthorized"))
         let methods = try await fixture.result("system.listMethods", [])
         #expect(methods.arrayValue?.contains(.string("aria2.addUri")) == true)
-        #expect(Aria2RPC.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
-        #expect(!Aria2RPC.constantTimeEqual(Array("abc".utf8), Array("abd".utf8)))
-        #expect(!Aria2RPC.constantTimeEqual(Array("abc".utf8), Array("ab".utf8)))
+        #expect(JSONRPC.Gate.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!JSONRPC.Gate.constantTimeEqual(Array("abc".utf8), Array("abd".utf8)))
+        #expect(!JSONRPC.Gate.constantTimeEqual(Array("abc".utf8), Array("ab".utf8)))
     }
 
     @Test("framing errors are answered as aria2 answers them: parse error, invalid request, unknown method, batches")
     func framing() async throws {
         let fixture = try Fixture()
         defer { Task { await fixture.stop() } }
-        let parse = try JSON(parsing: try #require(await fixture.rpc.respond(to: Array("{bad".utf8))))
+        let parse = try JSON(parsing: try #require(await fixture.rpc.respond(to: Array("{bad".utf8)).body))
         #expect(Self.error(parse) == (-32700, "Parse error."))
         let noID = try JSON(
             parsing: try #require(
-                await fixture.rpc.respond(to: Array(#"{"jsonrpc":"2.0","method":"system.listMethods"}"#.utf8))))
+                await fixture.rpc.respond(to: Array(#"{"jsonrpc":"2.0","method":"system.listMethods"}"#.utf8)).body))
         #expect(Self.error(noID) == (-32600, "Invalid Request."))
         #expect(Self.error(try await fixture.call("aria2.nope")) == (1, "No such method: aria2.nope"))
         #expect(
@@ -127,7 +128,8 @@ struct Aria2RPCTests {
                 await fixture.rpc.respond(
                     to: Array(
                         #"[{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:s3cret"]},{"jsonrpc":"2.0","id":2,"method":"aria2.getVersion"}]"#
-                            .utf8))))
+                            .utf8)
+                ).body))
         #expect(batch.arrayValue?.count == 2)
         #expect(batch.arrayValue?[0]["result"]?["version"] == .string(BraidVersion.current))
         #expect(Self.error(try #require(batch.arrayValue?[1])) == (1, "Unauthorized"))
@@ -288,7 +290,11 @@ struct Aria2RPCTests {
         let (service, rpc) = try Fixture.makeService(in: fixture.directory, session: session, maximumActive: 1)
         defer { Task { await service.stop() } }
         #expect(service.snapshot(paused)?.task.status == .paused)
-        #expect(service.snapshot(waiting)?.task.status == .active)
+        // The manager starts it as soon as it is read back, and the service hears so from its events.
+        try await Polling.until("the waiting download to be active again", timeout: .seconds(30)) {
+            service.snapshot(waiting)?.task.status == .active
+        }
+        #expect(service.snapshot(paused)?.task.status == .paused)
         #expect(service.snapshot(waiting)?.task.request.output == "w.bin")
         _ = rpc
     }

@@ -1,4 +1,5 @@
 import BraidDaemon
+import NIOHTTP1
 import Testing
 
 @testable import BraidDaemon
@@ -18,6 +19,8 @@ struct DaemonServerOriginTests {
             ["-H", "Host: 127.0.0.1.evil.example"],
             ["-H", "Origin: null"],
             ["-H", "Sec-Fetch-Site: cross-site", "-H", "Sec-Fetch-Mode: no-cors"],
+            // A browser that sends neither Origin nor Sec-Fetch-Site says nothing of the page behind the request.
+            ["-H", "User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:60.0) Gecko/20100101 Firefox/60.0"],
             [
                 "-H", "Origin: http://evil.example", "-H", "Connection: Upgrade", "-H", "Upgrade: websocket",
                 "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "-H", "Sec-WebSocket-Version: 13", "--get",
@@ -61,6 +64,50 @@ struct DaemonServerOriginTests {
             #expect(program.status == 200)
             #expect(fixture.endpoint.received.count == 2)
         }
+    }
+
+    @Test(
+        "without a secret, the GET form from a browser needs Origin or Sec-Fetch-Site; programs need neither",
+        arguments: [
+            (["-A", "Mozilla/5.0 (Windows NT 10.0) AppleWebKit/537.36 Chrome/70.0"], 403),
+            (
+                ["-A", "Mozilla/5.0 (Windows NT 10.0) AppleWebKit/537.36 Chrome/120.0", "-H", "Sec-Fetch-Site: none"],
+                200
+            ),
+            (["-A", "Mozilla/5.0 (X11) Firefox/120.0", "-H", "Sec-Fetch-Site: same-origin"], 200),
+            (["-A", "python-requests/2.31"], 200),
+            ([], 200),
+        ]
+    )
+    func getFormFromBrowsers(headers: [String], status: Int) async throws {
+        try await ServerFixture.with { fixture in
+            let response = try await CurlResponse.fetch(
+                headers + [fixture.url("/jsonrpc?method=aria2.tellActive&id=1&params=W10%3D")])
+            #expect(response.status == status)
+            #expect(fixture.endpoint.received.count == (status == 200 ? 1 : 0))
+        }
+    }
+
+    @Test("a program on this machine is one that is no browser and names the daemon by a loopback address")
+    func programOnThisMachine() {
+        func headers(_ pairs: [(String, String)]) -> HTTPHeaders { HTTPHeaders(pairs) }
+        #expect(OriginPolicy.isProgramOnThisMachine(headers([("Host", "127.0.0.1:6800")])))
+        #expect(
+            OriginPolicy.isProgramOnThisMachine(
+                headers([("Host", "127.0.0.1:6800"), ("Origin", "http://127.0.0.1:6800")])))
+        #expect(
+            !OriginPolicy.isProgramOnThisMachine(
+                headers([
+                    ("Host", "127.0.0.1:6800"), ("Origin", "http://127.0.0.1:6800"), ("User-Agent", "Mozilla/5.0"),
+                ])
+            ))
+        #expect(!OriginPolicy.isProgramOnThisMachine(headers([("Host", "192.168.1.2:6800")])))
+        #expect(
+            !OriginPolicy.isProgramOnThisMachine(
+                headers([("Host", "127.0.0.1:6800"), ("Sec-Fetch-Mode", "websocket")])))
+        #expect(
+            !OriginPolicy.isProgramOnThisMachine(
+                headers([("Host", "127.0.0.1:6800"), ("Origin", "http://evil.example")])))
     }
 
     @Test("with a secret, any origin may call (the token guards every method)")

@@ -35,19 +35,24 @@ struct DaemonUnderTest {
     /// Starts the daemon with `arguments` in braid's spelling (`-j=N`, `--max-connections-per-host=N`), which are
     /// translated for aria2c. braid's daemon names its port on its first line of stdout; aria2c is given a free
     /// one, and the scripts wait for it to answer.
+    ///
+    /// - Parameters:
+    ///   - secret: nil for a daemon without one (braid only).
+    ///   - fileLimit: the daemon's limit of open files (`ulimit -n`), to run it short of descriptors (braid only).
     static func start(
         _ kind: Kind = .current,
         directory: String,
         session: String,
-        secret: String,
-        arguments: [String] = []
+        secret: String?,
+        arguments: [String] = [],
+        fileLimit: Int? = nil
     ) async throws -> DaemonUnderTest {
         switch kind {
         case .braid:
-            let child = try ChildProcess(
-                braidPath,
-                ["daemon", "--listen", "127.0.0.1:0", "--dir", directory, "--session", session, "--rpc-secret", secret]
-                    + arguments
+            let child = try braidChild(
+                ["daemon", "--listen", "127.0.0.1:0", "--dir", directory, "--session", session]
+                    + (secret.map { ["--rpc-secret", $0] } ?? []) + arguments,
+                fileLimit: fileLimit
             )
             let prefix = "braid daemon listening on "
             do {
@@ -70,13 +75,22 @@ struct DaemonUnderTest {
             let child = try ChildProcess(
                 "aria2c",
                 [
-                    "--enable-rpc", "--rpc-listen-port=\(port)", "--rpc-listen-all=false", "--rpc-secret=\(secret)",
+                    "--enable-rpc", "--rpc-listen-port=\(port)", "--rpc-listen-all=false",
+                    "--rpc-secret=\(secret ?? "")",
                     "--dir=\(directory)", "--daemon=false", "--save-session=\(session)", "--no-conf",
                     "--console-log-level=warn", "--summary-interval=0",
                 ] + arguments.map(aria2Option)
             )
             return DaemonUnderTest(kind: kind, child: child, baseURL: "http://127.0.0.1:\(port)")
         }
+    }
+
+    /// `braid ARGUMENTS` as a child, under `ulimit -n fileLimit` when given (through `sh`, which `exec`s braid, so
+    /// the child's process is braid's).
+    static func braidChild(_ arguments: [String], fileLimit: Int? = nil) throws -> ChildProcess {
+        guard let fileLimit else { return try ChildProcess(braidPath, arguments) }
+        return try ChildProcess(
+            "/bin/sh", ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", braidPath] + arguments)
     }
 
     /// Stops the daemon with SIGTERM and returns how it ended.

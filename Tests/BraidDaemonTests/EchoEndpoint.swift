@@ -4,8 +4,12 @@ import NIOConcurrencyHelpers
 /// A stand-in for the daemon's service: answers every request with the request itself inside a JSON-RPC result,
 /// records what it was asked, and lets the test push notifications to every WebSocket client.
 ///
-/// A request without `"id"` is treated as a JSON-RPC notification and answered with nothing.
+/// A request without `"id"` is treated as a JSON-RPC notification and answered with nothing. With a secret, a request
+/// whose text holds `"token:SECRET"` counts as having shown it.
 final class EchoEndpoint: RPCEndpoint {
+    private let secret: String?
+    /// How long each answer takes, as a slow method's would.
+    private let delay: Duration
     private let requests = NIOLockedValueBox<[String]>([])
     private let subscribers = NIOLockedValueBox<[Int: AsyncStream<[UInt8]>.Continuation]>([:])
     private let nextSubscriber = NIOLockedValueBox(0)
@@ -16,11 +20,23 @@ final class EchoEndpoint: RPCEndpoint {
     /// How many notification streams are open (one per connected WebSocket client).
     var subscriberCount: Int { subscribers.withLockedValue { $0.count } }
 
-    func respond(to body: [UInt8]) async -> [UInt8]? {
+    init(secret: String? = nil, delay: Duration = .zero) {
+        self.secret = secret
+        self.delay = delay
+    }
+
+    var requiresSecret: Bool { secret != nil }
+
+    func isSecret(_ token: String) -> Bool { secret != nil && token == secret }
+
+    func respond(to body: [UInt8]) async -> RPCResponse {
         let text = String(decoding: body, as: UTF8.self)
         requests.withLockedValue { $0.append(text) }
-        guard text.contains("\"id\"") else { return nil }
-        return Array(#"{"jsonrpc":"2.0","result":"#.utf8) + body + Array("}".utf8)
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        guard text.contains("\"id\"") else { return RPCResponse(body: nil) }
+        let showedSecret = secret.map { text.contains("\"token:\($0)\"") } ?? false
+        return RPCResponse(
+            body: Array(#"{"jsonrpc":"2.0","result":"#.utf8) + body + Array("}".utf8), showedSecret: showedSecret)
     }
 
     func notifications() -> AsyncStream<[UInt8]> {

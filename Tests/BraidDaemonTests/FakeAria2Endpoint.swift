@@ -42,10 +42,14 @@ final class FakeAria2Endpoint: RPCEndpoint {
         ]
     }
 
-    func respond(to body: [UInt8]) async -> [UInt8]? {
+    var requiresSecret: Bool { false }
+
+    func isSecret(_ token: String) -> Bool { false }
+
+    func respond(to body: [UInt8]) async -> RPCResponse {
         guard let request = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
             let method = request["method"] as? String
-        else { return nil }
+        else { return RPCResponse(body: nil) }
         let params = request["params"] as? [Any] ?? []
         calls.withLockedValue { $0.append((method, params.first as? String)) }
         let result: Any
@@ -68,7 +72,7 @@ final class FakeAria2Endpoint: RPCEndpoint {
             result = "OK"
         }
         let response: [String: Any] = ["jsonrpc": "2.0", "id": request["id"] ?? NSNull(), "result": result]
-        return (try? JSONSerialization.data(withJSONObject: response)).map { Array($0) }
+        return RPCResponse(body: (try? JSONSerialization.data(withJSONObject: response)).map { Array($0) })
     }
 
     func notifications() -> AsyncStream<[UInt8]> {

@@ -21,16 +21,18 @@ struct ServerFixture {
         maximumBodyBytes: Int = 2 * 1024 * 1024,
         page: [UInt8] = Array("<!doctype html><p>test page</p>".utf8),
         admitsOtherOrigins: Bool = false,
+        endpoint: EchoEndpoint = EchoEndpoint(),
+        configure: (inout DaemonServer.Configuration) -> Void = { _ in },
         _ body: (ServerFixture) async throws -> Result
     ) async throws -> Result {
-        let endpoint = EchoEndpoint()
-        let configuration = DaemonServer.Configuration(
+        var configuration = DaemonServer.Configuration(
             host: host,
             port: 0,
             maximumBodyBytes: maximumBodyBytes,
             page: page,
             admitsOtherOrigins: admitsOtherOrigins
         )
+        configure(&configuration)
         let server = DaemonServer(configuration: configuration, endpoint: endpoint)
         let (boundHost, port) = try await server.start()
         let fixture = ServerFixture(server: server, endpoint: endpoint, host: boundHost, port: port)

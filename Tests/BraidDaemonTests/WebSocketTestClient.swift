@@ -32,8 +32,14 @@ final class WebSocketTestClient: Sendable {
         }
     }
 
-    /// Connects to `host:port`, asks for a WebSocket at `path`, and returns once the upgrade is done.
-    static func connect(host: String, port: Int, path: String = "/jsonrpc") async throws -> WebSocketTestClient {
+    /// Connects to `host:port`, asks for a WebSocket at `path` with `extraHeaders` beside `Host`, and returns once the
+    /// upgrade is done.
+    static func connect(
+        host: String,
+        port: Int,
+        path: String = "/jsonrpc",
+        extraHeaders: [(String, String)] = []
+    ) async throws -> WebSocketTestClient {
         let upgrade: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -47,6 +53,7 @@ final class WebSocketTestClient: Sendable {
                     )
                     var headers = HTTPHeaders()
                     headers.add(name: "Host", value: "\(host):\(port)")
+                    headers.add(contentsOf: extraHeaders)
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration(
                         upgradeRequestHead: HTTPRequestHead(
                             version: .http1_1, method: .GET, uri: path, headers: headers),

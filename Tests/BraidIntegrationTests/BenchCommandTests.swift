@@ -90,6 +90,24 @@ struct BenchCommandTests {
         #expect(harness.server.totalBodyBytesSent == 4 * (2 << 20) + 1, "four runs of 2 MiB and the 1-byte probe")
     }
 
+    @Test("-x is -n and -v logs what each run does on stderr, as they are and do for a download")
+    func downloadFlags() async throws {
+        let harness = try Harness(size: 4 << 20)
+        defer { harness.shutdown() }
+
+        let verbose = try await harness.bench([
+            "-x", "1,2", "--repeat", "1", "--bytes", "1M", "--csv", "--discard", "-v",
+        ])
+        #expect(verbose.status == .exited(0), "\(verbose.standardError)")
+        let rows = verbose.standardOutput.split(separator: "\n").dropFirst().map { $0.split(separator: ",") }
+        #expect(rows.map { Int($0[2]) } == [1, 2], "\(verbose.standardOutput)")
+        #expect(verbose.standardError.contains(" debug braid: "), "\(verbose.standardError)")
+
+        let silent = try await harness.bench(["-n", "1", "--repeat", "1", "--bytes", "1M", "--csv", "--discard"])
+        #expect(silent.status == .exited(0), "\(silent.standardError)")
+        #expect(!silent.standardError.contains(" debug braid: "), "\(silent.standardError)")
+    }
+
     @Test("by default each run fetches the first 64 MiB of a larger resource; --bytes all fetches all of it")
     func defaultByteLimit() async throws {
         let size: Int64 = 72 << 20

@@ -4,21 +4,20 @@ import BraidTestSupport
 import Foundation
 import Testing
 
-/// What `braid` shows before any download: help that leads with the download options, the subcommands after
-/// them, the versions it runs on, and usage errors with status 2; and that `braid URL` and `braid get URL` are
-/// one command.
+/// What `braid` shows before any download: the top-level help with its subcommands, `get` the default, and the
+/// download options in `get`'s help; the versions it runs on; usage errors with status 2; and that `braid URL` and
+/// `braid get URL` are one command.
 @Suite("braid's command line")
 struct CommandLineTests {
-    /// Options of the download, as `braid --help` must list them.
+    /// Options of the download, as `braid help get` must list them.
     static let downloadOptions = [
         "-i, --input-file <FILE>", "-o, --output <FILE>", "-d, --dir <DIR>", "-n, -x, --connections <N|auto>",
         "--checksum <ALG=HEX>", "-H, --header <HEADER>", "--cacert <FILE>", "-k, --insecure", "--json", "-q, --quiet",
-        "-f, --force", "--repair", "--no-fsync", "-v, --verbose", "-V, --version", "--metalink",
-        "--metalink-location <CODES>",
+        "-f, --force", "--repair", "--no-fsync", "-v, --verbose", "--metalink", "--metalink-location <CODES>",
     ]
 
     @Test(
-        "top-level help shows the download usage and every download option, then the subcommands",
+        "top-level help shows the download usage, -V, and the subcommands with get the default",
         arguments: [["--help"], ["-h"], ["help"]]
     )
     func topLevelHelp(arguments: [String]) async throws {
@@ -28,13 +27,30 @@ struct CommandLineTests {
         let help = run.standardOutput
         let usage = try #require(help.range(of: "USAGE: braid [<options>] <url>"), "\(help)")
         let subcommands = try #require(help.range(of: "\nSUBCOMMANDS:\n"), "\(help)")
+        let version = try #require(help.range(of: "\n  -V, --version "), "\(help)")
+        #expect(usage.upperBound < version.lowerBound && version.upperBound < subcommands.lowerBound)
+        #expect(help.contains("'braid help get' lists the download options"), "\(help)")
+        let subcommandList = help[subcommands.lowerBound...]
+        #expect(subcommandList.contains("\n  get (default) "))
+        #expect(subcommandList.contains("\n  bench "))
+        #expect(subcommandList.contains("\n  daemon "))
+    }
+
+    @Test(
+        "the download's help lists every download option, however it is asked for, URL first included",
+        arguments: [["help", "get"], ["get", "--help"], ["get", "-h"], ["https://example.org/f.iso", "--help"]]
+    )
+    func downloadHelp(arguments: [String]) async throws {
+        let run = try await BraidCLI.run(arguments)
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let help = run.standardOutput
+        let usage = try #require(help.range(of: "USAGE: braid get [<options>] [<url>]"), "\(help)")
         for option in Self.downloadOptions {
             let listed = try #require(help.range(of: "\n  " + option), "\(option) missing from:\n\(help)")
-            #expect(listed.lowerBound > usage.upperBound && listed.upperBound < subcommands.lowerBound, "\(option)")
+            #expect(listed.lowerBound > usage.upperBound, "\(option)")
         }
-        let subcommandList = help[subcommands.lowerBound...]
-        #expect(subcommandList.contains("\n  get "))
-        #expect(subcommandList.contains("\n  bench "))
+        #expect(!help.contains("SUBCOMMANDS:"))
     }
 
     @Test(
@@ -42,6 +58,7 @@ struct CommandLineTests {
         arguments: [
             (["help", "get"], ["get", "--help"], "USAGE: braid get [<options>] [<url>]", "-o, --output <FILE>"),
             (["help", "bench"], ["bench", "-h"], "USAGE: braid bench [<options>] <url>", "--repeat <N>"),
+            (["help", "daemon"], ["daemon", "--help"], "USAGE: braid daemon [--dir <DIR>]", "-d, --dir <DIR>"),
         ]
     )
     func subcommandHelp(helpArguments: [String], flagArguments: [String], usage: String, option: String) async throws {
@@ -53,6 +70,17 @@ struct CommandLineTests {
         #expect(viaHelp.standardOutput.contains(usage), "\(viaHelp.standardOutput)")
         #expect(viaHelp.standardOutput.contains(option), "\(viaHelp.standardOutput)")
         #expect(!viaHelp.standardOutput.contains("SUBCOMMANDS:"))
+    }
+
+    @Test("a first word naming a subcommand is that subcommand; after get it is the URL")
+    func subcommandNameOrURL() async throws {
+        let bench = try await BraidCLI.run(["bench"])
+        #expect(bench.status == .exited(2))
+        #expect(bench.standardError == "braid: Missing expected argument '<url>'\n", "\(bench.standardError)")
+
+        let get = try await BraidCLI.run(["get", "bench"])
+        #expect(get.status == .exited(2))
+        #expect(get.standardError.contains("'bench' is not a valid URL"), "\(get.standardError)")
     }
 
     @Test(
@@ -76,7 +104,10 @@ struct CommandLineTests {
         arguments: [
             [], ["--no-such-option"], ["-o", "out.bin"], ["http://127.0.0.1:9/f", "-o", "a", "-d", "b"],
             ["http://127.0.0.1:9/f", "-j", "0"], ["get"], ["get", "http://127.0.0.1:9/f", "-j", "0"], ["bench"],
-            ["bench", "http://127.0.0.1:9/f", "--repeat", "0"], ["get", "-V"],
+            ["bench", "http://127.0.0.1:9/f", "--repeat", "0"], ["--no-such-option", "http://127.0.0.1:9/f"],
+            ["http://127.0.0.1:9/f", "--no-such-option"], ["get", "http://127.0.0.1:9/f", "--no-such-option"],
+            ["bench", "http://127.0.0.1:9/f", "--no-such-option"], ["bench", "http://127.0.0.1:9/f", "-o", "f"],
+            ["daemon", "--no-such-option"], ["daemon", "-d"], ["help", "get", "--no-such-option"],
         ]
     )
     func usageErrors(arguments: [String]) async throws {

@@ -42,11 +42,14 @@ struct DaemonCommandTests {
         #expect(try Data(contentsOf: session) == Data("http://example.org/a\n  dir=/tmp\n".utf8))
     }
 
-    @Test("it prints where it listens, answers on loopback, and on SIGTERM saves the session and exits 0")
-    func startAndStop() async throws {
+    @Test(
+        "it prints where it listens, answers on loopback, and on SIGTERM saves the session in -d DIR and exits 0",
+        arguments: ["--dir", "-d"]
+    )
+    func startAndStop(directoryFlag: String) async throws {
         let directory = try TemporaryDirectory(prefix: "braid-daemon-cli")
         defer { directory.remove() }
-        let daemon = try BraidCLI.start(["daemon", "--dir", directory.url.path, "--listen", "127.0.0.1:0"])
+        let daemon = try BraidCLI.start(["daemon", directoryFlag, directory.url.path, "--listen", "127.0.0.1:0"])
         defer { _ = daemon.stop(signal: SIGKILL) }
         try await daemon.waitUntilStandardOutput(contains: "/\n", timeout: .seconds(60))
         let line = daemon.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
@@ -61,5 +64,33 @@ struct DaemonCommandTests {
         #expect(try await daemon.waitForExit(timeout: .seconds(60)) == .exited(0))
         let session = try String(contentsOf: directory.appending(".braid-session"), encoding: .utf8)
         #expect(session.contains(#""format":"braid-daemon-session""#))
+    }
+
+    @Test("-q prints nothing while it serves, not even the address it listens on")
+    func quiet() async throws {
+        let directory = try TemporaryDirectory(prefix: "braid-daemon-cli")
+        defer { directory.remove() }
+        // A port picked free may be taken before the daemon binds it (exit 3): then another is tried.
+        for _ in 0..<3 {
+            let port = try FreePort.pick()
+            let daemon = try BraidCLI.start(["daemon", "-q", "-d", directory.url.path, "--listen", "127.0.0.1:\(port)"])
+            defer { _ = daemon.stop(signal: SIGKILL) }
+            let answer = try await ChildProcess.run(
+                "curl",
+                [
+                    "-s", "--retry-connrefused", "--retry", "8", "--retry-max-time", "60", "-d",
+                    #"{"jsonrpc":"2.0","id":1,"method":"aria2.getGlobalStat"}"#, "http://127.0.0.1:\(port)/jsonrpc",
+                ],
+                timeout: .seconds(90)
+            )
+            if daemon.status == .exited(3) { continue }  // cannot listen there
+            #expect(answer.standardOutput.contains(#""numActive":"0""#), "\(answer.standardOutput)")
+            daemon.send(SIGTERM)
+            #expect(try await daemon.waitForExit(timeout: .seconds(60)) == .exited(0), "\(daemon.standardError)")
+            #expect(daemon.standardOutput.isEmpty, "\(daemon.standardOutput)")
+            #expect(daemon.standardError.isEmpty, "\(daemon.standardError)")
+            return
+        }
+        Issue.record("three free ports were taken before the daemon could bind them")
     }
 }

@@ -147,7 +147,7 @@ struct DocExamplesTests {
         #expect(broken.isEmpty, "\(broken.joined(separator: "\n"))")
     }
 
-    @Test("no page has a table of options: option help lives once, in braid --help")
+    @Test("no page has a table of options: option help lives once, in braid's help")
     func noOptionTables() throws {
         var tables: [String] = []
         for page in Self.pages {

@@ -71,7 +71,7 @@ struct InstallTests {
         #expect(before == after, "running it again installs the same files")
     }
 
-    @Test("the man page describes the download options first, then the subcommands")
+    @Test("the man page describes -V, then get (the default subcommand) with the download options, once, then bench")
     func manPage() async throws {
         let staging = try Staging()
         defer { staging.remove() }
@@ -83,95 +83,107 @@ struct InstallTests {
         for section in [".Sh NAME", ".Sh SYNOPSIS", ".Sh DESCRIPTION"] {
             #expect(page.contains("\n\(section)\n"), "\(section)")
         }
+        let version = try #require(page.range(of: "\n.It Fl V , -version\n"))
+        let get = try #require(page.range(of: "\n.It Em get\n"), "the get subcommand is described")
         let bench = try #require(page.range(of: "\n.It Em bench\n"), "the bench subcommand is described")
+        #expect(version.upperBound < get.lowerBound && get.upperBound < bench.lowerBound)
         let items = [
             "Fl i , -input-file Ar FILE", "Fl o , -output Ar FILE", "Fl d , -dir Ar DIR",
-            "Fl n , x , -connections Ar N|auto",
-            "Fl -checksum Ar ALG=HEX", "Fl -cacert Ar FILE", "Fl V , -version",
+            "Fl n , x , -connections Ar N|auto", "Fl -checksum Ar ALG=HEX", "Fl -cacert Ar FILE",
         ]
         for item in items {
             let described = try #require(page.range(of: "\n.It \(item)\n"), "\(item) missing")
-            #expect(described.upperBound < bench.lowerBound, "\(item) is described before the subcommands")
+            #expect(get.upperBound < described.lowerBound, "\(item) is described under get")
+            #expect(described.upperBound < bench.lowerBound, "\(item) is described before bench")
+            let beforeBench = page[..<bench.lowerBound]
+            #expect(beforeBench.components(separatedBy: "\n.It \(item)\n").count == 2, "\(item) is described once")
         }
         let synopsis = try #require(page.range(of: ".Sh SYNOPSIS\n.Nm\n"))
         #expect(page[synopsis.upperBound...].hasPrefix(".Oo\n.Ar subcommand\n.Oc\n"), "the subcommand is optional")
     }
 
-    /// Completes the last word of a command line the way bash does on Tab, with the installed script, in
-    /// `directory`; a line ending in a space completes an empty word. Needs bash alone, not bash-completion.
-    static let bashCompletionHarness = """
-        source "$1"
-        cd "$3"
-        COMP_LINE=$2
-        COMP_POINT=${#COMP_LINE}
-        read -r -a COMP_WORDS <<< "$COMP_LINE"
-        [[ $COMP_LINE == *' ' ]] && COMP_WORDS+=('')
-        COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
-        COMPREPLY=()
-        _braid braid "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-        printf '%s\\n' "${COMPREPLY[@]}"
-        """
+    /// A staged installation with a scratch directory of files to complete: three files and a subdirectory.
+    struct CompletionFixture {
+        let staging: Staging
+        let files: URL
 
-    @Test("bash completes the download options after a URL, file names after -o, -i and --cacert, and subcommands")
-    func bashCompletion() async throws {
-        let staging = try Staging()
-        defer { staging.remove() }
-        let run = try await staging.install()
-        #expect(run.status == .exited(0), "\(run.standardError)")
-        let files = staging.directory.appending("files")
-        try FileManager.default.createDirectory(
-            at: files.appendingPathComponent("subdir"), withIntermediateDirectories: true)
-        for name in ["image.iso", "list.txt", "ca.pem"] {
-            try Data().write(to: files.appendingPathComponent(name))
-        }
-        let script = staging.path("usr/local/share/bash-completion/completions/braid")
-
-        func complete(_ line: String) async throws -> Set<String> {
-            let run = try await ChildProcess.run(
-                "bash", ["-c", Self.bashCompletionHarness, "bash", script, line, files.path])
-            #expect(run.status == .exited(0), "\(line): \(run.standardError)")
-            return Set(run.standardOutput.split(separator: "\n").map(String.init))
+        init() async throws {
+            staging = try Staging()
+            let run = try await staging.install()
+            #expect(run.status == .exited(0), "\(run.standardError)")
+            files = staging.directory.appending("files")
+            try FileManager.default.createDirectory(
+                at: files.appendingPathComponent("subdir"), withIntermediateDirectories: true)
+            for name in ["image.iso", "list.txt", "ca.pem"] {
+                try Data().write(to: files.appendingPathComponent(name))
+            }
         }
 
-        let afterURL = try await complete("braid https://example.org/big.iso -")
-        for option in ["-o", "--output", "-d", "--dir", "-n", "--checksum", "-i", "--input-file", "--cacert", "-V"] {
-            #expect(afterURL.contains(option), "braid URL -<Tab> offers \(option): \(afterURL.sorted())")
+        /// What `shell` offers for the last word of `line`, with its installed script, among the files.
+        func complete(_ line: String, with shell: ShellCompletion) async throws -> Set<String> {
+            try await shell.complete(line, script: staging.path("usr/local/" + shell.installedScript), in: files.path)
         }
-        #expect(try await complete("braid https://example.org/big.iso --out") == ["--output"])
-        #expect(
-            try await complete("braid https://example.org/big.iso -o ") == [
-                "image.iso", "list.txt", "ca.pem", "subdir",
-            ])
-        #expect(try await complete("braid -i li") == ["list.txt"])
-        #expect(try await complete("braid https://example.org/big.iso --cacert c") == ["ca.pem"])
-        #expect(try await complete("braid https://example.org/big.iso -d ") == ["subdir"])
-        #expect(try await complete("braid be") == ["bench"])
-        #expect(try await complete("braid bench https://example.org/big.iso --rep") == ["--repeat"])
-        #expect(try await complete("braid get https://example.org/big.iso --out") == ["--output"])
     }
 
-    @Test("zsh and fish complete the download options at the top level, with file names after -o")
-    func zshAndFishCompletion() async throws {
-        let staging = try Staging()
-        defer { staging.remove() }
-        let run = try await staging.install()
-        #expect(run.status == .exited(0), "\(run.standardError)")
+    @Test(
+        "each shell completes the subcommands, each one's options after its URL, and file names after -o, -i, -d",
+        arguments: ShellCompletion.allCases
+    )
+    func completion(shell: ShellCompletion) async throws {
+        let fixture = try await CompletionFixture()
+        defer { fixture.staging.remove() }
+        func complete(_ line: String) async throws -> Set<String> { try await fixture.complete(line, with: shell) }
 
-        let zsh = try staging.contents("usr/local/share/zsh/site-functions/_braid")
-        let root = try #require(zsh.range(of: "\n_braid() {\n"))
-        let get = try #require(zsh.range(of: "\n_braid_get() {\n"))
-        let output = try #require(zsh.range(of: "{-o,--output}'[Save to FILE"))
-        #expect(root.upperBound < output.lowerBound && output.upperBound < get.lowerBound, "in the root function")
-        #expect(zsh[output.upperBound...].prefix(while: { $0 != "\n" }).hasSuffix(":FILE:_files'"))
-        #expect(
-            zsh.contains("[[ \"${words[2]}\" == (get|bench|daemon|help) ]] && url_spec=()"), "a subcommand is no URL")
-
-        let fish = try staging.contents("usr/local/share/fish/vendor_completions.d/braid.fish")
-        let fishOutput = fish.split(separator: "\n").filter {
-            $0.contains("for_flags_or_options \"braid\" o output") && $0.contains("-s 'o' -l 'output'")
+        let afterURL = try await complete("braid get https://example.org/big.iso -")
+        for option in ["-o", "--output", "-d", "--dir", "-n", "-x", "--checksum", "-i", "--input-file", "--cacert"] {
+            #expect(afterURL.contains(option), "braid get URL -<Tab> offers \(option): \(afterURL.sorted())")
         }
-        #expect(fishOutput.count == 1 && fishOutput.first?.hasSuffix(" -rF") == true, "\(fishOutput)")
-        #expect(fish.contains("__braid_parse_subcommand (contains -- \"$unparsed_tokens[2]\" get bench daemon help;"))
+        #expect(!afterURL.contains("--repeat"), "\(afterURL.sorted())")
+        #expect(try await complete("braid get https://example.org/big.iso --out") == ["--output"])
+        let files: Set = ["image.iso", "list.txt", "ca.pem", "subdir"]
+        #expect(try await complete("braid get https://example.org/big.iso -o ") == files)
+        #expect(try await complete("braid get -i li") == ["list.txt"])
+        #expect(try await complete("braid get https://example.org/big.iso --cacert c") == ["ca.pem"])
+        #expect(try await complete("braid get https://example.org/big.iso -d ") == ["subdir"])
+
+        let afterBenchURL = try await complete("braid bench https://example.org/big.iso --")
+        for option in ["--repeat", "--bytes", "--discard", "--csv", "--svg", "--connections", "--header", "--verbose"] {
+            #expect(
+                afterBenchURL.contains(option), "braid bench URL --<Tab> offers \(option): \(afterBenchURL.sorted())")
+        }
+        #expect(!afterBenchURL.contains("--output"), "\(afterBenchURL.sorted())")
+        #expect(try await complete("braid bench https://example.org/big.iso --rep") == ["--repeat"])
+
+        let daemon = try await complete("braid daemon -")
+        for option in ["-d", "--dir", "-x", "-q", "--session", "--rpc-secret"] {
+            #expect(daemon.contains(option), "braid daemon -<Tab> offers \(option): \(daemon.sorted())")
+        }
+        #expect(try await complete("braid daemon -d ") == ["subdir"])
+
+        #expect(try await complete("braid be") == ["bench"])
+        #expect(try await complete("braid ").isSuperset(of: ["get", "bench", "daemon"]))
+    }
+
+    @Test(
+        "known gap: without `get`, no shell completes the download options (swift-argument-parser 1.8.2)",
+        arguments: ShellCompletion.allCases
+    )
+    func completionWithoutGet(shell: ShellCompletion) async throws {
+        let fixture = try await CompletionFixture()
+        defer { fixture.staging.remove() }
+
+        let afterURL = try await fixture.complete("braid https://example.org/big.iso -", with: shell)
+        let afterOutput = try await fixture.complete("braid -o ", with: shell)
+        // ArgumentParser's scripts offer a default subcommand's options only after its name
+        // (apple/swift-argument-parser#488): `braid URL` is parsed as `braid get URL`, but completed as a first
+        // word that names no subcommand. When a newer ArgumentParser completes them, this test fails: remove
+        // the known issues and the word "get" from the lines of `completion(shell:)`.
+        withKnownIssue("apple/swift-argument-parser#488") {
+            #expect(afterURL.contains("--output"), "\(afterURL.sorted())")
+        }
+        withKnownIssue("apple/swift-argument-parser#488") {
+            #expect(afterOutput.contains("list.txt"), "\(afterOutput.sorted())")
+        }
     }
 
     @Test(

@@ -4,6 +4,10 @@ import BraidTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Checking every piece as it lands: a `206`'s `Content-Digest` (RFC 9530) and piece hashes (a Metalink's), and a
 /// resume that re-checks what an earlier run wrote but had not verified.
 @Suite("piece verification")
@@ -157,5 +161,47 @@ struct PieceVerificationTests {
         server.waitUntilIdle()
         #expect(Self.requests(covering: 0, in: server.requestLog).isEmpty)
         #expect(Self.requests(covering: 800 << 10, in: server.requestLog) == ["bytes=786432-1048575"])
+    }
+
+    /// A command prefix that hides `/proc/self/fd` from what it executes: `unshare` gives `sh` a mount namespace of
+    /// its own, `sh` mounts an empty file system over its own `/proc/PID/fd` and executes the command, which keeps
+    /// its process id. Braid reopens its partial file through `/proc/self/fd` to check pieces, which then fails.
+    /// Nil where this machine allows no mount namespace (neither root nor user namespaces).
+    static let hidingOwnDescriptors: [String]? = {
+        let script = #"mount -t tmpfs none /proc/$$/fd && exec "$0" "$@""#
+        for flags in geteuid() == 0 ? [["-m"], ["-r", "-m"]] : [["-r", "-m"]] {
+            let wrapper = ["/usr/bin/unshare"] + flags + ["/bin/sh", "-c", script]
+            let probe = Process()
+            probe.executableURL = URL(fileURLWithPath: wrapper[0])
+            probe.arguments = Array(wrapper.dropFirst()) + ["/bin/sh", "-c", "test ! -e /proc/self/fd/0"]
+            probe.standardError = FileHandle.nullDevice
+            guard (try? probe.run()) != nil else { continue }
+            probe.waitUntilExit()
+            if probe.terminationStatus == 0 { return wrapper }
+        }
+        return nil
+    }()
+
+    @Test(
+        "a partial file that cannot be opened again to check its pieces fails the download: no piece passes unread",
+        .enabled(if: hidingOwnDescriptors != nil, "needs a mount namespace to hide /proc/self/fd"))
+    func piecesNeverPassUnread() async throws {
+        let server = TestServer(routes: [
+            "/f": .init(
+                content: Self.content,
+                faults: [.contentDigest([.sha256]), .corrupt(bytes: Self.corrupted, once: true)])
+        ])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-pieces")
+        defer { directory.remove() }
+        let output = directory.appending("out.bin").path
+
+        let run = try await BraidCLI.run(
+            [server.url("/f"), "-o", output, "-n", "4"], through: try #require(Self.hidingOwnDescriptors))
+
+        #expect(run.status == .exited(3), "\(run.standardError)")
+        #expect(run.standardError.contains("cannot open \(output).part for verification"), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output), "no file at the final name")
     }
 }

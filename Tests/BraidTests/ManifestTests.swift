@@ -61,7 +61,23 @@ struct ManifestTests {
             Corruption(testDescription: "future version") { $0.version = 2 },
             Corruption(testDescription: "version 0") { $0.version = 0 },
             Corruption(testDescription: "negative length") { $0.length = -300 },
-            Corruption(testDescription: "no segments") { $0.segments = [] },
+            Corruption(testDescription: "a failed digest without data") {
+                $0.segments = []
+                $0.failedDigest = .init(
+                    algorithm: .md5, expectedHex: String(repeating: "0", count: 32),
+                    actualHex: String(repeating: "1", count: 32))
+            },
+            Corruption(testDescription: "a repair pass without data") {
+                $0.segments = []
+                $0.repair = .init(rewritten: [])
+            },
+            Corruption(testDescription: "a malformed digest without data") {
+                $0.segments = []
+                $0.digestHex = "ba7816bf"
+            },
+            Corruption(testDescription: "a digest without its source") {
+                $0.digestSource = nil
+            },
             Corruption(testDescription: "segments not starting at 0") {
                 $0.segments[0].start = 1
             },
@@ -129,6 +145,18 @@ struct ManifestTests {
         #expect(error?.code == .manifest)
     }
 
+    @Test("A manifest without segments keeps no data: it is the record of the digest the file is held to")
+    func recordOnly() throws {
+        let digest = try #require(Self.valid.expectedDigest)
+        let record = Manifest(
+            recordOf: digest, url: "https://user:secret@example.com/file.iso", resolvedURL: Self.valid.resolvedURL,
+            length: 300)
+        #expect(throws: Never.self) { try record.validate() }
+        #expect(!record.keepsData && Self.valid.keepsData)
+        #expect(record.expectedDigest == digest)
+        #expect(record.url == "https://example.com/file.iso", "no credentials are stored")
+    }
+
     @Test("A manifest with no digest at all is valid and expects none")
     func noDigest() {
         var manifest = ManifestTests.valid
@@ -169,6 +197,22 @@ final class ManifestStoreTests {
         #expect(store.exists)
         #expect(try store.load() == ManifestTests.valid)
         #expect(try directory.contents() == ["file.iso.braid"])
+    }
+
+    @Test("A manifest as the previous release wrote it after a --checksum mismatch loads with its digest's source")
+    func previousFormatAfterMismatch() throws {
+        let expected = String(repeating: "ab", count: 32)
+        try write(
+            #"{"bootID":"b","digestAlgorithm":"sha-256","digestHex":"\#(expected)","digestSource":"--checksum","#
+                + #""failedDigest":{"actualHex":"\#(String(repeating: "cd", count: 32))","algorithm":"sha-256","#
+                + #""expectedHex":"\#(expected)"},"format":"braid-manifest","length":10,"resolvedURL":"http://h/f","#
+                + #""segments":[{"done":10,"durable":10,"end":10,"start":0}],"url":"http://h/f","version":1}"#)
+
+        let manifest = try #require(try store.load())
+
+        #expect(manifest.expectedDigest?.source == .user && manifest.expectedDigest?.hex == expected)
+        #expect(DigestAuthority.Rank(try #require(manifest.expectedDigest?.source)) == .user)
+        #expect(manifest.keepsData && manifest.failedDigest?.expectedHex == expected)
     }
 
     @Test("A later save replaces the earlier one")

@@ -87,7 +87,7 @@ struct MetalinkTests {
         #expect(readme.urls.map(\.url) == ["https://example.org/docs/README.txt"])
     }
 
-    @Test("A file becomes a download: first URL by priority, the other http(s) ones as mirrors, strongest hash")
+    @Test("A file becomes a download: first URL by priority, the other http(s) ones as mirrors, its hashes")
     func download() throws {
         let image = try parse(Self.document).files[0]
         var base = DownloadOptions()
@@ -95,12 +95,13 @@ struct MetalinkTests {
         let (url, options) = try image.download(options: base, from: .local)
         #expect(url == "https://de.example.org/image.iso")
         #expect(options.mirrors == ["http://fr.example.org/image.iso", "http://us.example.org/image.iso"])
-        #expect(options.expectedDigest?.algorithm == .sha256 && options.expectedDigest?.source == .metalink)
+        #expect(options.metalinkDigests == image.hashes && options.expectedDigest == nil)
+        #expect(options.metalinkDigests.allSatisfy { $0.source == .metalink })
         #expect(options.pieceHashes == image.pieces)
         #expect(options.destination == .below("/tmp/out", subdirectory: "", name: "image.iso"))
     }
 
-    @Test("A location preference puts that country's URLs first; a user's checksum and output name win")
+    @Test("A location preference puts that country's URLs first; a user's checksum stays beside the hashes")
     func downloadPreferences() throws {
         let image = try parse(Self.document).files[0]
         var base = DownloadOptions()
@@ -109,7 +110,7 @@ struct MetalinkTests {
         let (url, options) = try image.download(options: base, from: .local, preferringLocations: ["US"])
         #expect(url == "http://us.example.org/image.iso")
         #expect(options.mirrors == ["https://de.example.org/image.iso", "http://fr.example.org/image.iso"])
-        #expect(options.expectedDigest?.source == .user)
+        #expect(options.expectedDigest?.source == .user && options.metalinkDigests == image.hashes)
         #expect(options.destination == .file("mine.iso"))
     }
 

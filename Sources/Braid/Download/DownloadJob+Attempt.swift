@@ -43,7 +43,7 @@ extension DownloadJob {
         // With timestamping, a file at the final name is replaced unless it is as new as the server's.
         let replacesFinal = options.overwrite || (options.timestamping && paths.exists(paths.final))
         if options.timestamping && paths.exists(paths.final) && !store.exists,
-            let result = keepIfUpToDate(paths: paths, resource: resource, started: started)
+            let result = try keepIfUpToDate(paths: paths, resource: resource, started: started)
         {
             lifecycle.alreadyComplete()
             return .done(result)
@@ -54,8 +54,8 @@ extension DownloadJob {
         }
         // Locked before the manifest is believed, and kept open through the rename, so no other download of this
         // file acts on the same state meanwhile.
-        // Chosen before the partial file is created: a checksum file without a line for the name leaves nothing.
-        let digest = try expectedDigest(for: resource, paths: paths)
+        // Gathered before the partial file is created: a checksum file without a line for the name leaves nothing.
+        let offered = try offeredDigests(for: resource, paths: paths)
         let file = try PartFile(lockingAt: paths.part)
         defer { file.close() }
         if paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
@@ -65,7 +65,7 @@ extension DownloadJob {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        let plan = try resumeOrPlan(resource, digest: digest, paths: paths, file: file, store: store)
+        let plan = try resumeOrPlan(resource, offered: offered, paths: paths, file: file, store: store)
         lifecycle.advance()
         // The whole-file digest is hashed unless the pieces vouch for every byte in its stead.
         let hasher = try plan.wholeFileDigest.map { digest throws(BraidError) in
@@ -79,12 +79,13 @@ extension DownloadJob {
         if repairSink != nil, plan.progress.isEmpty, let checkpoints {
             try beginRepair(checkpoints, plan: plan)
         }
-        let transfer = runTransfer(
+        let transfer = try runTransfer(
             resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
             checkpoints: checkpoints, paths: paths)
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
-            return try unfinished(transfer.outcome, segmented: plan.segmented, paths: paths, file: file, store: store)
+            return try unfinished(
+                transfer.outcome, plan: plan, resource: resource, paths: paths, file: file, store: store)
         }
         lifecycle.advance()
         try verify(
@@ -109,25 +110,28 @@ extension DownloadJob {
     /// A transfer that did not complete: paused, restarted (its partial data discarded), or an error.
     private func unfinished(
         _ outcome: TransferMachine.Outcome,
-        segmented: Bool,
+        plan: TransferPlan,
+        resource: RemoteResource,
         paths: DestinationPaths,
         file: PartFile,
         store: ManifestStore
     ) throws(BraidError) -> AttemptOutcome {
         if let restart = DownloadLifecycle.Restart(outcome) {
-            // The partial data belongs to a file that is not the one to download any more.
-            try discardPartialData(file, store: store)
+            // The partial data belongs to a file that is not the one to download any more; a digest given for the
+            // file wanted still applies to the next attempt.
+            try discardPartialData(file, store: store, keepingRecordOf: plan.digest, for: resource)
             return .restart(restart)
         }
         switch outcome {
         case let .failed(error): throw error
         case .stopped(.paused): return .paused(paths)
-        case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: segmented)
+        case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: plan.segmented)
         default: preconditionFailure("Invalid state: \(outcome) is not an unfinished transfer")
         }
     }
 
-    /// Where the file goes; refused if another download of the same manager goes there, or it is a link.
+    /// Where the file goes; refused if another download of the same manager goes there, if it or one of its
+    /// companions is a path the manager keeps from downloads, or if it is a link.
     private func claimDestination(for resource: RemoteResource) throws(BraidError) -> DestinationPaths {
         let place = try DestinationPaths.resolve(
             options.destination,
@@ -135,6 +139,13 @@ extension DownloadJob {
             url: resource.requestedURL
         )
         let paths = try DestinationPaths.open(place, creating: true)
+        if let owner = claims?.reservation(of: paths.final.path) {
+            throw BraidError(
+                .fileExists,
+                "\(label): \(paths.final) would replace \(owner), which no download may write",
+                remedies: [.chooseAnotherDestination]
+            )
+        }
         if let holder = claims?.claim(paths.final.path, for: url, by: label) {
             throw BraidError(
                 .fileExists,
@@ -146,52 +157,64 @@ extension DownloadJob {
         return paths
     }
 
-    /// The digest to verify against: the user's, else the checksum file's line for the final name, else the
-    /// strongest the server sent.
-    func expectedDigest(for resource: RemoteResource, paths: DestinationPaths) throws(BraidError) -> ExpectedDigest? {
-        if let digest = options.expectedDigest { return digest }
-        if let checksumFile = options.checksumFile {
-            return try ChecksumFile(readingAt: checksumFile).digest(forName: paths.final.lastComponent)
-        }
-        return DigestHeaders.preferred(resource.digests)
-    }
-
-    /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh.
+    /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh. The
+    /// manifest is read whether or not the server resumes, since the digest it records still holds.
     private func resumeOrPlan(
         _ resource: RemoteResource,
-        digest: ExpectedDigest?,
+        offered: [ExpectedDigest],
         paths: DestinationPaths,
         file: PartFile,
         store: ManifestStore
     ) throws(BraidError) -> TransferPlan {
+        let earlier = try loadManifest(store, file: file, resource: resource, offered: offered)
         var plan: TransferPlan
         if resource.isSegmentable, let length = resource.length {
             try options.pieceHashes?.validate(totalLength: length)
-            if let manifest = try loadManifest(store, file: file, resource: resource, digest: digest) {
-                plan = resumedPlan(manifest, digest: digest, paths: paths)
+            if let manifest = earlier.manifest {
+                plan = resumedPlan(manifest, digest: earlier.digest, paths: paths)
                 // A repair pass compares every byte with the server's instead.
                 if plan.repairing == nil { try resumePieces(&plan, manifest: manifest, file: file, length: length) }
             } else {
-                plan = TransferPlan(ranges: freshPlan(length: length), segmented: true, digest: digest)
+                plan = TransferPlan(ranges: freshPlan(length: length), segmented: true, digest: earlier.digest)
                 if let pieceHashes = options.pieceHashes {
                     plan.ranges = Self.aligned(plan.ranges, to: pieceHashes.pieceLength)
                     plan.verified = Array(repeating: 0, count: plan.ranges.count)
                     plan.pieceHashes = pieceHashes
                 }
-            }
-            if plan.progress.isEmpty && !store.exists, try file.currentSize() > 0 {
-                emit(.notice("discarding \(paths.part): there is no manifest to say which of its bytes are good"))
-                try file.resize(to: 0)
+                if try file.currentSize() > 0 {
+                    emit(.notice("discarding \(paths.part): there is no manifest to say which of its bytes are good"))
+                    try file.resize(to: 0)
+                }
             }
         } else {
-            if try file.currentSize() > 0 || store.exists {
+            if try file.currentSize() > 0 || earlier.manifest != nil {
                 emit(.notice("the server does not support resuming; starting \(paths.part) from the beginning"))
             }
-            try discardPartialData(file, store: store)
-            plan = TransferPlan(ranges: [0..<(resource.length ?? Int64.max)], segmented: false, digest: digest)
+            try file.resize(to: 0)
+            plan = TransferPlan(ranges: [0..<(resource.length ?? Int64.max)], segmented: false, digest: earlier.digest)
         }
+        try recordStart(of: plan, resuming: plan.segmented ? earlier.manifest : nil, store: store, resource: resource)
         try file.prepare(length: plan.segmented ? resource.length : 0)
         return plan
+    }
+
+    /// Before any data moves, makes the manifest on disk record the digest the file is now held to: a resumed
+    /// manifest gets it in place of the one it had, when it outlives the data; a fresh start leaves only its record
+    /// (or no manifest), so that an attempt that ends before its first checkpoint still binds the next run.
+    private func recordStart(
+        of plan: TransferPlan,
+        resuming manifest: Manifest?,
+        store: ManifestStore,
+        resource: RemoteResource
+    ) throws(BraidError) {
+        guard var manifest else { return try keepOnlyRecord(of: plan.digest, store: store, resource: resource) }
+        guard let digest = plan.digest, DigestAuthority.outlivesData(digest), manifest.expectedDigest != digest else {
+            return
+        }
+        manifest.digestAlgorithm = digest.algorithm
+        manifest.digestHex = digest.hex
+        manifest.digestSource = digest.source
+        try store.save(manifest, durable: options.syncOnCompletion)
     }
 
     func freshPlan(length: Int64) -> [Range<Int64>] {
@@ -246,7 +269,7 @@ extension DownloadJob {
         if !plan.segmented { try file.resize(to: length) }
         let size = try file.currentSize()
         if let expected = resource.length, expected != length || size != expected {
-            paths.removeDownloadState()
+            removePartialData(paths, keepingRecordOf: plan.digest, for: resource)
             throw BraidError.integrity(
                 "length mismatch: expected \(expected) bytes, have \(size); the partial data was discarded")
         }
@@ -258,7 +281,7 @@ extension DownloadJob {
         guard actual == expected.bytes else {
             throw keepAfterMismatch(
                 file, expected: expected, actual: actual, plan: plan, repair: repair, checkpoints: checkpoints,
-                paths: paths)
+                resource: resource, paths: paths)
         }
     }
 

@@ -6,10 +6,22 @@ import SystemPackage
 extension DownloadJob {
     /// The file a timestamping download asks the server about: `-o FILE`, or the URL's name in the directory. A
     /// name the server proposes (`Content-Disposition`) is known only from an answer that is not `304`; that file is
-    /// then compared by its `Last-Modified` (`keepIfUpToDate`).
-    func timestampedCopy() -> LocalCopy? {
+    /// then compared by its `Last-Modified` (`keepIfUpToDate`). A copy that does not match the digest given for it
+    /// (by the user, a checksum file or a Metalink: a `304` carries none of the server's) is not asked about but
+    /// downloaded again.
+    func timestampedCopy() throws(BraidError) -> LocalCopy? {
         let place = try? DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url)
-        return place.flatMap { try? DestinationPaths.open($0, creating: false) }.flatMap { LocalCopy.at($0.final) }
+        guard let paths = place.flatMap({ try? DestinationPaths.open($0, creating: false) }),
+            let copy = LocalCopy.at(paths.final)
+        else { return nil }
+        guard let digest = try heldDigest(for: nil, paths: paths),
+            try !Self.file(at: paths.final, size: copy.size, matches: digest)
+        else { return copy }
+        emit(
+            .notice(
+                "\(copy.path) does not match its \(digest.algorithm) (from \(digest.source.rawValue)); "
+                    + "downloading it again"))
+        return nil
     }
 
     /// The server answered the conditional probe `304 Not Modified`: the local copy is left as it is.
@@ -21,13 +33,25 @@ extension DownloadJob {
 
     /// With timestamping, after a probe that was answered with the server's file: the result of keeping the file at
     /// the final name when the server's is not newer and has the same length (a server that ignores
-    /// `If-Modified-Since`, as `wget -N` judges it), or nil when it is to be downloaded again and replaced.
-    func keepIfUpToDate(paths: DestinationPaths, resource: RemoteResource, started: Double) -> DownloadResult? {
+    /// `If-Modified-Since`, as `wget -N` judges it) and the file matches the digest it is held to, or nil when it is
+    /// to be downloaded again and replaced.
+    func keepIfUpToDate(
+        paths: DestinationPaths, resource: RemoteResource, started: Double
+    ) throws(BraidError) -> DownloadResult? {
         guard let copy = LocalCopy.at(paths.final) else { return nil }
         let local = HTTPDate.format(secondsSince1970: copy.modified)
         let reason: String
         switch copy.freshness(of: resource, wallClock: TransferEngine.wallClock()) {
         case .upToDate:
+            if let digest = try heldDigest(for: resource, paths: paths),
+                try !Self.file(at: paths.final, size: copy.size, matches: digest)
+            {
+                emit(
+                    .notice(
+                        "\(paths.final) is as new as the server's but does not match its \(digest.algorithm) (from "
+                            + "\(digest.source.rawValue)); downloading it again"))
+                return nil
+            }
             emit(
                 .notice(
                     "\(paths.final) is up to date (the server's copy, modified \(resource.lastModified ?? ""), is not "
@@ -89,21 +113,9 @@ extension DownloadJob {
                 remedies: [.overwrite]
             )
         }
-        let digest = try expectedDigest(for: resource, paths: paths)
+        let digest = try heldDigest(for: resource, paths: paths)
         if let digest {
-            let reader: FileDescriptor
-            do {
-                reader = try paths.final.open(.readOnly, followingLink: true)
-            } catch {
-                throw BraidError.localIO("cannot open \(paths.final) to verify it", error)
-            }
-            let hasher = PrefixHasher(algorithm: digest.algorithm, reading: reader)
-            hasher.start()
-            defer { hasher.stop() }
-            hasher.advance(to: size)
-            hasher.finish(totalLength: size)
-            let actual = try hasher.waitForDigest()
-            guard actual == digest.bytes else {
+            guard try Self.file(at: paths.final, size: size, matches: digest) else {
                 throw BraidError(
                     .fileExists,
                     "\(paths.final) exists but its \(digest.algorithm) does not match (from "
@@ -126,5 +138,21 @@ extension DownloadJob {
         )
         emit(.completed(result))
         return result
+    }
+
+    /// Whether the first `size` bytes of the file at `path` have `digest`.
+    static func file(at path: AnchoredPath, size: Int64, matches digest: ExpectedDigest) throws(BraidError) -> Bool {
+        let reader: FileDescriptor
+        do {
+            reader = try path.open(.readOnly, followingLink: true)
+        } catch {
+            throw BraidError.localIO("cannot open \(path) to verify it", error)
+        }
+        let hasher = PrefixHasher(algorithm: digest.algorithm, reading: reader)
+        hasher.start()
+        defer { hasher.stop() }
+        hasher.advance(to: size)
+        hasher.finish(totalLength: size)
+        return try hasher.waitForDigest() == digest.bytes
     }
 }

@@ -31,7 +31,7 @@ extension DownloadJob {
             }
         }
         lifecycle.advance()
-        let transfer = runTransfer(resource, mirrors: mirrors, plan: plan, file: file, paths: paths)
+        let transfer = try runTransfer(resource, mirrors: mirrors, plan: plan, file: file, paths: paths)
         lifecycle.record(transfer.statistics)
         if let restart = DownloadLifecycle.Restart(transfer.outcome) { return .restart(restart) }
         let length: Int64

@@ -8,10 +8,9 @@
 /// verified (the file moves into place) or failing again (the failed digest is recorded anew, the pass is over).
 extension DownloadJob {
     /// The plan for a download whose manifest was accepted: the continuation of a repair pass under way, a new
-    /// repair pass of complete data when repair is asked for, or else an ordinary resume.
+    /// repair pass of complete data when repair is asked for, or else an ordinary resume. `digest` is the one
+    /// `DigestAuthority` holds the file to, which a repair is held to as much as any download.
     func resumedPlan(_ manifest: Manifest, digest: ExpectedDigest?, paths: DestinationPaths) -> TransferPlan {
-        // A digest given to an earlier run still applies when this run is not told one.
-        let digest = digest ?? manifest.expectedDigest
         if let repair = manifest.repair {
             emit(.notice("continuing the repair of \(paths.part)"))
             return TransferPlan(
@@ -52,6 +51,7 @@ extension DownloadJob {
         plan: TransferPlan,
         repair: RepairingSink?,
         checkpoints: TransferEngine.Checkpoints?,
+        resource: RemoteResource,
         paths: DestinationPaths
     ) -> BraidError {
         let actualHex = ExpectedDigest.encodeHex(actual)
@@ -74,7 +74,8 @@ extension DownloadJob {
             try file.synchronize()
             try checkpoints.store.save(manifest, durable: true)
         } catch {
-            paths.removeDownloadState()
+            // The digest is still recorded when it outlives the data: the next run is held to it too.
+            removePartialData(paths, keepingRecordOf: expected, for: resource)
             return .integrity(
                 "\(mismatch); the downloaded data was discarded (\(error.message)) and no file was written")
         }

@@ -11,7 +11,7 @@ extension DownloadJob {
     }
 
     /// Runs the transfer of `plan` into `file` (or, without one, into a sink that discards) until it completes,
-    /// fails, restarts or is stopped.
+    /// fails, restarts or is stopped; throws only when the file cannot be opened again to check its pieces.
     ///
     /// - Parameters:
     ///   - file: the partial file, synced for checkpoints marked durable; nil when the bytes are only counted.
@@ -25,7 +25,7 @@ extension DownloadJob {
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
         paths: DestinationPaths
-    ) -> TransferRun {
+    ) throws(BraidError) -> TransferRun {
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
         let automatic = plan.segmented && options.automaticConnections
         let origin = Origin(url: resource.resolvedURL)
@@ -55,6 +55,9 @@ extension DownloadJob {
             adaptive: automatic
                 ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
             file: file, hasher: hasher, checkpoints: checkpoints)
+        // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
+        // that cannot read its bytes must never pass them.
+        let pieceReader = plan.segmented ? try file?.openForReading() : nil
         let engine = TransferEngine(
             machine: machine,
             sink: sink ?? file ?? DiscardingSink(),
@@ -67,8 +70,7 @@ extension DownloadJob {
             hasher: hasher,
             checkpoints: checkpoints,
             syncer: syncer,
-            // Pieces are checked from the file, once written.
-            pieceReader: plan.segmented ? try? file?.openForReading() : nil,
+            pieceReader: pieceReader,
             reports: TransferEngine.Reports(
                 progress: { [emit] progress in emit(.progress(progress)) },
                 retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },

@@ -48,6 +48,7 @@ struct DownloadJob: Sendable {
 
         // Cancelled before it began (a cancelled task, say): nothing is probed or created.
         if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
+        try refuseContradictingDigest()
         var lifecycle = DownloadLifecycle()
         var firstContact = true
         while true {
@@ -55,7 +56,7 @@ struct DownloadJob: Sendable {
                 emit(.state(.probing))
                 defer { firstContact = false }
                 // Only the first probe asks whether the file changed: a later one continues a download under way.
-                let local = firstContact && options.timestamping && !options.measures ? timestampedCopy() : nil
+                let local = firstContact && options.timestamping && !options.measures ? try timestampedCopy() : nil
                 let (resource, mirrors): (RemoteResource, [RemoteResource])
                 switch try probe(lifecycle, firstContact: firstContact, unlessNewer: local) {
                 case let .found(found, foundMirrors):

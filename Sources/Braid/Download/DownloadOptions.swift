@@ -41,12 +41,17 @@ public struct DownloadOptions: Sendable {
     /// How many pieces the file is planned in per connection. More pieces keep the verifier's in-order prefix
     /// moving and limit what a slow connection holds; 1 gives each connection one long request.
     public var piecesPerConnection = 4
-    /// A digest the user vouches for; it takes precedence over any the server sends.
+    /// A digest the user vouches for (its source is normally `.user`); it takes precedence over a checksum file,
+    /// a Metalink and the server. A digest given to an earlier run of the same download still applies when this
+    /// one is nil, and a different one is refused until the partial download is discarded (`overwrite`).
     public var expectedDigest: ExpectedDigest?
     /// A `SHA256SUMS` or `MD5SUMS` style file: the line naming the downloaded file (by its final name) is the
-    /// digest to verify against, in preference to the server's. It is read before any traffic; a file that
-    /// cannot be read, or has no line for the name, is a usage error.
+    /// digest to verify against, in preference to a Metalink's and the server's. It is read before any traffic; a
+    /// file that cannot be read, or has no line for the name, is a usage error.
     public var checksumFile: String?
+    /// A Metalink's whole-file hashes of the file (`Metalink.File.download(options:)` sets them): the strongest is
+    /// verified, in preference to the server's, unless `expectedDigest` or `checksumFile` gives one.
+    public var metalinkDigests: [ExpectedDigest] = []
     /// Digests of the file's pieces (from a Metalink): each piece is checked as soon as it is written, a bad one is
     /// fetched again alone (from another mirror when there is one), and a resume re-checks what was not yet
     /// verified instead of trusting it.

@@ -20,14 +20,15 @@ extension Metalink.File {
     }
 
     /// What a `Download` of this file takes: the most preferred URL, the others as mirrors in order of preference,
-    /// the strongest whole-file hash as the expected digest, the piece hashes, the destination, and the origins
-    /// the user's credentials may go to.
+    /// the whole-file hashes (`metalinkDigests`), the piece hashes, the destination, and the origins the user's
+    /// credentials may go to.
     ///
     /// - Parameters:
     ///   - base: the options every download shares. A `.directory` destination becomes the file's place below it
     ///     (`.below`: its subdirectories are made when the download starts, without following links); a `.file`
-    ///     destination is kept, as the name the user chose for a single file. A digest the user gave
-    ///     (`expectedDigest`, or a `checksumFile`) wins over the document's. A `credentialScope` set there is kept.
+    ///     destination is kept, as the name the user chose for a single file. Which digest the file is held to is
+    ///     decided when it is downloaded: a digest the user gave (`expectedDigest`, or a `checksumFile`) outranks
+    ///     the document's. A `credentialScope` set there is kept.
     ///   - provenance: where the document came from. The URLs of a local one are the user's; those of a served
     ///     one are the server's, and the credentials go only to the origin of the URL the user asked for it by.
     ///   - locations: country codes whose URLs are tried first.
@@ -46,9 +47,7 @@ extension Metalink.File {
         if options.credentialScope == nil, case let .served(requested) = provenance {
             options.credentialScope = CredentialScope(userNamed: [requested])
         }
-        if base.expectedDigest == nil && base.checksumFile == nil {
-            options.expectedDigest = DigestHeaders.preferred(hashes)
-        }
+        options.metalinkDigests = hashes
         options.pieceHashes = pieces
         if case let .directory(directory) = base.destination {
             let path: [SafeName]

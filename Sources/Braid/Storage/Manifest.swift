@@ -4,12 +4,11 @@
     import Foundation
 #endif
 
-/// The sidecar `FILE.braid`: what is being downloaded and how much of each segment is already in `FILE.part`.
+/// The sidecar `FILE.braid`: what is being downloaded and how much of each segment is already in `FILE.part`, as
+/// two marks, `done` (written) and `durable` (flushed to the disk), with the `bootID` that says which to trust on
+/// resume. It is written only after the data it describes (`ManifestStore`).
 ///
-/// It is written only after the data it describes (see `ManifestStore`), so it never claims a byte that is not in
-/// the partial file. Two progress marks are kept per segment: `done`, written to the file (safe across a crash of
-/// this process, since the page cache survives it), and `durable`, flushed to the disk (safe across a power cut).
-/// `bootID` says which one to trust on resume.
+/// Design: `docs/design/durability.md#the-manifest-and-crash-ordering`.
 struct Manifest: Codable, Equatable, Sendable {
     static let formatName = "braid-manifest"
     static let currentVersion = 1
@@ -36,10 +35,13 @@ struct Manifest: Codable, Equatable, Sendable {
     var length: Int64
     var etag: String?
     var lastModified: String?
+    /// The digest the file is held to, and its source, whose rank `DigestAuthority` reads: a weaker source never
+    /// replaces it, and a later run that gives a different one from the same or a higher rank is refused.
     var digestAlgorithm: DigestAlgorithm?
     var digestHex: String?
     var digestSource: ExpectedDigest.Source?
     var bootID: String
+    /// Empty when no data is kept (`keepsData`): the manifest is then only the record of the digest.
     var segments: [Segment]
     /// Set when the complete data in `FILE.part` failed its digest: the data is kept for a repair (`--repair`).
     var failedDigest: FailedDigest? = nil
@@ -51,6 +53,9 @@ struct Manifest: Codable, Equatable, Sendable {
     func belongs(to url: String) -> Bool {
         URLUserinfo.removed(from: self.url) == URLUserinfo.removed(from: url)
     }
+
+    /// Whether `FILE.part` holds data this manifest describes; one that keeps none only records the digest.
+    var keepsData: Bool { !segments.isEmpty }
 
     var expectedDigest: ExpectedDigest? {
         guard let algorithm = digestAlgorithm, let hex = digestHex, let source = digestSource,
@@ -76,8 +81,14 @@ struct Manifest: Codable, Equatable, Sendable {
             throw .manifest("it records a length of \(length) bytes, more than Braid can download (at most 8 PiB)")
         }
         guard segments.count <= Self.maximumSegments else { throw .manifest("it records too many segments") }
-        if length == 0 {
-            guard segments.isEmpty else { throw .manifest("it records segments for an empty file") }
+        if digestAlgorithm != nil || digestHex != nil || digestSource != nil, expectedDigest == nil {
+            throw .manifest("its recorded digest is malformed")
+        }
+        if segments.isEmpty {
+            // An empty file, or only the record of a digest: there is no data for a failed digest or a repair.
+            guard failedDigest == nil, repair == nil else {
+                throw .manifest("it records a digest failure without data")
+            }
             return
         }
         guard let first = segments.first, first.start == 0 else {
@@ -104,9 +115,18 @@ struct Manifest: Codable, Equatable, Sendable {
             expectedStart = segment.end
         }
         guard expectedStart == length else { throw .manifest("its segments end at \(expectedStart), not at \(length)") }
-        if digestAlgorithm != nil || digestHex != nil, expectedDigest == nil {
-            throw .manifest("its recorded digest is malformed")
-        }
         try validateRepairState()
+    }
+}
+
+extension Manifest {
+    /// A manifest that keeps no data, only the digest the file is held to: what is left when the partial data is
+    /// discarded (the remote file changed, the server stopped resuming, the data failed without a way to repair
+    /// it) while a digest given by the user, a checksum file or a Metalink must still apply to the next run.
+    init(recordOf digest: ExpectedDigest, url: String, resolvedURL: String, length: Int64) {
+        self.init(
+            url: URLUserinfo.removed(from: url), resolvedURL: URLUserinfo.removed(from: resolvedURL), length: length,
+            etag: nil, lastModified: nil, digestAlgorithm: digest.algorithm, digestHex: digest.hex,
+            digestSource: digest.source, bootID: BootID.current, segments: [])
     }
 }

@@ -27,8 +27,8 @@ public struct ExpectedDigest: Sendable, Equatable, Codable, CustomStringConverti
         /// A `<hash>` of a Metalink (RFC 5854) file.
         case metalink = "metalink"
 
-        /// Whether the server sent it; a digest the user gave may simply have been corrected since.
-        public var isFromServer: Bool { self != .user && self != .checksumFile && self != .metalink }
+        /// Whether the server sent it, the weakest rank of `DigestAuthority`, which alone decides what it counts for.
+        public var isFromServer: Bool { DigestAuthority.Rank(self) == .server }
     }
 
     public var algorithm: DigestAlgorithm

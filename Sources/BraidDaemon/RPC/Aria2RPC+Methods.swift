@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 
 extension Aria2RPC {
     /// Every method, as `system.listMethods` lists them.
@@ -136,7 +137,8 @@ extension Aria2RPC {
             requestShutdown()
             return .string("OK")
         default:
-            throw .method("No such method: \(method)")
+            // At most a line of it: a request may name a method of megabytes, and the answer need not repeat it.
+            throw .method("No such method: \(method.prefix(100))")
         }
     }
 

@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 
 extension Aria2RPC {
     /// `aria2.addUri(uris, options, position)`: checks the URIs and options, and queues the download.
@@ -7,15 +8,10 @@ extension Aria2RPC {
     /// `split` and `max-connection-per-server` (the smaller is the connection count), `max-download-limit`,
     /// `pause`. Others are accepted and ignored, as options of features Braid does not have.
     func addURI(_ parameters: Parameters) throws(JSONRPC.Failure) -> String {
-        guard case let .array(values)? = parameters[0], !values.isEmpty, values.count <= 64 else {
-            throw .method("URI is not given.")
-        }
+        guard case let .array(values)? = parameters[0] else { throw .method("URI is not given.") }
         var uris: [String] = []
         for value in values {
-            guard let uri = value.stringValue, Self.isFetchable(uri) else {
-                throw .method(
-                    "Invalid URI \(value.stringValue.map { PrintableText.sanitised(String($0.prefix(200))) } ?? "")")
-            }
+            guard let uri = value.stringValue else { throw .method("Invalid URI") }
             uris.append(uri)
         }
         let options = try parameters.options(1)
@@ -26,22 +22,11 @@ extension Aria2RPC {
         for (name, value) in options {
             switch name {
             case "dir":
-                let requested = try Self.text(value, option: name)
-                do throws(DownloadDirectory.Refusal) {
-                    request.directory = try directory.directory(for: requested)
-                } catch {
-                    throw .method(error.message)
-                }
+                request.directory = try Self.text(value, option: name)
             case "out":
                 request.output = try Self.text(value, option: name)
             case "checksum":
-                let text = try Self.text(value, option: name)
-                do throws(BraidError) {
-                    _ = try ExpectedDigest(checksumArgument: text)
-                } catch {
-                    throw Self.badOption(name)
-                }
-                request.checksum = text
+                request.checksum = try Self.text(value, option: name)
             case "header":
                 request.headers = try Self.headers(value)
             case "split":
@@ -56,21 +41,16 @@ extension Aria2RPC {
                 continue
             }
         }
-        if let output = request.output {
-            do throws(DownloadDirectory.Refusal) {
-                try DownloadDirectory.checkOutput(output)
-                // An `out` with directories in it: those are made inside the chosen directory.
-                if let slash = output.lastIndex(of: "/") {
-                    let parent = request.directory + "/" + output[..<slash]
-                    request.directory = try directory.directory(for: parent)
-                    request.output = String(output[output.index(after: slash)...])
-                }
-            } catch {
-                throw .method(error.message)
-            }
-        }
         let counts = [split, perServer].compactMap { $0 }
         if let connections = counts.min() { request.connections = connections }
+        do throws(TaskRequest.Refusal) {
+            request = try request.checked(in: directory, reservation: service.reservation(ofDestination:))
+        } catch {
+            switch error.option {
+            case nil, "dir"?, "out"?: throw .method(error.message)
+            case let option?: throw Self.badOption(option)
+            }
+        }
         return service.add(request, paused: paused)
     }
 
@@ -137,13 +117,6 @@ extension Aria2RPC {
 
     // MARK: Values
 
-    /// Only what the library fetches: plain http and https URLs, nothing that reads local files.
-    static func isFetchable(_ uri: String) -> Bool {
-        let lower = uri.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return false }
-        return uri.utf8.count <= 8192 && !uri.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
-    }
-
     static func badOption(_ name: String) -> JSONRPC.Failure {
         .method("We encountered a problem while processing the option '--\(name)'.")
     }
@@ -183,21 +156,15 @@ extension Aria2RPC {
         }
     }
 
-    /// `header`: one `Name: value` or a list of them; no line breaks (which would add headers of their own).
+    /// `header`: one `Name: value` or a list of them (held to `TaskRequest.isHeader` with the rest of the request).
     static func headers(_ value: JSON) throws(JSONRPC.Failure) -> [String] {
-        let values: [JSON]
         switch value {
-        case .string: values = [value]
-        case let .array(list): values = list
+        case let .string(header): return [header]
+        case let .array(list):
+            let headers = list.compactMap(\.stringValue)
+            guard headers.count == list.count else { throw badOption("header") }
+            return headers
         default: throw badOption("header")
         }
-        var headers: [String] = []
-        for value in values.prefix(64) {
-            guard let header = value.stringValue, header.contains(":"), header.utf8.count <= 8192,
-                !header.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F })
-            else { throw badOption("header") }
-            headers.append(header)
-        }
-        return headers
     }
 }

@@ -1,10 +1,19 @@
+import BraidJSON
+
 /// JSON-RPC 2.0 framing as aria2 speaks it: a request object or a batch of them in, a response or a batch out.
+///
+/// A request is read by `read(_:gate:limits:)` (`JSONRPC+Request.swift`), which holds every call to the `Gate`
+/// before anything else of the call is read, and to the `Limits` before anything is answered.
 enum JSONRPC {
-    /// A call, as read from one request object.
-    struct Call: Sendable {
-        var id: JSON
-        var method: String
-        var params: [JSON]
+    /// What one request may cost: how many calls it holds and how large its answer may grow.
+    struct Limits: Sendable {
+        /// Calls in one batch; aria2's clients send a few dozen at most. A larger batch is answered with one error.
+        var maximumBatchCalls = 1000
+        /// Calls in one `system.multicall`; a larger one is answered with one error.
+        var maximumMulticallCalls = 1000
+        /// The largest answer, in bytes of JSON; a call (or batch) whose answer would be larger is answered with one
+        /// error instead. 16 MiB holds `tellStopped` of tens of thousands of downloads.
+        var maximumResponseBytes = 16 << 20
     }
 
     /// An error to answer with: `code` and `message`, as aria2 sends them.
@@ -14,21 +23,25 @@ enum JSONRPC {
 
         static let parseError = Failure(code: -32700, message: "Parse error.")
         static let invalidRequest = Failure(code: -32600, message: "Invalid Request.")
+        /// A call without the daemon's secret, or with another token.
+        static let unauthorized = method("Unauthorized")
 
         /// aria2 reports every failure of a method, from an unknown gid to a refused option, with code 1.
         static func method(_ message: String) -> Failure { Failure(code: 1, message: message) }
-    }
 
-    /// Reads one request object. aria2 requires an `id` (a request without one is invalid, not a notification)
-    /// and `params` as an array when present.
-    static func call(from value: JSON) -> Result<Call, Failure> {
-        guard case .object = value, let id = value["id"], let method = value["method"]?.stringValue else {
-            return .failure(.invalidRequest)
+        /// A batch of more than `limit` calls.
+        static func tooManyCalls(limit: Int) -> Failure {
+            Failure(code: -32600, message: "Invalid Request: a batch holds at most \(limit) calls.")
         }
-        switch value["params"] {
-        case nil, .null?: return .success(Call(id: id, method: method, params: []))
-        case let .array(params)?: return .success(Call(id: id, method: method, params: params))
-        default: return .failure(.invalidRequest)
+
+        /// A `system.multicall` of more than `limit` calls.
+        static func tooManyMulticalls(limit: Int) -> Failure {
+            method("Bad parameter: system.multicall takes at most \(limit) calls")
+        }
+
+        /// An answer that would pass the size cap.
+        static func responseTooLarge(limit: Int) -> Failure {
+            method("The answer would be larger than \(limit) bytes; ask for fewer downloads or fewer keys")
         }
     }
 

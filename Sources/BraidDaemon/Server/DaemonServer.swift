@@ -7,7 +7,11 @@ import NIOPosix
 /// aria2's GET form, and over a WebSocket that also carries notifications.
 ///
 /// It knows nothing of aria2's methods: every request body goes to the `RPCEndpoint` and its answer comes back.
-/// One event-loop thread serves everything, and nothing runs while no client talks: no timers, no polling.
+/// One event-loop thread serves everything, and nothing runs while no client talks but the timeouts of open
+/// connections. Hostile clients are held to limits: the connection cap (`ConnectionLimiter`), the request and idle
+/// timeouts (NIO's `IdleStateHandler`, see `HTTPExchangeTimeouts` and `WebSocketKeepAlive`), a pause instead of a
+/// spin when descriptors run out (`AcceptPause`), the bytes of request bodies held at once (`BodyBudget`), and every
+/// answer written whole before its connection closes.
 ///
 /// ```swift
 /// let server = DaemonServer(configuration: .init(port: 0, page: DaemonPage.html), endpoint: service)
@@ -20,6 +24,11 @@ public final class DaemonServer: Sendable {
     private let endpoint: any RPCEndpoint
     private let logger: Logger
     private let lifecycle = Lifecycle()
+    private let limiter: ConnectionLimiter
+    private let budget: BodyBudget
+
+    /// How long accepting pauses when the process is out of descriptors and no connection can make room.
+    static let acceptPause = TimeAmount.milliseconds(200)
 
     /// A server that will listen as `configuration` says and hand JSON-RPC requests to `endpoint`; nothing is
     /// opened until `start()`.
@@ -31,6 +40,9 @@ public final class DaemonServer: Sendable {
         self.configuration = configuration
         self.endpoint = endpoint
         self.logger = logger
+        limiter = ConnectionLimiter(maximum: configuration.maximumConnections)
+        let largestBody = min(max(configuration.maximumBodyBytes, 1), RequestBody.ceiling)
+        budget = BodyBudget(total: max(configuration.maximumBodyBytesHeld, largestBody))
     }
 
     /// Binds and starts serving; returns the bound address (port 0 picks a free port).
@@ -68,15 +80,33 @@ public final class DaemonServer: Sendable {
     }
 
     private func bind(on group: MultiThreadedEventLoopGroup) async throws -> NIOAsyncChannel<Connection, Never> {
-        let maximumMessageBytes = configuration.maximumBodyBytes
-        let policy = OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins)
+        let settings = Connection.Settings(
+            maximumMessageBytes: configuration.maximumBodyBytes,
+            policy: OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins),
+            limiter: limiter,
+            requestTimeout: TimeAmount(configuration.requestTimeout),
+            idleTimeout: TimeAmount(configuration.idleTimeout),
+            endpoint: endpoint
+        )
+        let limiter = limiter
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 128)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptPause(delay: Self.acceptPause, makeRoom: { limiter.closeLongestWaiting() }))
+                }
+            }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Small reads, one per wake-up: a connection waiting for the body budget holds a few KiB, not 256.
+            .childChannelOption(
+                .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 16 << 10)
+            )
+            .childChannelOption(.maxMessagesPerRead, value: 1)
             .bind(host: configuration.host, port: configuration.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try Connection.configure(channel, maximumMessageBytes: maximumMessageBytes, policy: policy)
+                    try Connection.configure(channel, settings: settings)
                 }
             }
     }
@@ -120,26 +150,23 @@ public final class DaemonServer: Sendable {
                     endpoint: endpoint,
                     page: configuration.page,
                     maximumBodyBytes: configuration.maximumBodyBytes,
-                    policy: OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins)
+                    policy: OriginPolicy(admitsOtherOrigins: configuration.admitsOtherOrigins),
+                    budget: budget
                 )
                 try await http.serve(channel)
-            case .webSocket(let channel):
-                try await WebSocketConnection(endpoint: endpoint).serve(channel)
+            case .webSocket(let channel, let notificationsOpen):
+                let limiter = limiter
+                let webSocket = WebSocketConnection(endpoint: endpoint) { limiter.markServed(channel.channel) }
+                try await webSocket.serve(channel, notificationsOpen: notificationsOpen)
             }
         } catch {
             logger.debug("daemon connection ended", metadata: ["reason": "\(error)"])
         }
     }
 
-    /// Answers 400 on a connection whose first request could not be served, and closes it.
+    /// Answers 400 on a connection whose first request could not be served, and closes it once the answer is out.
     private static func refuse(_ channel: any Channel) async {
-        let parts = HTTPReply.badRequest().parts(version: .http1_1, keepAlive: false)
-        for part in parts.dropLast() {
-            channel.write(part, promise: nil)
-        }
-        if let last = parts.last {
-            try? await channel.writeAndFlush(last).get()
-        }
+        try? await HTTPReply.badRequest().send(on: channel, version: .http1_1, keepAlive: false)
         try? await channel.close()
     }
 }

@@ -4,7 +4,8 @@ import NIOHTTP1
 /// Serves one plain HTTP/1.1 connection: reads a request, answers it, and goes on while the client keeps it alive.
 ///
 /// Requests are answered one at a time in the order they came, which is what makes pipelining safe: NIO's pipeline
-/// handler holds a pipelined request back until the previous response has ended.
+/// handler holds a pipelined request back until the previous response has ended. Each answer is written on the
+/// channel and awaited until written (`HTTPReply.send`), so a close that follows never cuts it short.
 struct HTTPConnection {
     /// What happens to the connection after an exchange.
     private enum Next {
@@ -16,16 +17,18 @@ struct HTTPConnection {
     let page: [UInt8]
     let maximumBodyBytes: Int
     let policy: OriginPolicy
+    /// What the bodies of all connections may hold at once.
+    let budget: BodyBudget
 
     /// Serves until the client closes, asks to close, sends something that forces a close, or the task is
     /// cancelled; the channel is closed on return.
     func serve(_ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async throws {
-        try await channel.executeThenClose { inbound, outbound in
+        try await channel.executeThenClose { inbound, _ in
             var parts = inbound.makeAsyncIterator()
             while let part = try await parts.next() {
                 // A body or end without a head can only follow a request already answered early; skip it.
                 guard case .head(let head) = part else { continue }
-                let next = try await exchange(head, parts: &parts, outbound: outbound)
+                let next = try await exchange(head, parts: &parts, channel: channel.channel)
                 guard case .keepOpen = next, head.isKeepAlive else { return }
             }
         }
@@ -34,21 +37,26 @@ struct HTTPConnection {
     private func exchange(
         _ head: HTTPRequestHead,
         parts: inout NIOAsyncChannelInboundStream<HTTPServerRequestPart>.AsyncIterator,
-        outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+        channel: any Channel
     ) async throws -> Next {
         let declaredLength = head.headers.first(name: "content-length").flatMap { Int($0) }
         guard RequestBody.admits(declaredLength: declaredLength, limit: maximumBodyBytes) else {
-            return try await refuseBody(head, parts: &parts, outbound: outbound)
+            return try await refuseBody(head, parts: &parts, channel: channel)
         }
+        // A body of unknown length may be as long as the limit.
+        let isChunked = head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
+        let held = try await budget.acquire(isChunked ? maximumBodyBytes : declaredLength ?? 0)
+        defer { budget.release(held) }
         if head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
-            try await outbound.write(.head(HTTPResponseHead(version: head.version, status: .continue)))
+            let interim = HTTPServerResponsePart.head(HTTPResponseHead(version: head.version, status: .continue))
+            try await channel.writeAndFlush(interim).get()
         }
         var body = RequestBody(limit: maximumBodyBytes, declaredLength: declaredLength)
         reading: while let part = try await parts.next() {
             switch part {
             case .body(let chunk):
                 if body.append(chunk) == .tooLarge {
-                    return try await refuseBody(head, parts: &parts, outbound: outbound)
+                    return try await refuseBody(head, parts: &parts, channel: channel)
                 }
             case .end:
                 break reading
@@ -61,7 +69,7 @@ struct HTTPConnection {
         let reply =
             route.isRPC && !policy.admits(head.headers)
             ? HTTPReply.forbiddenOrigin() : await reply(to: route, body: body.bytes)
-        try await outbound.write(contentsOf: reply.parts(version: head.version, keepAlive: head.isKeepAlive))
+        try await reply.send(on: channel, version: head.version, keepAlive: head.isKeepAlive)
         return reply.closesConnection ? .close : .keepOpen
     }
 
@@ -70,12 +78,12 @@ struct HTTPConnection {
         case .page:
             return .page(page)
         case .rpcPost:
-            return .rpc(await endpoint.respond(to: body))
+            return .rpc(await endpoint.respond(to: body).body)
         case .rpcGet(let query):
             do throws(JSONRPCGetForm.Failure) {
                 let form = try JSONRPCGetForm(query: query)
                 if form.callback != nil, !policy.admitsJSONP { return .forbiddenOrigin() }
-                return .rpc(await endpoint.respond(to: form.body), callback: form.callback)
+                return .rpc(await endpoint.respond(to: form.body).body, callback: form.callback)
             } catch {
                 return .rpcError(code: error.code, message: error.message)
             }
@@ -93,12 +101,10 @@ struct HTTPConnection {
     private func refuseBody(
         _ head: HTTPRequestHead,
         parts: inout NIOAsyncChannelInboundStream<HTTPServerRequestPart>.AsyncIterator,
-        outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+        channel: any Channel
     ) async throws -> Next {
-        try await outbound.write(
-            contentsOf: HTTPReply.payloadTooLarge(limit: maximumBodyBytes).parts(
-                version: head.version, keepAlive: false)
-        )
+        try await HTTPReply.payloadTooLarge(limit: maximumBodyBytes).send(
+            on: channel, version: head.version, keepAlive: false)
         let enough = min(maximumBodyBytes, RequestBody.ceiling) * 4
         var dropped = 0
         while dropped <= enough, let part = try await parts.next() {

@@ -8,29 +8,53 @@ import NIOWebSocket
 /// a time; every message goes out as one whole frame, so answers and notifications never interleave mid-message.
 /// Binary messages are read as UTF-8 JSON text too, as a lenient client might send them; pings are answered with
 /// pongs; a close frame is answered with a close frame carrying the same code.
+///
+/// Notifications flow from the upgrade when `NotificationGate` opened them there, else from the first answer to a
+/// call that carried the secret; none sent before that are delivered.
 struct WebSocketConnection {
     /// How many requests from one socket may await the endpoint at once before reading pauses.
     static let maximumRequestsInFlight = 16
 
     let endpoint: any RPCEndpoint
+    /// Called once when a socket that was not sent notifications from the start shows the secret: it is then
+    /// trusted, no longer one that waits.
+    let trusted: @Sendable () -> Void
 
     /// Serves until the client closes the socket, breaks the protocol, or the task is cancelled. Unless the client
     /// closed first it is sent a close frame: 1001 (going away) on a stop, 1009 (message too big) for a message over
     /// the limit, 1002 for broken fragmentation. The channel is closed on return and the notifications are dropped.
-    func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) async throws {
-        let notifications = endpoint.notifications()
+    func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, notificationsOpen: Bool) async throws {
+        // Subscribed before anything is read, so that nothing published after the upgrade is missed.
+        let notifications = notificationsOpen ? endpoint.notifications() : nil
+        let (secretShown, showSecret) = AsyncStream<Void>.makeStream()
         try await channel.executeThenClose { inbound, outbound in
             // The close frame still owed to the client; nil once its own close has been answered.
             let closeCode: WebSocketErrorCode?
             do {
                 let clientClosed = try await withThrowingTaskGroup(of: Void.self) { forwarding in
                     forwarding.addTask {
-                        for await notification in notifications {
+                        let stream: AsyncStream<[UInt8]>
+                        if let notifications {
+                            stream = notifications
+                        } else {
+                            var shown = false
+                            for await _ in secretShown {
+                                shown = true
+                                break
+                            }
+                            guard shown else { return }
+                            stream = endpoint.notifications()
+                            trusted()
+                        }
+                        for await notification in stream {
                             try await outbound.write(Self.textFrame(notification))
                         }
                     }
-                    defer { forwarding.cancelAll() }
-                    return try await answerRequests(inbound, outbound: outbound)
+                    defer {
+                        forwarding.cancelAll()
+                        showSecret.finish()
+                    }
+                    return try await answerRequests(inbound, outbound: outbound, showSecret: showSecret)
                 }
                 closeCode = clientClosed ? nil : .goingAway
             } catch let error as NIOWebSocketFrameAggregator.Error {
@@ -52,7 +76,8 @@ struct WebSocketConnection {
     /// awaited before returning.
     private func answerRequests(
         _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>,
-        outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+        outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>,
+        showSecret: AsyncStream<Void>.Continuation
     ) async throws -> Bool {
         try await withThrowingTaskGroup(of: Void.self) { requests in
             defer { requests.cancelAll() }
@@ -67,8 +92,10 @@ struct WebSocketConnection {
                     let request = Array(frame.unmaskedData.readableBytesView)
                     inFlight += 1
                     requests.addTask {
-                        guard let response = await endpoint.respond(to: request), !Task.isCancelled else { return }
-                        try await outbound.write(Self.textFrame(response))
+                        let response = await endpoint.respond(to: request)
+                        guard let body = response.body, !Task.isCancelled else { return }
+                        try await outbound.write(Self.textFrame(body))
+                        if response.showedSecret { showSecret.yield() }
                     }
                 case .ping:
                     try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData))

@@ -26,6 +26,18 @@ enum BraidCLI {
         return try await ChildProcess.run(path, arguments, environment: environment, timeout: timeout)
     }
 
+    /// Runs `braid` through `wrapper`, a command that ends by executing its last argument with the arguments after
+    /// it (`unshare … sh -c '…; exec "$0" "$@"'`).
+    static func run(
+        _ arguments: [String], through wrapper: [String], timeout: Duration = .seconds(120)
+    ) async throws -> ChildProcess.Completed {
+        let state = newStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        return try await ChildProcess.run(
+            wrapper[0], Array(wrapper.dropFirst()) + [path] + arguments, environment: environment(state: state),
+            timeout: timeout)
+    }
+
     static func start(_ arguments: [String]) throws -> ChildProcess {
         try ChildProcess(path, arguments, environment: environment(state: newStateDirectory()))
     }

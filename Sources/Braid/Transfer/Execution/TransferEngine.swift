@@ -76,7 +76,7 @@ final class TransferEngine {
     /// - Parameters:
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
     ///   - pieceReader: a descriptor open for reading on the file, which the engine owns, for checking pieces
-    ///     against digests; nil when nothing is written.
+    ///     against digests; nil only when nothing is written, and so nothing is checked.
     init(
         machine: TransferMachine,
         sink: any TransferSink,
@@ -291,12 +291,10 @@ final class TransferEngine {
         case let .rewind(position):
             hasher?.rewind(to: position)
         case let .verify(segment, checks):
-            if let verifier {
-                verifier.submit(segment: segment, checks: checks)
-            } else {
-                // Nothing was written to check (the bytes are only counted): nothing can be wrong.
-                perform(machine.piecesVerified(segment: segment, bad: [], now: Self.now()))
-            }
+            // The machine checks pieces only of bytes written to a file, and its reader comes with them: unread
+            // bytes never pass a check.
+            guard let verifier else { preconditionFailure("Invalid state: pieces to check without a reader") }
+            verifier.submit(segment: segment, checks: checks)
         case let .progress(progress):
             reports.progress(progress)
         case let .retry(reason, delay):

@@ -1,0 +1,66 @@
+import SystemPackage
+
+/// The digests a download is offered, and what `DigestAuthority` makes of them against the one an earlier run
+/// recorded.
+extension DownloadJob {
+    /// Every digest this run has for the file at `paths`: the user's, the checksum file's line for its final name,
+    /// the Metalink's hashes, and the server's headers once a probe has found them (`resource`).
+    ///
+    /// The checksum file is read only when no digest of a higher rank is given, since none of its lines could
+    /// then count; a file without a line for the name is a usage error.
+    func offeredDigests(for resource: RemoteResource?, paths: DestinationPaths) throws(BraidError) -> [ExpectedDigest] {
+        var offered = options.expectedDigest.map { [$0] } ?? []
+        if let checksumFile = options.checksumFile,
+            !offered.contains(where: { DigestAuthority.Rank($0.source) >= .checksumFile })
+        {
+            offered.append(try ChecksumFile(readingAt: checksumFile).digest(forName: paths.final.lastComponent))
+        }
+        offered += options.metalinkDigests
+        offered += resource?.digests ?? []
+        return offered
+    }
+
+    /// The digest a file with no manifest, such as one already complete at the destination, is held to.
+    func heldDigest(for resource: RemoteResource?, paths: DestinationPaths) throws(BraidError) -> ExpectedDigest? {
+        // Without a recorded digest, nothing can be contradicted.
+        DigestAuthority(recorded: nil, offered: try offeredDigests(for: resource, paths: paths)).decision.digest
+    }
+
+    /// Refuses, before any traffic, a download whose given digest contradicts the one its manifest records, when
+    /// the destination names the file without asking the server (`-o`, a Metalink's name, an RPC `out`). When the
+    /// name comes from the server, the same refusal comes after the probe and before any data (`loadManifest`). A
+    /// destination that cannot be opened yet, a link at the manifest's name, a manifest that cannot be read or
+    /// that belongs to another URL: each is left to those later checks, which say so.
+    func refuseContradictingDigest() throws(BraidError) {
+        guard !options.overwrite, !options.measures,
+            let place = try? DestinationPaths.place(of: options.destination), place.name != nil,
+            let paths = try? DestinationPaths.open(place, creating: false),
+            let manifest = try? ManifestStore(path: paths.manifest).load(), manifest.belongs(to: url)
+        else { return }
+        let authority = DigestAuthority(
+            recorded: manifest.expectedDigest, offered: try offeredDigests(for: nil, paths: paths))
+        if case let .contradiction(recorded, given) = authority.decision {
+            throw Self.contradiction(recorded: recorded, given: given, manifest: paths.manifest)
+        }
+    }
+
+    /// The error for a run whose digest contradicts the recorded one: the partial download must be discarded
+    /// (`overwrite`) before the file can be held to another digest.
+    static func contradiction(recorded: ExpectedDigest, given: ExpectedDigest, manifest: AnchoredPath) -> BraidError {
+        BraidError(
+            .manifest,
+            "\(manifest) holds this download to \(recorded.algorithm)=\(recorded.hex) (from \(recorded.source.rawValue)), "
+                + "which this run's \(given.algorithm)=\(given.hex) (from \(given.source.rawValue)) contradicts",
+            remedies: [.discardPartialDownload]
+        )
+    }
+
+    /// The notice for a weaker digest that disagrees with the one the file is held to.
+    func reportOverruled(_ overruled: ExpectedDigest?, holding digest: ExpectedDigest?) {
+        guard let overruled, let digest else { return }
+        emit(
+            .notice(
+                "the \(overruled.algorithm) from \(overruled.source.rawValue) (\(overruled.hex)) disagrees with the one "
+                    + "from \(digest.source.rawValue) (\(digest.hex)); the file is held to the latter"))
+    }
+}
