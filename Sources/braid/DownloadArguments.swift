@@ -10,7 +10,10 @@ import Logging
 /// `braid get URL`, which `braid URL` is.
 struct DownloadArguments: ParsableArguments {
     @Argument(
-        help: "The http or https URL to download, or a Metalink file (.meta4, .metalink) whose files to download."
+        help: ArgumentHelp(
+            "The http or https URL to download, a Metalink file (.meta4, .metalink) whose files to download, or an "
+                + "S3 object (s3://BUCKET/KEY) or every object below a prefix (s3://BUCKET/PREFIX/), signed with "
+                + "the AWS_* environment variables.")
     )
     var url: String?
 
@@ -144,6 +147,22 @@ struct DownloadArguments: ParsableArguments {
         (metalinkLocation ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }
     }
 
+    @Option(
+        help: ArgumentHelp(
+            "With an s3:// prefix: download only the objects whose key below the prefix matches GLOB (repeatable; "
+                + "'*' matches '/' too, '?', '[a-z]').",
+            valueName: "GLOB")
+    )
+    var include: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "With an s3:// prefix: skip the objects whose key below the prefix matches GLOB (repeatable); an exclude "
+                + "wins over an include.",
+            valueName: "GLOB")
+    )
+    var exclude: [String] = []
+
     @OptionGroup var request: RequestArguments
 
     @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
@@ -216,6 +235,7 @@ struct DownloadArguments: ParsableArguments {
             throw ValidationError("give either --checksum or --checksum-file, not both")
         }
         if output != nil && directory != nil { throw ValidationError("use either -o FILE or -d DIR, not both") }
+        try validateObjectStore()
         if !(progressInterval > 0 && progressInterval <= 86400) {
             throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
         }
@@ -260,6 +280,8 @@ struct DownloadArguments: ParsableArguments {
         try await withLogger(CommandLogger.make(verbosity: verbose)) { _ in
             if let inputFile {
                 try await runList(inputFile)
+            } else if let url, ObjectStoreLocation.isObjectStoreURL(url) {
+                try await runObjectStore(url)
             } else if let url, Self.isLocalMetalink(url) || (metalink && !url.contains("://")) {
                 try await runMetalink(readingAt: url, from: .local)
             } else if let url {

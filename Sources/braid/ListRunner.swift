@@ -8,7 +8,9 @@ final class ListRunner: Sendable {
     let items: [DownloadItem]
     let limits: DownloadManager.Limits
     private let manager: DownloadManager
-    private let downloads: [Download]
+    /// The downloads, in list order; nil for a job refused before it could be one (`Job.refusal`).
+    private let downloads: [Download?]
+    private let refusals: [BraidError?]
     private let observer: any ListObserver
 
     /// One download of the run: how the output names it, and what `Download` is given.
@@ -18,6 +20,9 @@ final class ListRunner: Sendable {
         let options: DownloadOptions
         /// Names the download in the library's log lines, such as `line 3` of a list.
         let label: String
+        /// Why this entry is not downloaded at all (an object whose key cannot be a file below the directory): it
+        /// is reported as failed with this error, and the others run.
+        var refusal: BraidError? = nil
     }
 
     /// - Parameter options: what every download shares; each entry adds its destination, mirrors, digest,
@@ -41,7 +46,10 @@ final class ListRunner: Sendable {
         let manager = DownloadManager(limits: limits)
         self.manager = manager
         items = jobs.map(\.item)
-        downloads = jobs.map { manager.makeDownload(url: $0.url, options: $0.options, label: $0.label) }
+        downloads = jobs.map { job in
+            job.refusal == nil ? manager.makeDownload(url: job.url, options: job.options, label: job.label) : nil
+        }
+        refusals = jobs.map(\.refusal)
         self.limits = limits
         self.observer = observer
     }
@@ -85,13 +93,23 @@ final class ListRunner: Sendable {
     /// Runs every download and returns their outcomes in list order.
     func run() async -> [DownloadOutcome] {
         let events = manager.events
-        let index = Dictionary(uniqueKeysWithValues: downloads.enumerated().map { ($1.id, $0) })
-        manager.submit(downloads)
+        let index = Dictionary(
+            uniqueKeysWithValues: downloads.enumerated().compactMap { position, download in
+                download.map { ($0.id, position) }
+            })
+        var outcomes = [DownloadOutcome?](repeating: nil, count: downloads.count)
+        for (position, refusal) in refusals.enumerated() {
+            guard let refusal else { continue }
+            let outcome = DownloadOutcome(
+                item: items[position], path: nil, result: .failure(refusal), skipped: false, seconds: 0)
+            outcomes[position] = outcome
+            observer.finished(outcome)
+        }
+        manager.submit(downloads.compactMap { $0 })
         manager.finish()
         let clock = ContinuousClock()
         var trackers = [DownloadOutcome.Tracker](repeating: .init(), count: downloads.count)
         var starts = [ContinuousClock.Instant?](repeating: nil, count: downloads.count)
-        var outcomes = [DownloadOutcome?](repeating: nil, count: downloads.count)
         for await event in events {
             guard let position = index[event.download.id] else { continue }
             switch event {
