@@ -258,7 +258,7 @@ def verdicts(row):
         for tool in ("auto", "default"):
             if tool in row.jobs:
                 value, label = row.median_figure(tool, "ttfb"), row.jobs[tool].label
-                found.append(seconds_verdict(f"{label}: time to first byte, s, against aria2c's", value, peer_ttfb))
+                found.append(milliseconds_verdict(f"{label}: time to first byte", value, peer_ttfb, "aria2c's"))
     if profile.far:
         for tool in ("auto", "n8", "default"):
             if tool in row.jobs:
@@ -276,10 +276,12 @@ def verdicts(row):
     return found
 
 
-def seconds_verdict(name, value, limit):
+def milliseconds_verdict(name, value, limit, whose):
+    """`value` seconds at most `limit` seconds (`whose`), shown in milliseconds."""
     if value is None or limit is None:
         return Verdict(f"{name}: not measured", "N/A")
-    return Verdict(f"{name} = {value:.3f} (target <= {limit:.3f})", "PASS" if value <= limit else "FAIL")
+    return Verdict(f"{name} = {value * 1000:.1f} ms (target <= {limit * 1000:.1f} ms, {whose})",
+                   "PASS" if value <= limit else "FAIL")
 
 
 # MARK: Tables
@@ -316,7 +318,7 @@ def summary_table(rows, markdown):
 
 def tools_table(rows, markdown):
     header = ["#", "profile", "tool", "ok", "median s", "MiB/s", "requests", "req/GiB", "refused", "peak conns",
-              f"s > {CAPPED_CONNECTIONS} conns", "TTFB s", "waiting", "CPU s"]
+              f"s > {CAPPED_CONNECTIONS} conns", "TTFB ms", "waiting", "CPU s"]
     table = []
     for row in rows:
         for tool, job in row.jobs.items():
@@ -327,10 +329,14 @@ def tools_table(rows, markdown):
                 number(wall, 2) if wall else "FAILED", number(mib(row.rate(tool))), number(requests, 0),
                 number(requests * GiB / row.size if requests is not None else None, 0),
                 number(harness.median(job, "refusals"), 0), number(row.worst_figure(tool, "peak"), 0),
-                number(row.worst_figure(tool, "above_cap"), 2), number(row.median_figure(tool, "ttfb"), 3),
+                number(row.worst_figure(tool, "above_cap"), 2), number(milliseconds(row.median_figure(tool, "ttfb"))),
                 number(row.median_figure(tool, "waiting"), 2), number(row.median(tool, "cpu"), 2),
             ])
     harness.print_table(header, table, markdown, align="rll" + "r" * (len(header) - 3))
+
+
+def milliseconds(seconds):
+    return None if seconds is None else seconds * 1000
 
 
 def mib(rate):
