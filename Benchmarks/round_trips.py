@@ -262,8 +262,10 @@ def verdicts(row):
     if profile.far:
         for tool in ("auto", "n8", "default"):
             if tool in row.jobs:
-                found.append(harness.ratio_verdict(f"{row.jobs[tool].label}: waiting share",
-                                                   row.median_figure(tool, "waiting"), 0.1))
+                share = row.median_figure(tool, "waiting")
+                found.append(Verdict(f"{row.jobs[tool].label}: waiting share = {share:.3f} (target <= 0.100)",
+                                     "PASS" if share <= 0.1 else "FAIL") if share is not None
+                             else Verdict(f"{row.jobs[tool].label}: waiting share: not measured", "N/A"))
         peer_jobs = [row.jobs[tool] for tool in PEERS if tool in row.jobs]
         peer, peer_wall = harness.best(peer_jobs)
         if "default" in row.jobs and peer_jobs:
@@ -339,6 +341,19 @@ def milliseconds(seconds):
     return None if seconds is None else seconds * 1000
 
 
+def run_line(job):
+    """Each run of `job` in order: wall seconds, requests, TTFB in milliseconds, peak connections."""
+    parts = []
+    for run in job.runs:
+        if not run.ok:
+            parts.append("FAILED")
+            continue
+        figures = measured(run)
+        parts.append(f"{run.wall:.2f} s {run.requests} req {number(milliseconds(figures.ttfb), 0)} ms "
+                     f"{figures.peak} conns")
+    return f"{job.label}, each run: " + "; ".join(parts)
+
+
 def mib(rate):
     return None if rate is None else rate / MiB
 
@@ -357,6 +372,8 @@ def print_results(rows, options):
             continue
         for line in harness.failures(row.jobs.values()):
             print(f"- {line}" if markdown else line)
+        for tool, job in row.jobs.items():
+            print(("- " if markdown else "") + run_line(job))
         for verdict in row.verdicts:
             print(f"- `{verdict.text}` **{verdict.status}**" if markdown else f"{verdict.text} {verdict.status}")
 
