@@ -52,12 +52,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // JSON as the daemon reads and answers it and `braid --json` writes it: the value, its writer (escaping
+        // what a terminal would not show as itself) and its reader (Foundation's JSONDecoder, with a depth limit).
+        .target(
+            name: "BraidJSON",
+            dependencies: ["Braid"],
+            swiftSettings: strictSettings
+        ),
+
         // `braid daemon`: aria2's JSON-RPC over HTTP and WebSocket (swift-nio), the session file, and the page,
         // driving downloads through the library's DownloadManager.
         .target(
             name: "BraidDaemon",
             dependencies: [
                 "Braid",
+                "BraidJSON",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -65,6 +74,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            resources: [.embedInCode("Page/page.html")],
             swiftSettings: strictSettings
         ),
 
@@ -75,6 +85,7 @@ let package = Package(
                 "Braid",
                 "BraidBench",
                 "BraidDaemon",
+                "BraidJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -107,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "BraidDaemonTests",
             dependencies: [
-                "BraidDaemon", "Braid", "BraidTestServer", "BraidTestSupport",
+                "BraidDaemon", "BraidJSON", "Braid", "BraidTestServer", "BraidTestSupport",
                 // The server's tests talk to it through real NIO clients (WebSocket, raw TCP).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -116,6 +127,11 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "BraidJSONTests",
+            dependencies: ["BraidJSON"],
             swiftSettings: strictSettings
         ),
         .testTarget(

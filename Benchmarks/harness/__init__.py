@@ -6,28 +6,32 @@ a table. See Benchmarks/README.md, "Writing a benchmark".
 """
 
 from .files import (
-    GiB, KiB, MiB, digest_of, empty_directory, format_rate, format_size, generate_file, parse_size, sparse_file,
+    GiB, KiB, MiB, digest_of, empty_directory, format_rate, format_size, generate_file, generate_files, parse_size,
+    sparse_file,
 )
 from .machine import ROOT, built, commit, describe, require_executable
 from .nginx import Location, Nginx
-from .peers import BenchFailed, Tool, braid_bench
+from .peers import BenchFailed, ListTool, Tool, braid_bench
 from .processes import Children, free_port, log, main, require_loopback, wait_for_http, wait_for_line
+from .sockets import ConnectionSampler
 from .runs import Job, Report, Run, Runner, Verdict, best, failures, median, percentile, ratio, ratio_verdict, summary
-from .source import RequestLog, Source
+from .source import Entry, FileSet, RequestLog, Source
 from .tables import print_report, print_table, table_lines
 from .testserver import TestServer
+from .timing import RequestTiming, first_body_byte, peak_connections, seconds_above, spans, waiting_share
 from .workspace import Workspace
 
 __all__ = [
-    "GiB", "KiB", "MiB", "digest_of", "empty_directory", "format_rate", "format_size", "generate_file", "parse_size",
-    "sparse_file",
+    "GiB", "KiB", "MiB", "digest_of", "empty_directory", "format_rate", "format_size", "generate_file",
+    "generate_files", "parse_size", "sparse_file",
     "ROOT", "built", "commit", "describe", "require_executable",
     "Location", "Nginx",
-    "BenchFailed", "Tool", "braid_bench",
+    "BenchFailed", "ListTool", "Tool", "braid_bench",
     "Children", "Workspace", "free_port", "log", "main", "require_loopback", "wait_for_http", "wait_for_line",
     "Job", "Report", "Run", "Runner", "Verdict", "best", "failures", "median", "percentile", "ratio", "ratio_verdict",
     "summary",
-    "RequestLog", "Source",
+    "Entry", "FileSet", "RequestLog", "Source",
     "print_report", "print_table", "table_lines",
-    "TestServer",
+    "TestServer", "ConnectionSampler",
+    "RequestTiming", "first_body_byte", "peak_connections", "seconds_above", "spans", "waiting_share",
 ]

@@ -71,6 +71,48 @@ def generate_file(path, size):
     return md5.hexdigest()
 
 
+def generate_files(directory, prefix, count, size, seed=1):
+    """`count` files of `size` deterministic, incompressible bytes, `PREFIX-00000.bin` ... in `directory`.
+
+    One keystream, cut into files, so that ten thousand files cost one `openssl` rather than ten thousand. Returns
+    [(name, size, md5 hex)]. Their digests are kept in `PREFIX.md5sums` beside them, so that a kept work directory
+    skips regeneration on the next run.
+    """
+    os.makedirs(directory, exist_ok=True)
+    width = max(5, len(str(count - 1)))
+    names = [f"{prefix}-{index:0{width}d}.bin" for index in range(count)]
+    sums_path = os.path.join(directory, f"{prefix}.md5sums")
+    if os.path.exists(sums_path):
+        with open(sums_path) as sums:
+            cached = [line.split() for line in sums if line.strip()]
+        paths = [os.path.join(directory, name) for name in names]
+        if [name for _, name in cached] == names and all(
+                os.path.exists(path) and os.path.getsize(path) == size for path in paths):
+            return [(name, size, digest) for digest, name in cached]
+    log(f"generating {count} test files of {format_size(size)} in {directory}")
+    key = f"{seed:016x}{count:08x}{size:08x}"
+    keystream = subprocess.Popen(
+        ["openssl", "enc", "-aes-128-ctr", "-nosalt", "-K", key, "-iv", "0" * 32, "-in", "/dev/zero"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    files = []
+    try:
+        for name in names:
+            block = keystream.stdout.read(size)
+            if len(block) != size:
+                raise SystemExit("openssl enc stopped early while generating test data")
+            with open(os.path.join(directory, name), "wb") as output:
+                output.write(block)
+            files.append((name, size, hashlib.md5(block).hexdigest()))
+    finally:
+        keystream.kill()
+        keystream.wait()
+    with open(sums_path, "w") as sums:
+        sums.writelines(f"{digest}  {name}\n" for name, _, digest in files)
+    return files
+
+
 def sparse_file(path, size):
     """A file of `size` zero bytes that takes no disk: a server reads its holes from the page cache."""
     with open(path, "wb") as file:

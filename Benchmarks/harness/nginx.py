@@ -2,20 +2,25 @@
 
 Locations say how a path is served: whole files, throttled per connection (`limit_rate`, strictly paced with
 `sendfile_max_chunk 64k` if asked), limited in connections per client (503 with `Retry-After` beyond), with
-extra headers or directives. Each request is one line of the access log, so a run's requests can be counted.
+extra headers or directives. Each request is one line of the access log, with the serial number of the
+connection it came on and whether that connection's TLS session was resumed, so a run's requests, connections and
+TLS handshakes can be counted; nginx's stub_status counts the connections it accepted, requests or not.
 """
 
 import os
+import re
 import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 
 from .processes import free_port, wait_for_http
-from .source import RequestLog, Source
+from .source import Entry, FileSet, RequestLog, Source
+from .timing import RequestTiming
 
 NGINX = "/usr/sbin/nginx"
 READY = "/.harness-ready"
+STATUS = "/.harness-status"
 
 
 @dataclass
@@ -47,9 +52,39 @@ class Location:
 
 
 def nginx_status(line):
-    """The status of an access log line (`$status $body_bytes_sent "$http_range" "$request"`)."""
+    """The status of an access log line (`$status $body_bytes_sent $msec $request_time $connection_time
+    "$http_range" "$request" $connection $ssl_session_reused`)."""
     fields = line.split(maxsplit=1)
     return int(fields[0]) if fields and fields[0].isdigit() else None
+
+
+def nginx_connection(line):
+    """(connection serial number, "r" | "." | "", protocol) of an access log line: its last two fields, and the
+    last word of its quoted request line."""
+    line = line.decode(errors="replace") if isinstance(line, bytes) else line
+    fields = line.rsplit(maxsplit=2)
+    if len(fields) < 3 or not fields[1].isdigit():
+        return None
+    request = fields[0].rstrip().removesuffix('"').split()
+    return int(fields[1]), fields[2] if fields[2] in ("r", ".") else "", request[-1] if request else ""
+
+
+NGINX_TIMES = re.compile(rb'^(\d+) \d+ (\d+\.\d+) (\d+\.\d+) (\d+\.\d+) "[^"]*" "(\S*)[^"]*" (\d+) ')
+
+
+def nginx_timing(line):
+    """A line's RequestTiming. `$msec` is when nginx logged the response (its end), `$request_time` the seconds
+    since it read the request's first bytes, `$connection_time` since it accepted the connection, all to the
+    millisecond. nginx logs no first-byte time: serving a file it sends the head as soon as it has read the request,
+    so the first byte is taken as the request's reading, and the timing says that it was not measured."""
+    match = NGINX_TIMES.match(line if isinstance(line, bytes) else line.encode())
+    if not match:
+        return None
+    status, finished, elapsed, connected, method, connection = match.groups()
+    received = float(finished) - float(elapsed)
+    return RequestTiming(int(connection), method.decode(errors="replace"), int(status), received, received,
+                         float(finished), connection_start=float(finished) - float(connected),
+                         first_byte_logged=False)
 
 
 def quoted(value):
@@ -79,7 +114,7 @@ class Nginx:
         self.certificate = os.path.join(directory, "cert.pem")
         self.key = os.path.join(directory, "key.pem")
         self.access_log = os.path.join(directory, "logs", "access.log")
-        self.log = RequestLog(self.access_log, nginx_status)
+        self.log = RequestLog(self.access_log, nginx_status, nginx_connection, nginx_timing)
 
     def url(self, path, tls=False):
         if tls:
@@ -89,7 +124,26 @@ class Nginx:
     def source(self, path, size, digest, tls=False, name=None, algorithm="md5"):
         """What a download of `path` fetches, for a runner to verify and count."""
         return Source(name or f"nginx {path}", self.url(path, tls), size, digest, self.log, algorithm,
-                      self.certificate if tls else None)
+                      self.certificate if tls else None, self.accepted)
+
+    def file_set(self, name, files, tls=False, algorithm="md5"):
+        """Many files to download in one run: `files` are (path on this server, saved name, size, digest)."""
+        return FileSet(name, [Entry(saved, self.url(path, tls), size, digest) for path, saved, size, digest in files],
+                       self.log, algorithm, self.certificate if tls else None, self.accepted)
+
+    def accepted(self):
+        """How many connections nginx has accepted since it started (stub_status), this question's included."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as connection:
+            connection.sendall(f"GET {STATUS} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            answer = b""
+            while chunk := connection.recv(4096):
+                answer += chunk
+        # "Active connections: 1 \nserver accepts handled requests\n 5 5 9 \nReading: ..."
+        lines = answer.split(b"\r\n\r\n", 1)[-1].decode(errors="replace").splitlines()
+        index = next((number for number, line in enumerate(lines) if line.startswith("server accepts")), None)
+        if index is None or index + 1 >= len(lines):
+            raise SystemExit(f"nginx's {STATUS} answered without its counters: {answer[:200]!r}")
+        return int(lines[index + 1].split()[0])
 
     def start(self):
         for name in ("logs", "temp"):
@@ -167,7 +221,8 @@ class Nginx:
             "    sendfile on;",
             "    tcp_nopush on;",
             "    keepalive_requests 100000;",
-            "    log_format requests '$status $body_bytes_sent \"$http_range\" \"$request\"';",
+            "    log_format requests '$status $body_bytes_sent $msec $request_time $connection_time "
+            "\"$http_range\" \"$request\" $connection $ssl_session_reused';",
             f"    access_log {quoted(self.access_log)} requests;",
         ] + [f"    {directive}" for directive in self.http_directives]
         if os.geteuid() == 0:
@@ -184,6 +239,7 @@ class Nginx:
             "        ssl_protocols TLSv1.2 TLSv1.3;",
             f"        root {quoted(self.document_root)};",
             f"        location = {READY} {{ access_log off; return 204; }}",
+            f"        location = {STATUS} {{ access_log off; stub_status; }}",
         ]
         for location in self.locations:
             lines.append(f"        location {location.match} {{")

@@ -2,14 +2,18 @@
 
 A new peer is one function returning a `Tool`; `tool.job(source)` makes the job a Runner runs. For example:
 
-    def wget2(threads=16):
-        return Tool(f"wget2 --max-threads={threads}", lambda url, output, cacert: [
-            "wget2", "-q", f"--max-threads={threads}", "-O", output,
-            *([f"--ca-certificate={cacert}"] if cacert else []), url])
+    def axel(connections):
+        return Tool(f"axel -n {connections}", lambda url, output, cacert: [
+            "axel", "-q", "-N", "-n", str(connections), "-o", output, url])
+
+A downloader of many files in one run is a `ListTool`: how it wants its list written, and its command line for
+(list file, directory, CA certificate); `tool.job(file_set, directory)` writes the list there once and makes the
+job. The makers are `braid_list`, `aria2c_list`, `wget2_list` and `curl_parallel`.
 """
 
 import json
 import os
+import re
 import shlex
 import subprocess
 from dataclasses import dataclass
@@ -56,6 +60,93 @@ def aria2c(*arguments, label=None):
         "--file-allocation=none", "-d", os.path.dirname(output), "-o", os.path.basename(output),
         "--console-log-level=warn", "--summary-interval=0",
         *([f"--ca-certificate={cacert}"] if cacert else []), url])
+
+
+def wget2(*arguments):
+    """wget2 without its config file, HSTS, HPKP or OCSP files, with ARGUMENTS (none: its defaults)."""
+    return Tool(" ".join(["wget2", *arguments]), lambda url, output, cacert: [
+        "wget2", *WGET2_QUIET, *arguments, "-O", output, *([f"--ca-certificate={cacert}"] if cacert else []), url])
+
+
+# No ~/.wget2rc, no HSTS, HPKP, OCSP or TLS session files read or written; OCSP would ask a server on the
+# Internet (the generated certificate names none, but nothing may leave 127.0.0.1).
+WGET2_QUIET = ["-q", "--no-config", "--no-hsts", "--no-hpkp", "--no-ocsp", "--no-ocsp-stapling"]
+
+
+# MARK: Many files in one run
+
+
+@dataclass
+class ListTool:
+    """A downloader of a list: `write(entries, path)` writes its list file, `command(list_path, directory,
+    cacert)` is its command line, saving every entry under its name in `directory`."""
+
+    label: str
+    write: object
+    command: object
+
+    def job(self, file_set, directory, label=None, **kwargs):
+        for entry in file_set.entries:
+            require_loopback(entry.url)
+        label = label or self.label
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-") + ".list")
+        self.write(file_set.entries, path)
+        return Job(label, lambda output: self.command(path, os.path.dirname(output), file_set.cacert), file_set,
+                   **kwargs)
+
+
+def write_lines(path, lines):
+    with open(path, "w") as file:
+        file.writelines(line + "\n" for line in lines)
+
+
+def write_url_out_list(entries, path):
+    """A URL a line, its name on an indented `out=` line: the list format of braid and of aria2c."""
+    write_lines(path, [line for entry in entries for line in (entry.url, f"  out={entry.name}")])
+
+
+def braid_list(binary, *arguments, label=None):
+    """`braid -i LIST -d DIR ARGUMENTS`; the label is `braid -i list ARGUMENTS` without -q unless given."""
+    shown = " ".join(argument for argument in arguments if argument != "-q")
+    return ListTool(label or f"braid -i list {shown}".strip(), write_url_out_list, lambda path, directory, cacert: [
+        binary, "-i", path, "-d", directory, *arguments, *(["--cacert", cacert] if cacert else [])])
+
+
+def aria2c_list(*arguments, label=None):
+    """`aria2c -i LIST -d DIR ARGUMENTS` without its config file (the list names each file with `out=`)."""
+    return ListTool(label or " ".join(["aria2c -i list", *arguments]), write_url_out_list,
+                    lambda path, directory, cacert: [
+                        "aria2c", "--no-conf=true", "-i", path, "-d", directory, *arguments,
+                        "--allow-overwrite=true", "--auto-file-renaming=false", "--file-allocation=none",
+                        "--console-log-level=warn", "--summary-interval=0", "--download-result=hide",
+                        *([f"--ca-certificate={cacert}"] if cacert else [])])
+
+
+def wget2_list(*arguments, label=None):
+    """`wget2 -i LIST -P DIR ARGUMENTS`: a URL a line, each file saved under the URL's last segment."""
+    return ListTool(label or " ".join(["wget2 -i list", *arguments]),
+                    lambda entries, path: write_lines(path, [entry.url for entry in entries]),
+                    lambda path, directory, cacert: [
+                        "wget2", *WGET2_QUIET, "-i", path, "-P", directory, "--no-directories", *arguments,
+                        *([f"--ca-certificate={cacert}"] if cacert else [])])
+
+
+def write_curl_config(entries, path):
+    """A curl config file (`-K`): a `url` and an `output` line per entry."""
+    def quoted(text):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    write_lines(path, [line for entry in entries
+                       for line in (f"url = {quoted(entry.url)}", f"output = {quoted(entry.name)}")])
+
+
+def curl_parallel(*arguments, label=None):
+    """`curl --parallel -K CONFIG --output-dir DIR ARGUMENTS`, failing on HTTP errors (`-f`)."""
+    return ListTool(label or " ".join(["curl --parallel", *arguments]), write_curl_config,
+                    lambda path, directory, cacert: [
+                        "curl", "-q", "-sS", "-f", "--parallel", *arguments, "--output-dir", directory, "-K", path,
+                        *(["--cacert", cacert] if cacert else [])])
 
 
 class BenchFailed(Exception):

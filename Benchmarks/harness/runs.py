@@ -2,16 +2,18 @@
 
 Commands alternate (A B C A B C ...) so that drift in the machine's state hits all of them alike. Each run
 downloads into an empty directory, after an untimed `sync` so that one run's write-back is not charged to the
-next, and a run whose exit status is not 0 or whose file does not match the source's digest is FAILED and left
-out of the statistics.
+next, and a run whose exit status is not 0 or whose file does not match the source's digest (for a FileSet: any
+file missing, different or unexpected) is FAILED and left out of the statistics.
 """
 
 import os
 import statistics
+import urllib.parse
 from dataclasses import dataclass, field
 
 from .files import MiB, digest_of, empty_directory
 from .processes import log
+from .sockets import ConnectionSampler
 
 
 @dataclass
@@ -24,8 +26,16 @@ class Run:
     rss_kib: int = 0  # the tool's peak RSS (GNU time)
     requests: int = 0  # requests the server logged during the run
     refusals: int = 0  # of which 429 or 5xx
+    connections: int = None  # distinct connections the logged requests came on, where the server logs them
+    tls_new: int = None  # of those, connections with a new TLS session (a full handshake)
+    tls_resumed: int = None  # ... with a resumed one
+    accepted: int = None  # connections the server accepted during the run, requests or not (nginx stub_status)
+    protocols: str = ""  # the protocols of the logged requests: "HTTP/1.1", "HTTP/2.0"
     error: str = ""
     stdout: bytes = b""
+    started: float = 0.0  # when the command was started, on the wall clock (time.time()), as the servers log
+    timings: list = None  # the run's requests as harness.RequestTiming, where the server logs their times
+    sockets: object = None  # a stopped harness.ConnectionSampler: the server's open connections during the run
 
 
 @dataclass
@@ -64,13 +74,15 @@ def median(job, metric="wall"):
 class Runner:
     """Runs jobs into `directory`/out, one at a time; failed runs' stderr is kept in `directory`/failed-runs."""
 
-    def __init__(self, children, directory, timeout=None, rss=True):
+    def __init__(self, children, directory, timeout=None, rss=True, sample_connections=None):
         self.children = children
         self.directory = directory
         self.output_directory = os.path.join(directory, "out")
         # Seconds before a run is killed: a number, or a function of the size (default 30 s + 1 s per 4 MiB).
         self.timeout = timeout or (lambda size: 30 + size / (4 * MiB))
         self.rss = rss
+        # Seconds between two counts of the server's open connections during a run (None: not counted).
+        self.sample_connections = sample_connections
 
     def seconds_allowed(self, size):
         return self.timeout(size) if callable(self.timeout) else self.timeout
@@ -99,16 +111,35 @@ class Runner:
         stdout_path = os.path.join(self.directory, "run.stdout")
         stderr_path = os.path.join(self.directory, "run.stderr")
         offset = source.log.size() if source.log else 0
-        with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
-            exited = self.children.run(job.argv(output), timeout, stdout, stderr, cwd=self.output_directory,
-                                       rss=self.rss)
+        accepted_before = source.accepted() if getattr(source, "accepted", None) else None
+        sampler = None
+        if self.sample_connections and (port := urllib.parse.urlsplit(getattr(source, "url", "")).port):
+            sampler = ConnectionSampler(port, self.sample_connections).start()
+        try:
+            with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
+                exited = self.children.run(job.argv(output), timeout, stdout, stderr, cwd=self.output_directory,
+                                           rss=self.rss)
+        finally:
+            if sampler:
+                sampler.stop()
         requests, refusals = source.log.requests_since(offset) if source.log else (0, 0)
+        connections = source.log.connections_since(offset, settle=False) if source.log else None
         with open(stdout_path, "rb") as stdout:
             printed = stdout.read()
         with open(stderr_path, "rb") as stderr:
             error_text = stderr.read().decode(errors="replace").strip()
         run = Run(ok=False, wall=exited.wall, cpu=exited.cpu, rss_kib=exited.rss_kib, requests=requests,
-                  refusals=refusals, stdout=printed)
+                  refusals=refusals, stdout=printed, started=exited.started)
+        if source.log and source.log.timing_of:
+            run.timings = source.log.timings_since(offset, settle=False)
+        run.sockets = sampler
+        if connections is not None:
+            run.connections, run.tls_new, run.tls_resumed = connections.count, connections.tls_new, \
+                connections.tls_resumed
+            run.protocols = connections.protocols
+        if accepted_before is not None:
+            # The second question's own connection is in the count; the first's was already in accepted_before.
+            run.accepted = source.accepted() - accepted_before - 1
         if exited.timed_out:
             run.error = f"timed out after {timeout:.0f} s"
         elif exited.code != 0:
@@ -117,6 +148,8 @@ class Runner:
         elif job.checks_stdout:
             if source.digest not in printed.decode(errors="replace"):
                 run.error = f"printed digest does not match: {printed.decode(errors='replace').strip()[:120]}"
+        elif hasattr(source, "verify"):
+            run.error = source.verify(self.output_directory)
         elif (written := self.written(output)) is None:
             run.error = "exit 0 but no output file"
         elif (actual := digest_of(written, source.algorithm)) != source.digest:
@@ -179,18 +212,26 @@ def percentile(samples, fraction):
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-def summary(jobs):
-    """(header, rows): each job's verified runs, median/min/max wall, throughput, CPU, RSS and requests."""
+def summary(jobs, connections=False, columns=()):
+    """(header, rows): each job's verified runs, median/min/max wall, throughput, CPU, RSS and requests.
+
+    With `connections`, the medians of the connections the requests came on, of those the server accepted, and of
+    new and resumed TLS sessions, and the protocols of the last verified run's requests. `columns` are more:
+    (header, function(job) -> text).
+    """
     header = ["tool", "ok", "median s", "min s", "max s", "MiB/s", "median CPU s", "median RSS MiB", "requests"]
+    if connections:
+        header += ["connections", "accepted", "TLS new/resumed", "protocol"]
+    header += [name for name, _ in columns]
     rows = []
     for job in jobs:
         walls = values(job)
         ok = f"{len(walls)}/{len(job.runs)}"
         if not walls:
-            rows.append([job.label, ok, "FAILED", "", "", "", "", "", ""])
+            rows.append([job.label, ok, "FAILED"] + [""] * (len(header) - 3))
             continue
         requests = median(job, "requests")
-        rows.append([
+        row = [
             job.label,
             ok,
             f"{statistics.median(walls):.3f}",
@@ -200,8 +241,27 @@ def summary(jobs):
             f"{median(job, 'cpu'):.3f}",
             f"{median(job, 'rss_kib') / 1024:.1f}",
             f"{requests:.0f}" if requests else "-",
-        ])
+        ]
+        if connections:
+            new, resumed = measured_median(job, "tls_new"), measured_median(job, "tls_resumed")
+            row += [
+                count_text(measured_median(job, "connections")),
+                count_text(measured_median(job, "accepted")),
+                f"{count_text(new)}/{count_text(resumed)}" if new or resumed else "-",
+                job.successes()[-1].protocols or "-",
+            ]
+        rows.append(row + [function(job) for _, function in columns])
     return header, rows
+
+
+def measured_median(job, metric):
+    """The median of `metric` over the verified runs that measured it (not None), or None."""
+    measured = [value for value in values(job, metric) if value is not None]
+    return statistics.median(measured) if measured else None
+
+
+def count_text(value):
+    return "-" if value is None else f"{value:g}"
 
 
 def failures(jobs):
@@ -220,6 +280,8 @@ class Report:
     verdicts: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     skipped: str = ""
+    connections: bool = False  # the table shows connections and TLS sessions (see summary)
+    columns: list = field(default_factory=list)  # more columns: (header, function(job) -> text)
 
     def failed(self):
         return any(verdict.status == "FAIL" for verdict in self.verdicts)

@@ -30,7 +30,7 @@ def print_report(report, markdown=False):
     if report.skipped:
         print(f"Skipped: {report.skipped}" if markdown else f"skipped: {report.skipped}")
         return
-    print_table(*summary(report.jobs), markdown=markdown)
+    print_table(*summary(report.jobs, report.connections, report.columns), markdown=markdown)
     if markdown:
         print()
     for line in failures(report.jobs):

@@ -1,4 +1,4 @@
-@_spi(Bench) import Braid
+import Braid
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

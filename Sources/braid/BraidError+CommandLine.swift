@@ -30,6 +30,8 @@ extension BraidError.Remedy {
         case .allowRedirectScheme: "allow it with --proto-redir"
         case .saveIntoDirectory: inList ? "name a file inside it with out=" : "use -d to save into it"
         case .repair: "run again with --repair to fetch it again and rewrite only the bytes that differ"
+        case .objectStoreCredentials: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"
+        case .objectStoreRegion: "set AWS_REGION to the bucket's region"
         default: nil
         }
     }

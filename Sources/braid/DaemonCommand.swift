@@ -145,7 +145,7 @@ struct DaemonCommand: AsyncParsableCommand {
                 directory: directory.root,
                 sessionPath: session ?? directory.root + "/.braid-session",
                 limits: .init(
-                    concurrentDownloads: concurrentDownloads,
+                    concurrentDownloads: .fixed(concurrentDownloads),
                     maximumConnections: max(48, maxConnectionsPerHost),
                     maximumConnectionsPerHost: maxConnectionsPerHost,
                     overallRateLimit: maxOverallLimit?.bytesPerSecond

@@ -38,8 +38,13 @@ extension DownloadArguments {
     ) async throws {
         if request.insecure { observer.notice("warning: --insecure: TLS certificates are not verified") }
 
+        let concurrency: DownloadManager.Concurrency
+        switch concurrentDownloads {
+        case let .fixed(count): concurrency = .fixed(count)
+        case .automatic: concurrency = .automatic
+        }
         let limits = DownloadManager.Limits(
-            concurrentDownloads: concurrentDownloads,
+            concurrentDownloads: concurrency,
             maximumConnections: maxConnections,
             maximumConnectionsPerHost: maxConnectionsPerHost ?? 16,
             overallRateLimit: maxOverallLimit?.bytesPerSecond

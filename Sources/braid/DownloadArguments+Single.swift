@@ -23,10 +23,12 @@ extension DownloadArguments {
     }
 
     /// Runs one download and returns where the file is and the server's `Content-Type` for it; a failure is
-    /// reported and thrown as the exit status.
-    func runOne(_ url: String, options base: DownloadOptions, as item: DownloadItem) async throws -> (
-        path: String, contentType: String?
-    ) {
+    /// reported and thrown as the exit status, after `explain` has said it better if it can (an object store's
+    /// reason for a refusal).
+    func runOne(
+        _ url: String, options base: DownloadOptions, as item: DownloadItem,
+        explain: @Sendable (BraidError) async -> BraidError = { $0 }
+    ) async throws -> (path: String, contentType: String?) {
         var options = base
         // One download: the overall limit is simply another limit on it.
         if let overall = maxOverallLimit?.bytesPerSecond {
@@ -42,7 +44,7 @@ extension DownloadArguments {
             let writer = JSONEventWriter(inList: false, progressInterval: .seconds(progressInterval))
             if request.insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
             let outcome = await DownloadOutcome.run(download, as: item, reportingTo: writer)
-            failure = outcome.error
+            if let error = outcome.error { failure = await explain(error) } else { failure = nil }
             if case let .success(result) = outcome.result { finished = (result.path, outcome.contentType) }
             if let failure { StandardStreams.error("braid: \(failure.commandLineMessage())\n") }
         } else {
@@ -63,7 +65,7 @@ extension DownloadArguments {
                 finished = (result.path, nil)
                 failure = nil
             } catch {
-                failure = error
+                failure = await explain(error)
             }
             let contentType = await reporting.value
             finished?.contentType = contentType

@@ -10,7 +10,10 @@ import Logging
 /// `braid get URL`, which `braid URL` is.
 struct DownloadArguments: ParsableArguments {
     @Argument(
-        help: "The http or https URL to download, or a Metalink file (.meta4, .metalink) whose files to download."
+        help: ArgumentHelp(
+            "The http or https URL to download, a Metalink file (.meta4, .metalink) whose files to download, or an "
+                + "S3 object (s3://BUCKET/KEY) or every object below a prefix (s3://BUCKET/PREFIX/), signed with "
+                + "the AWS_* environment variables.")
     )
     var url: String?
 
@@ -49,13 +52,17 @@ struct DownloadArguments: ParsableArguments {
             valueName: "N|auto"
         )
     )
-    var connections = ConnectionCount.fixed(8)
+    var connections = CountArgument.fixed(8)
 
     @Option(
         name: [.customShort("j"), .customLong("concurrent-downloads"), .customLong("max-concurrent-downloads")],
-        help: ArgumentHelp("With -i: downloads at a time.", valueName: "N")
+        help: ArgumentHelp(
+            "With -i: downloads at a time, or 'auto' to start the next one whenever the connection caps leave room "
+                + "for it: small files about 16 at a time from one host, large ones fewer, never more than 64.",
+            valueName: "N|auto"
+        )
     )
-    var concurrentDownloads = 3
+    var concurrentDownloads = CountArgument.automatic
 
     @Option(help: ArgumentHelp("With -i: connections across all downloads.", valueName: "N"))
     var maxConnections = 48
@@ -140,6 +147,22 @@ struct DownloadArguments: ParsableArguments {
         (metalinkLocation ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }
     }
 
+    @Option(
+        help: ArgumentHelp(
+            "With an s3:// prefix: download only the objects whose key below the prefix matches GLOB (repeatable; "
+                + "'*' matches '/' too, '?', '[a-z]').",
+            valueName: "GLOB")
+    )
+    var include: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "With an s3:// prefix: skip the objects whose key below the prefix matches GLOB (repeatable); an exclude "
+                + "wins over an include.",
+            valueName: "GLOB")
+    )
+    var exclude: [String] = []
+
     @OptionGroup var request: RequestArguments
 
     @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
@@ -212,13 +235,13 @@ struct DownloadArguments: ParsableArguments {
             throw ValidationError("give either --checksum or --checksum-file, not both")
         }
         if output != nil && directory != nil { throw ValidationError("use either -o FILE or -d DIR, not both") }
+        try validateObjectStore()
         if !(progressInterval > 0 && progressInterval <= 86400) {
             throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
         }
-        if !(progressInterval > 0 && progressInterval <= 86400) {
-            throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
+        if case let .fixed(count) = concurrentDownloads, count < 1 {
+            throw ValidationError("-j must be at least 1 or auto, got \(count)")
         }
-        if concurrentDownloads < 1 { throw ValidationError("-j must be at least 1, got \(concurrentDownloads)") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
         if serverStats != nil && noServerStats {
             throw ValidationError("--server-stats and --no-server-stats contradict each other")
@@ -257,6 +280,8 @@ struct DownloadArguments: ParsableArguments {
         try await withLogger(CommandLogger.make(verbosity: verbose)) { _ in
             if let inputFile {
                 try await runList(inputFile)
+            } else if let url, ObjectStoreLocation.isObjectStoreURL(url) {
+                try await runObjectStore(url)
             } else if let url, Self.isLocalMetalink(url) || (metalink && !url.contains("://")) {
                 try await runMetalink(readingAt: url, from: .local)
             } else if let url {

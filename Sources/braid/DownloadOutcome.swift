@@ -47,23 +47,12 @@ struct DownloadOutcome: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let reporting = Task { [events = download.events] in
-            var path: String?
-            var started = false
-            var contentType: String?
+            var tracker = Tracker()
             for await event in events {
-                switch event {
-                case let .started(resource, startedPath, _):
-                    path = startedPath
-                    started = true
-                    contentType = resource.contentType
-                case let .completed(result):
-                    path = result.path
-                default:
-                    break
-                }
+                tracker.note(event)
                 observer.handle(event, of: item)
             }
-            return (path, started, contentType)
+            return tracker
         }
         let result: Result<DownloadResult, BraidError>
         do {
@@ -71,17 +60,7 @@ struct DownloadOutcome: Sendable {
         } catch {
             result = .failure(error)
         }
-        let (path, started, contentType) = await reporting.value
-        let outcome = DownloadOutcome(
-            item: item,
-            path: path,
-            result: result,
-            // Only an existing file verified in place, or one as new as the server's, completes without ever
-            // starting a transfer.
-            skipped: !started && (try? result.get()) != nil,
-            seconds: (clock.now - start).seconds,
-            contentType: contentType
-        )
+        let outcome = await reporting.value.outcome(of: item, result, seconds: (clock.now - start).seconds)
         observer.finished(outcome)
         return outcome
     }

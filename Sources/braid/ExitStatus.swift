@@ -1,6 +1,6 @@
 import Braid
 
-/// The `braid` command's exit statuses, as documented in the README.
+/// The `braid` command's exit statuses, as documented in `docs/manual/exit-codes.md`.
 enum ExitStatus: Int32 {
     case success = 0
     case failure = 1

@@ -1,8 +1,10 @@
 import Braid
+import BraidJSON
 import Synchronization
 
 /// What `--json` prints on stdout: newline-delimited JSON, one object per line, whose `event` field says what
-/// happened. The schema is documented in the README ("Machine-readable progress").
+/// happened. The schema is documented in `docs/manual/json.md`; each line's keys come in the order written there,
+/// `event` first, and its numbers with three digits after the point.
 ///
 /// Every line has `event` and `time` (seconds since the command started); every line about one download has its
 /// `id` (its position in the list, 1 for a single URL) and `url`. `progress` is written about once a second per
@@ -115,7 +117,7 @@ final class JSONEventWriter: ListObserver {
     }
 
     func listFinished(_ outcomes: [DownloadOutcome], status: Int32, seconds: Double) {
-        let files: [JSONValue] = outcomes.map { outcome in
+        let files: [JSON] = outcomes.map { outcome in
             var fields =
                 Self.identify(outcome.item) + [
                     ("path", .string(outcome.path)),
@@ -143,7 +145,7 @@ final class JSONEventWriter: ListObserver {
         )
     }
 
-    private func writeProgress(_ progress: DownloadProgress, id: [(String, JSONValue)], of item: DownloadItem) {
+    private func writeProgress(_ progress: DownloadProgress, id: [(String, JSON)], of item: DownloadItem) {
         let now = clock.now
         let due = lastProgress.withLock { last in
             if let previous = last[item.id], now - previous < progressInterval { return false }
@@ -151,7 +153,7 @@ final class JSONEventWriter: ListObserver {
             return true
         }
         guard due else { return }
-        let segments: [JSONValue] = progress.segments.map { segment in
+        let segments: [JSON] = progress.segments.map { segment in
             .object([
                 ("start", .integer(segment.start)),
                 // A stream of unknown length has no end yet.
@@ -161,7 +163,7 @@ final class JSONEventWriter: ListObserver {
             ])
         }
         // With -n auto: the count it aims for now, and why.
-        let adaptive: [(String, JSONValue)] =
+        let adaptive: [(String, JSON)] =
             progress.targetConnections.map { target in
                 [("target", .integer(Int64(target))), ("reason", .string(progress.connectionsReason))]
             } ?? []
@@ -178,28 +180,28 @@ final class JSONEventWriter: ListObserver {
         )
     }
 
-    private func write(_ event: String, _ fields: [(String, JSONValue)]) {
+    private func write(_ event: String, _ fields: [(String, JSON)]) {
         // Under the lock, so that lines written by different downloads' tasks never interleave and their times
         // never go backwards.
         lastProgress.withLock { _ in
             let time = (clock.now - start).seconds
-            StandardStreams.output(
-                JSONValue.object([("event", .string(event)), ("time", .number(time))] + fields).text + "\n")
+            let line = JSON.object([("event", .string(event)), ("time", .number(time))] + fields)
+            StandardStreams.output(line.text(numbers: .fixed(digits: 3)) + "\n")
         }
     }
 
-    private static func identify(_ item: DownloadItem) -> [(String, JSONValue)] {
+    private static func identify(_ item: DownloadItem) -> [(String, JSON)] {
         [("id", .integer(Int64(item.id))), ("url", .string(PrintableText.sanitised(item.url)))]
     }
 
     /// Byte ranges as `[{"offset": …, "length": …}, …]`, or `null` for nil.
-    private static func ranges(_ ranges: [Range<Int64>]?) -> JSONValue {
+    private static func ranges(_ ranges: [Range<Int64>]?) -> JSON {
         guard let ranges else { return .null }
         return .array(
             ranges.map { .object([("offset", .integer($0.lowerBound)), ("length", .integer(Int64($0.count)))]) })
     }
 
-    private func describe(_ error: BraidError) -> [(String, JSONValue)] {
+    private func describe(_ error: BraidError) -> [(String, JSON)] {
         [
             ("code", .string(error.code.description)),
             ("exit", .integer(Int64(ExitStatus(error.code).rawValue))),

@@ -2,7 +2,7 @@ import Braid
 
 /// What a list run reports, whether to a person (`ListReporter`) or to a program (`JSONEventWriter`).
 ///
-/// Calls for one download arrive in order; calls for different downloads may come from different tasks at once.
+/// Calls for one download arrive in order; those of a list's downloads interleave, from one task.
 protocol ListObserver: Sendable {
     /// Something to say that is not about one download, such as the `--insecure` warning.
     func notice(_ message: String)

@@ -1,26 +1,50 @@
 import Braid
 import Synchronization
 
-/// Shows a list run on stderr: a line each time a download changes state, a live line with the totals on a
-/// terminal, and a table of every file and its outcome at the end.
+/// Shows a list run on stderr: one status line for the whole list (files done of all, bytes, speed, time left),
+/// redrawn in place on a terminal and written as a plain line every few seconds elsewhere; a line of its own for
+/// each failure, notice and retry as it happens; and a summary at the end.
 final class ListReporter: ListObserver {
+    /// A running download as the status line counts it.
+    private struct Running {
+        var progress: DownloadProgress?
+        /// Bytes it had on disk when it started, which this run did not fetch.
+        var resumed: Int64 = 0
+        var total: Int64?
+    }
+
     private struct State {
         var count = 0
         var finished = 0
-        var running: [Int: DownloadProgress] = [:]
+        var failed = 0
+        /// Bytes of the files finished, and how many of them this run fetched.
+        var finishedBytes: Int64 = 0
+        var finishedFetched: Int64 = 0
+        /// Finished and started files whose length is known: their count and bytes, to guess the others'.
+        var known = (count: 0, bytes: Int64(0))
+        var running: [Int: Running] = [:]
         var names: [Int: String] = [:]
-        var lastLive: ContinuousClock.Instant?
+        /// When the status line was last shown (or the list started).
+        var lastLine: ContinuousClock.Instant
+        /// Bytes fetched so far, sampled over the last few seconds, for the speed.
+        var samples: [(time: ContinuousClock.Instant, fetched: Int64)] = []
     }
+
+    /// Longer lists list only their failures in the summary table: a thousand rows would bury them.
+    static let fullTableLimit = 20
 
     private let quiet: Bool
     private let statusLine = StatusLine()
-    private var isTerminal: Bool { statusLine.isTerminal }
     private let clock = ContinuousClock()
-    private let liveInterval: Duration = .milliseconds(200)
-    private let state = Mutex(State())
+    /// How often the status line is shown: redrawn on a terminal, a new line elsewhere.
+    private let interval: Duration
+    private let speedWindow: Duration = .seconds(5)
+    private let state: Mutex<State>
 
     init(quiet: Bool) {
         self.quiet = quiet
+        interval = statusLine.isTerminal ? .milliseconds(200) : .seconds(5)
+        state = Mutex(State(lastLine: clock.now))
     }
 
     func notice(_ message: String) {
@@ -32,71 +56,74 @@ final class ListReporter: ListObserver {
     }
 
     func listStarted(_ items: [DownloadItem], limits: DownloadManager.Limits, directory: String) {
-        state.withLock { $0.count = items.count }
+        state.withLock {
+            $0.count = items.count
+            $0.lastLine = clock.now
+        }
         let files = items.count == 1 ? "1 file" : "\(items.count) files"
-        line(
-            "Downloading \(files) into \(PrintableText.escapingControlCharacters(directory)), "
-                + "\(limits.concurrentDownloads) at a time "
-                + "(at most \(limits.maximumConnections) connections, \(limits.maximumConnectionsPerHost) per host)"
-        )
+        let caps = "\(limits.maximumConnections) connections, \(limits.maximumConnectionsPerHost) per host"
+        let pace: String
+        switch limits.concurrentDownloads {
+        case let .fixed(count): pace = "\(count) at a time (at most \(caps))"
+        case .automatic: pace = "as many at a time as the connections allow (at most \(caps))"
+        }
+        line("Downloading \(files) into \(PrintableText.escapingControlCharacters(directory)), \(pace)")
     }
 
     func handle(_ event: DownloadEvent, of item: DownloadItem) {
         switch event {
-        case let .state(state):
-            switch state {
-            case .probing: line("\(tag(item)) probing \(PrintableText.sanitised(item.url))")
-            case .paused: line("\(tag(item)) paused \(name(item))")
-            case .verifying: line("\(tag(item)) verifying \(name(item))")
-            // `downloading` is announced with the size by `.started`; the final states by `finished(_:)`.
-            case .queued, .downloading, .completed, .failed, .cancelled: break
-            }
         case let .started(resource, path, resumedBytes):
             let name = PrintableText.escapingControlCharacters(path.split(separator: "/").last.map(String.init) ?? path)
-            state.withLock { $0.names[item.id] = name }
-            let size = resource.length.map(Formatting.bytes) ?? "unknown size"
-            let resuming = resumedBytes > 0 ? ", resuming at \(Formatting.bytes(resumedBytes))" : ""
-            let mode = resource.isSegmentable ? "" : ", single stream"
-            line("\(tag(item)) downloading \(name) (\(size)\(resuming)\(mode))")
+            state.withLock { state in
+                state.names[item.id] = name
+                if state.running[item.id]?.total == nil, let length = resource.length {
+                    state.known.count += 1
+                    state.known.bytes += length
+                }
+                state.running[item.id] = Running(progress: nil, resumed: resumedBytes, total: resource.length)
+            }
         case let .progress(progress):
-            state.withLock { $0.running[item.id] = progress }
-            showLiveLine()
+            state.withLock { $0.running[item.id, default: Running()].progress = progress }
+            showStatus()
         case let .retry(reason, delay):
             line("\(tag(item)) \(name(item)): retrying in \(Formatting.fixed(delay, digits: 1)) s: \(reason)")
         case let .notice(message):
             line("\(tag(item)) \(name(item)): \(message)")
-        case .completed:
+        case .state, .completed:
             break
         }
     }
 
     func finished(_ outcome: DownloadOutcome) {
         state.withLock { state in
+            let running = state.running.removeValue(forKey: outcome.item.id)
             state.finished += 1
-            state.running[outcome.item.id] = nil
-        }
-        switch outcome.result {
-        case let .success(result):
-            if outcome.skipped {
-                line("\(tag(outcome.item)) skipped \(outcome.name): \(outcome.skipReason)")
-            } else {
-                line(
-                    "\(tag(outcome.item)) completed \(outcome.name) (\(Formatting.bytes(result.bytes)), "
-                        + "\(Self.verification(result)), \(Formatting.fixed(result.seconds, digits: 1)) s)"
-                )
+            switch outcome.result {
+            case let .success(result):
+                state.finishedBytes += result.bytes
+                state.finishedFetched += result.fetchedBytes
+                if running?.total == nil {
+                    state.known.count += 1
+                    state.known.bytes += result.bytes
+                }
+            case .failure:
+                state.failed += 1
             }
-        case let .failure(error):
+        }
+        if case let .failure(error) = outcome.result {
             line(
                 "braid: \(tag(outcome.item)) \(outcome.name): \(error.commandLineMessage(inList: true))",
                 evenIfQuiet: true
             )
         }
+        showStatus()
     }
 
     func listFinished(_ outcomes: [DownloadOutcome], status: Int32, seconds: Double) {
         guard !quiet else { return }
-        var text = Self.table(outcomes)
         let failed = outcomes.filter { $0.error != nil }
+        let rows = outcomes.count <= Self.fullTableLimit ? outcomes : failed
+        var text = rows.isEmpty ? "" : Self.table(rows)
         for outcome in failed {
             text += "\(outcome.name): \(outcome.error?.commandLineMessage(inList: true) ?? "")\n"
         }
@@ -106,13 +133,17 @@ final class ListReporter: ListObserver {
         statusLine.print(text)
     }
 
-    /// The summary table: file, outcome, size and time, one row per download in list order.
+    /// The summary table: file, outcome (with the bytes an earlier run left, when it resumed), size and time, one
+    /// row per download in list order.
     static func table(_ outcomes: [DownloadOutcome]) -> String {
         let header = ["file", "outcome", "size", "time"]
         let rows: [[String]] = outcomes.map { outcome in
             switch outcome.result {
             case let .success(result):
-                let what = outcome.skipped ? "skipped (\(outcome.skipReason))" : "completed (\(verification(result)))"
+                let resumed = result.resumedBytes > 0 ? "; \(Formatting.bytes(result.resumedBytes)) resumed" : ""
+                let what =
+                    outcome.skipped
+                    ? "skipped (\(outcome.skipReason))" : "completed (\(result.verification)\(resumed))"
                 return [
                     outcome.name, what, Formatting.bytes(result.bytes),
                     Formatting.fixed(outcome.seconds, digits: 1) + " s",
@@ -135,10 +166,6 @@ final class ListReporter: ListObserver {
         return text
     }
 
-    private static func verification(_ result: DownloadResult) -> String {
-        result.verification
-    }
-
     /// `[2/5]`: the download's place in the list.
     private func tag(_ item: DownloadItem) -> String {
         "[\(item.id)/\(state.withLock { $0.count })]"
@@ -148,28 +175,49 @@ final class ListReporter: ListObserver {
         state.withLock { $0.names[item.id] } ?? item.name
     }
 
-    /// On a terminal, the totals of the running downloads, redrawn at most five times a second.
-    private func showLiveLine() {
-        guard isTerminal, !quiet else { return }
+    /// The status line, when one is due: live on a terminal, a permanent line every few seconds elsewhere. The
+    /// first comes one interval after the list started, so a list that is over sooner shows none.
+    private func showStatus() {
+        guard !quiet else { return }
         let now = clock.now
         let text = state.withLock { state -> String? in
-            if let last = state.lastLive, now - last < liveInterval { return nil }
-            state.lastLive = now
-            let progress = Array(state.running.values)
-            let done = progress.reduce(Int64(0)) { $0 + $1.downloadedBytes }
-            let speed = progress.reduce(0.0) { $0 + $1.bytesPerSecond }
-            var text = "\(state.finished)/\(state.count) done, \(progress.count) running  \(Formatting.bytes(done))"
-            var eta = ""
-            if progress.allSatisfy({ $0.totalBytes != nil }) {
-                let total = progress.reduce(Int64(0)) { $0 + ($1.totalBytes ?? 0) }
-                text += "/" + Formatting.bytes(total)
-                if speed > 0 { eta = "  ETA " + Formatting.duration(Double(max(0, total - done)) / speed) }
+            let fetched =
+                state.finishedFetched
+                + state.running.values.reduce(Int64(0)) {
+                    $0 + max(0, ($1.progress?.downloadedBytes ?? 0) - $1.resumed)
+                }
+            state.samples.append((now, fetched))
+            if let first = state.samples.first, now - first.time > speedWindow, state.samples.count > 1 {
+                state.samples.removeFirst(state.samples.firstIndex { now - $0.time <= speedWindow } ?? 0)
             }
-            text += "  \(Formatting.bytes(Formatting.integer(speed)))/s" + eta
-            text += "  \(progress.reduce(0) { $0 + $1.activeConnections }) conn"
-            return text
+            guard now - state.lastLine >= interval else { return nil }
+            state.lastLine = now
+            return Self.status(state, fetched: fetched, now: now)
         }
-        if let text { statusLine.showLive(text) }
+        guard let text else { return }
+        if statusLine.isTerminal { statusLine.showLive(text) } else { statusLine.print(text) }
+    }
+
+    /// `12/30 files  4.0 MiB/~9.8 MiB  3.1 MiB/s  ETA 2s  16 running`: the total is marked `~` while the length of
+    /// some files is guessed as the mean of those known so far.
+    private static func status(_ state: State, fetched: Int64, now: ContinuousClock.Instant) -> String {
+        var text = "\(state.finished)/\(state.count) files"
+        if state.failed > 0 { text += " (\(state.failed) failed)" }
+        let running = state.running.values
+        let done = state.finishedBytes + running.reduce(Int64(0)) { $0 + ($1.progress?.downloadedBytes ?? 0) }
+        text += "  " + Formatting.bytes(done)
+        let guessed = state.count - state.finished - running.filter { $0.total != nil }.count
+        let mean = state.known.count > 0 ? state.known.bytes / Int64(state.known.count) : nil
+        var total: Int64? = state.finishedBytes + running.reduce(Int64(0)) { $0 + ($1.total ?? 0) }
+        if guessed > 0 { total = mean.map { total! + Int64(guessed) * $0 } }
+        if let total { text += "/" + (guessed > 0 ? "~" : "") + Formatting.bytes(total) }
+        var speed = 0.0
+        if let first = state.samples.first, now - first.time > .zero {
+            speed = Double(fetched - first.fetched) / (now - first.time).seconds
+        }
+        text += "  \(Formatting.bytes(Formatting.integer(speed)))/s"
+        if let total, speed > 0 { text += "  ETA " + Formatting.duration(Double(max(0, total - done)) / speed) }
+        return text + "  \(running.count) running"
     }
 
     private func line(_ message: String, evenIfQuiet: Bool = false) {

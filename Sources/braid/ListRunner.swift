@@ -1,19 +1,17 @@
 import Braid
-import Synchronization
 
-/// Runs the entries of a list, `limits.concurrentDownloads` at a time, with their connections counted against
-/// one `DownloadManager`'s caps, and tells an observer about each download as it goes. A failing download does
-/// not stop the others.
-///
-/// It starts the downloads itself rather than through `DownloadManager.run`, which returns every outcome only at
-/// the end: the output reports each failure as it happens.
+/// Runs the entries of a list on one `DownloadManager` (`limits.concurrentDownloads` at a time, their connections
+/// counted against its caps), and tells an observer about each download as its events arrive, so that each failure
+/// is reported as it happens. A failing download does not stop the others.
 final class ListRunner: Sendable {
     /// The list's downloads, in list order.
     let items: [DownloadItem]
     let limits: DownloadManager.Limits
-    private let downloads: [Download]
+    private let manager: DownloadManager
+    /// The downloads, in list order; nil for a job refused before it could be one (`Job.refusal`).
+    private let downloads: [Download?]
+    private let refusals: [BraidError?]
     private let observer: any ListObserver
-    private let interrupted = Mutex(false)
 
     /// One download of the run: how the output names it, and what `Download` is given.
     struct Job {
@@ -22,6 +20,9 @@ final class ListRunner: Sendable {
         let options: DownloadOptions
         /// Names the download in the library's log lines, such as `line 3` of a list.
         let label: String
+        /// Why this entry is not downloaded at all (an object whose key cannot be a file below the directory): it
+        /// is reported as failed with this error, and the others run.
+        var refusal: BraidError? = nil
     }
 
     /// - Parameter options: what every download shares; each entry adds its destination, mirrors, digest,
@@ -43,8 +44,12 @@ final class ListRunner: Sendable {
     /// Runs `jobs`, whose items are numbered from 1 in order, such as the files of a Metalink.
     init(jobs: [Job], limits: DownloadManager.Limits, observer: any ListObserver) {
         let manager = DownloadManager(limits: limits)
+        self.manager = manager
         items = jobs.map(\.item)
-        downloads = jobs.map { manager.makeDownload(url: $0.url, options: $0.options, label: $0.label) }
+        downloads = jobs.map { job in
+            job.refusal == nil ? manager.makeDownload(url: job.url, options: job.options, label: job.label) : nil
+        }
+        refusals = jobs.map(\.refusal)
         self.limits = limits
         self.observer = observer
     }
@@ -87,19 +92,39 @@ final class ListRunner: Sendable {
 
     /// Runs every download and returns their outcomes in list order.
     func run() async -> [DownloadOutcome] {
+        let events = manager.events
+        let index = Dictionary(
+            uniqueKeysWithValues: downloads.enumerated().compactMap { position, download in
+                download.map { ($0.id, position) }
+            })
         var outcomes = [DownloadOutcome?](repeating: nil, count: downloads.count)
-        await withTaskGroup(of: DownloadOutcome.self) { group in
-            var next = 0
-            func startNext() {
-                guard next < downloads.count else { return }
-                let index = next
-                next += 1
-                group.addTask { await self.run(index) }
-            }
-            for _ in 0..<limits.concurrentDownloads { startNext() }
-            while let outcome = await group.next() {
-                outcomes[outcome.item.id - 1] = outcome
-                startNext()
+        for (position, refusal) in refusals.enumerated() {
+            guard let refusal else { continue }
+            let outcome = DownloadOutcome(
+                item: items[position], path: nil, result: .failure(refusal), skipped: false, seconds: 0)
+            outcomes[position] = outcome
+            observer.finished(outcome)
+        }
+        manager.submit(downloads.compactMap { $0 })
+        manager.finish()
+        let clock = ContinuousClock()
+        var trackers = [DownloadOutcome.Tracker](repeating: .init(), count: downloads.count)
+        var starts = [ContinuousClock.Instant?](repeating: nil, count: downloads.count)
+        for await event in events {
+            guard let position = index[event.download.id] else { continue }
+            switch event {
+            case .running:
+                if starts[position] == nil { starts[position] = clock.now }
+            case let .reported(_, reported):
+                // One that never started (interrupted in line) reports nothing but its outcome.
+                guard starts[position] != nil else { continue }
+                trackers[position].note(reported)
+                observer.handle(reported, of: items[position])
+            case let .finished(_, result):
+                let seconds = starts[position].map { (clock.now - $0).seconds } ?? 0
+                let outcome = trackers[position].outcome(of: items[position], result, seconds: seconds)
+                outcomes[position] = outcome
+                observer.finished(outcome)
             }
         }
         return outcomes.map { $0! }
@@ -107,24 +132,6 @@ final class ListRunner: Sendable {
 
     /// Interrupts every download, as SIGINT does: running ones save their progress, queued ones never start.
     func interruptAll() {
-        interrupted.withLock { $0 = true }
-        for download in downloads { download.interrupt() }
-    }
-
-    private func run(_ index: Int) async -> DownloadOutcome {
-        let item = items[index]
-        let download = downloads[index]
-        guard !interrupted.withLock({ $0 }) else {
-            let outcome = DownloadOutcome(
-                item: item,
-                path: nil,
-                result: .failure(BraidError(.interrupted, "interrupted before it started")),
-                skipped: false,
-                seconds: 0
-            )
-            observer.finished(outcome)
-            return outcome
-        }
-        return await DownloadOutcome.run(download, as: item, reportingTo: observer)
+        manager.interruptAll()
     }
 }

@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 import BraidTestServer
 import BraidTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 import BraidTestSupport
 import Foundation
 import Testing

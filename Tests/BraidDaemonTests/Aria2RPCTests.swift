@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 import BraidTestServer
 import BraidTestSupport
 import Foundation
@@ -40,7 +41,7 @@ struct Aria2RPCTests {
                 configuration: .init(
                     directory: root.root,
                     sessionPath: session ?? directory.appending(".braid-session").path,
-                    limits: .init(concurrentDownloads: maximumActive),
+                    limits: .init(concurrentDownloads: .fixed(maximumActive)),
                     baseOptions: options
                 )
             )
@@ -289,7 +290,11 @@ struct Aria2RPCTests {
         let (service, rpc) = try Fixture.makeService(in: fixture.directory, session: session, maximumActive: 1)
         defer { Task { await service.stop() } }
         #expect(service.snapshot(paused)?.task.status == .paused)
-        #expect(service.snapshot(waiting)?.task.status == .active)
+        // The manager starts it as soon as it is read back, and the service hears so from its events.
+        try await Polling.until("the waiting download to be active again", timeout: .seconds(30)) {
+            service.snapshot(waiting)?.task.status == .active
+        }
+        #expect(service.snapshot(paused)?.task.status == .paused)
         #expect(service.snapshot(waiting)?.task.request.output == "w.bin")
         _ = rpc
     }

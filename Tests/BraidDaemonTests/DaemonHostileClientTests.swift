@@ -1,4 +1,5 @@
 import BraidDaemon
+import BraidJSON
 import BraidTestServer
 import BraidTestSupport
 import Foundation

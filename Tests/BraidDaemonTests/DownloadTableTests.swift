@@ -2,8 +2,9 @@ import Testing
 
 @testable import BraidDaemon
 
-/// The daemon's queue, event by event: aria2's statuses, which downloads start when, and what pausing or removing
-/// a running one asks of its transfer. No network, no threads.
+/// The daemon's table, event by event: aria2's statuses and queue order, what pausing or removing a download asks
+/// of the manager, and what a finished transfer becomes. When each starts is the manager's (`DownloadQueueTests`).
+/// No network, no threads.
 @Suite("download table")
 struct DownloadTableTests {
     static func task(_ number: Int, _ status: TaskStatus = .waiting) -> DaemonTask {
@@ -13,78 +14,80 @@ struct DownloadTableTests {
             gid: gid, request: TaskRequest(uris: ["http://127.0.0.1/\(number)"], directory: "/d"), status: status)
     }
 
-    static func started(_ effects: [DownloadTable.Effect]) -> [String] {
-        effects.compactMap { if case let .start(task) = $0 { task.gid } else { nil } }
+    static func submitted(_ effects: [DownloadTable.Effect]) -> [String] {
+        effects.compactMap { if case let .submit(task) = $0 { task.gid } else { nil } }
     }
 
-    @Test("downloads start in queue order while slots are free; the rest wait")
-    func startsInOrder() {
-        var table = DownloadTable(maximumActive: 2)
-        let a = Self.task(1), b = Self.task(2), c = Self.task(3)
-        #expect(Self.started(table.add(a)) == [a.gid])
-        #expect(Self.started(table.add(b)) == [b.gid])
-        #expect(Self.started(table.add(c)) == [])
-        #expect(table.activeTasks.map(\.gid) == [a.gid, b.gid])
-        #expect(table.waitingTasks.map(\.status) == [.waiting])
+    /// A table with `tasks` added, the first `running` of them started by the manager.
+    static func table(_ tasks: [DaemonTask], running: Int = 0) -> DownloadTable {
+        var table = DownloadTable()
+        for task in tasks { _ = table.add(task) }
+        for task in tasks.prefix(running) { _ = table.started(task.gid) }
+        return table
+    }
+
+    @Test("every download added is submitted to the manager and waits until the manager starts it")
+    func submitsAndWaits() {
+        var table = DownloadTable()
+        let a = Self.task(1), b = Self.task(2)
+        #expect(Self.submitted(table.add(a)) == [a.gid])
+        #expect(Self.submitted(table.add(b)) == [b.gid])
+        #expect(table.waitingTasks.map(\.gid) == [a.gid, b.gid])
+        #expect(table.activeTasks.isEmpty)
+        #expect(table.started(a.gid) == [.notify(method: "aria2.onDownloadStart", gid: a.gid)])
+        #expect(table.activeTasks.map(\.gid) == [a.gid])
+        #expect(table.started(a.gid) == [], "started once")
         let effects = table.finished(a.gid, .completed(path: "/d/1", length: 10, verification: "length verified"))
-        #expect(effects.contains(.notify(method: "aria2.onDownloadComplete", gid: a.gid)))
-        #expect(Self.started(effects) == [c.gid])
+        #expect(effects == [.notify(method: "aria2.onDownloadComplete", gid: a.gid)])
         #expect(table.task(a.gid)?.status == .complete)
         #expect(table.stoppedTasks.map(\.gid) == [a.gid])
     }
 
-    @Test("each start is announced with onDownloadStart")
-    func startNotifies() {
-        var table = DownloadTable(maximumActive: 1)
-        let a = Self.task(1)
-        #expect(table.add(a).contains(.notify(method: "aria2.onDownloadStart", gid: a.gid)))
-    }
-
-    @Test("pausing a running download interrupts it; its slot is held until the transfer reports back")
+    @Test("pausing a running download pauses its transfer, announces it, and puts it first in line")
     func pauseRunning() throws {
-        var table = DownloadTable(maximumActive: 1)
+        var table = Self.table([Self.task(1), Self.task(2)], running: 1)
         let a = Self.task(1), b = Self.task(2)
-        _ = table.add(a)
-        _ = table.add(b)
         let effects = try table.pause(a.gid)
-        #expect(effects.contains(.interrupt(gid: a.gid)))
-        #expect(effects.contains(.notify(method: "aria2.onDownloadPause", gid: a.gid)))
-        #expect(Self.started(effects) == [], "the interrupted transfer still holds the slot")
+        #expect(effects == [.pause(gid: a.gid), .notify(method: "aria2.onDownloadPause", gid: a.gid)])
         #expect(table.task(a.gid)?.status == .paused)
         #expect(table.waitingTasks.map(\.gid) == [a.gid, b.gid], "a paused download goes to the front of the queue")
-        #expect(Self.started(table.finished(a.gid, .stopped)) == [b.gid])
-        #expect(table.task(a.gid)?.status == .paused)
+        #expect(table.started(b.gid).count == 1, "the manager gives its slot to the next")
+        #expect(table.started(a.gid) == [], "a late start of a paused download leaves it paused")
     }
 
-    @Test("unpausing before the interrupted transfer has reported back does not start a second transfer")
-    func unpauseWhileWindingDown() throws {
-        var table = DownloadTable(maximumActive: 2)
+    @Test("unpausing lets a paused download wait again; the manager's start makes it active, announced again")
+    func unpause() throws {
+        var table = Self.table([Self.task(1)], running: 1)
         let a = Self.task(1)
-        _ = table.add(a)
         _ = try table.pause(a.gid)
-        #expect(Self.started(try table.unpause(a.gid)) == [])
+        #expect(try table.unpause(a.gid) == [.resume(gid: a.gid)])
         #expect(table.task(a.gid)?.status == .waiting)
-        #expect(Self.started(table.finished(a.gid, .stopped)) == [a.gid])
+        #expect(table.started(a.gid) == [.notify(method: "aria2.onDownloadStart", gid: a.gid)])
         #expect(table.task(a.gid)?.status == .active)
     }
 
     @Test("pausing a waiting download holds it, without a notification (as aria2); unpausing lets it wait again")
     func pauseWaiting() throws {
-        var table = DownloadTable(maximumActive: 1)
-        let a = Self.task(1), b = Self.task(2)
-        _ = table.add(a)
-        _ = table.add(b)
-        let effects = try table.pause(b.gid)
-        #expect(effects == [])
-        #expect(Self.started(table.finished(a.gid, .completed(path: "/d/1", length: 1, verification: ""))) == [])
-        #expect(Self.started(try table.unpause(b.gid)) == [b.gid])
+        var table = Self.table([Self.task(1), Self.task(2)], running: 1)
+        let b = Self.task(2)
+        #expect(try table.pause(b.gid) == [.pause(gid: b.gid)])
+        #expect(table.task(b.gid)?.status == .paused)
+        #expect(try table.unpause(b.gid) == [.resume(gid: b.gid)])
+        #expect(table.task(b.gid)?.status == .waiting)
+    }
+
+    @Test("a download added paused is submitted paused")
+    func addPaused() {
+        var table = DownloadTable()
+        let task = Self.task(1, .paused)
+        #expect(table.add(task) == [.submit(task)])
+        #expect(table.waitingTasks.map(\.status) == [.paused])
     }
 
     @Test("pause and unpause are refused where aria2 refuses them, with its messages")
     func refusals() throws {
-        var table = DownloadTable(maximumActive: 1)
+        var table = Self.table([Self.task(1)], running: 1)
         let a = Self.task(1)
-        _ = table.add(a)
         #expect(throws: DownloadTable.Refusal(message: "GID#\(a.gid) cannot be unpaused now")) {
             try table.unpause(a.gid)
         }
@@ -97,96 +100,85 @@ struct DownloadTableTests {
         }
     }
 
-    @Test("removing a running download cancels its transfer, lists it as removed, and frees its slot only when it ends")
+    @Test("removing a running download cancels its transfer, lists it as removed, and keeps its result until it ends")
     func removeRunning() throws {
-        var table = DownloadTable(maximumActive: 1)
-        let a = Self.task(1), b = Self.task(2)
-        _ = table.add(a)
-        _ = table.add(b)
+        var table = Self.table([Self.task(1), Self.task(2)], running: 1)
+        let a = Self.task(1)
         let effects = try table.remove(a.gid)
-        #expect(effects.contains(.cancel(gid: a.gid)))
-        #expect(effects.contains(.notify(method: "aria2.onDownloadStop", gid: a.gid)))
-        #expect(Self.started(effects) == [])
+        #expect(effects == [.cancel(gid: a.gid), .notify(method: "aria2.onDownloadStop", gid: a.gid)])
         #expect(table.stoppedTasks.map(\.status) == [.removed])
         #expect(table.task(a.gid)?.errorCode == 31)
         #expect(throws: DownloadTable.Refusal.self) { try table.removeResult(a.gid) }
-        #expect(Self.started(table.finished(a.gid, .stopped)) == [b.gid])
+        #expect(table.finished(a.gid, .stopped) == [])
         #expect(table.task(a.gid)?.status == .removed)
         try table.removeResult(a.gid)
         #expect(table.task(a.gid) == nil)
         #expect(table.stoppedTotal == 1)
     }
 
-    @Test("removing a waiting or paused download forgets it at once, silently, as aria2 does")
+    @Test("removing a waiting or paused download cancels it and forgets it at once, silently, as aria2 does")
     func removeWaiting() throws {
-        var table = DownloadTable(maximumActive: 1)
+        var table = Self.table([Self.task(1), Self.task(2), Self.task(3)], running: 1)
         let a = Self.task(1), b = Self.task(2), c = Self.task(3)
-        _ = table.add(a)
-        _ = table.add(b)
-        _ = table.add(c)
         _ = try table.pause(c.gid)
-        #expect(try table.remove(b.gid) == [])
-        #expect(try table.remove(c.gid) == [])
+        #expect(try table.remove(b.gid) == [.cancel(gid: b.gid)])
+        #expect(try table.remove(c.gid) == [.cancel(gid: c.gid)])
         #expect(table.task(b.gid) == nil && table.task(c.gid) == nil)
+        #expect(table.finished(b.gid, .stopped) == [], "its report finds nothing to change")
         #expect(table.stoppedTasks.isEmpty && table.waitingTasks.isEmpty)
-        // A paused download whose transfer is still winding down is cancelled, then forgotten.
         _ = try table.pause(a.gid)
         #expect(try table.remove(a.gid) == [.cancel(gid: a.gid)])
         #expect(table.finished(a.gid, .stopped) == [])
         #expect(table.task(a.gid) == nil)
     }
 
-    @Test("a failure of a running download is an error with aria2's code; one of a paused download is not")
+    @Test("a failure is an error with aria2's code, whether it ran, waited or was paused; a removed one stays removed")
     func failures() throws {
-        var table = DownloadTable(maximumActive: 2)
-        let a = Self.task(1), b = Self.task(2)
-        _ = table.add(a)
-        _ = table.add(b)
+        var table = Self.table([Self.task(1), Self.task(2), Self.task(3), Self.task(4)], running: 2)
+        let a = Self.task(1), b = Self.task(2), c = Self.task(3), d = Self.task(4)
         let effects = table.finished(a.gid, .failed(code: 32, message: "sha-256 mismatch"))
-        #expect(effects.contains(.notify(method: "aria2.onDownloadError", gid: a.gid)))
+        #expect(effects == [.notify(method: "aria2.onDownloadError", gid: a.gid)])
         #expect(table.task(a.gid)?.errorCode == 32)
         #expect(table.task(a.gid)?.status == .error)
         _ = try table.pause(b.gid)
         _ = table.finished(b.gid, .failed(code: 6, message: "reset"))
-        #expect(table.task(b.gid)?.status == .paused)
+        #expect(table.task(b.gid)?.status == .error, "paused, it has nothing left to go on")
+        _ = table.finished(c.gid, .failed(code: 1, message: "bad URL"))
+        #expect(table.task(c.gid)?.status == .error, "one that failed before it ran")
+        _ = table.started(d.gid)
+        _ = try table.remove(d.gid)
+        _ = table.finished(d.gid, .failed(code: 6, message: "reset"))
+        #expect(table.task(d.gid)?.status == .removed)
+        #expect(table.stoppedTotal == 4)
     }
 
-    @Test("a transfer that stops unasked (the daemon is stopping) waits to be started again")
-    func stoppedUnasked() {
-        var table = DownloadTable(maximumActive: 1)
-        let a = Self.task(1)
-        _ = table.add(a)
+    @Test("a transfer that stops unasked (the daemon is stopping) waits to be started again; paused stays paused")
+    func stoppedUnasked() throws {
+        var table = Self.table([Self.task(1), Self.task(2), Self.task(3)], running: 2)
+        let a = Self.task(1), b = Self.task(2), c = Self.task(3)
+        _ = try table.pause(b.gid)
         _ = table.finished(a.gid, .stopped)
-        #expect(table.task(a.gid)?.status == .active, "restarted at once: a slot is free")
+        _ = table.finished(b.gid, .stopped)
+        _ = table.finished(c.gid, .stopped)
+        #expect(table.waitingTasks.map(\.gid) == [a.gid, b.gid, c.gid])
+        #expect(table.waitingTasks.map(\.status) == [.waiting, .paused, .waiting])
     }
 
     @Test("a session read back: active ones wait to start again, paused stay paused, stopped are listed")
     func readBack() {
-        var table = DownloadTable(maximumActive: 1)
+        var table = DownloadTable()
         let effects = [Self.task(1, .complete), Self.task(2, .paused), Self.task(3, .active), Self.task(4, .waiting)]
             .flatMap { table.add($0) }
-        #expect(Self.started(effects) == [Self.task(3).gid])
+        #expect(Self.submitted(effects) == [Self.task(2).gid, Self.task(3).gid, Self.task(4).gid])
         #expect(table.task(Self.task(2).gid)?.status == .paused)
+        #expect(table.task(Self.task(3).gid)?.status == .waiting)
         #expect(table.task(Self.task(4).gid)?.status == .waiting)
         #expect(table.stoppedTasks.map(\.gid) == [Self.task(1).gid])
     }
 
-    @Test("raising max-concurrent-downloads starts more at once; lowering it stops none")
-    func changeMaximum() {
-        var table = DownloadTable(maximumActive: 1)
-        for number in 1...3 { _ = table.add(Self.task(number)) }
-        #expect(Self.started(table.setMaximumActive(3)).count == 2)
-        #expect(table.setMaximumActive(1).isEmpty)
-        #expect(table.activeTasks.count == 3)
-        #expect(
-            Self.started(table.finished(Self.task(1).gid, .completed(path: "/d/1", length: 1, verification: ""))) == [])
-    }
-
     @Test("purging forgets every stopped download but one whose transfer is still ending")
     func purge() throws {
-        var table = DownloadTable(maximumActive: 2)
-        _ = table.add(Self.task(1))
-        _ = table.add(Self.task(2))
+        var table = Self.table([Self.task(1), Self.task(2)], running: 2)
         _ = table.finished(Self.task(1).gid, .completed(path: "/d/1", length: 1, verification: ""))
         _ = try table.remove(Self.task(2).gid)
         #expect(table.stoppedTasks.count == 2)

@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 import BraidTestSupport
 import Foundation
 import Testing
@@ -69,17 +70,11 @@ struct JSONRPCFuzzTests {
 
     /// Seeded mutations (SplitMix64): each input is one valid call changed in one of a dozen hostile ways.
     struct Mutator {
-        private var state: UInt64
+        private var random: SplitMix64
 
-        init(seed: UInt64) { state = seed }
+        init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        mutating func next() -> UInt64 { random.next() }
 
         mutating func next(below bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
 

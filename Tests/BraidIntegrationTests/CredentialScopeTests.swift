@@ -198,3 +198,53 @@ struct CredentialScopeTests {
         }
     }
 }
+
+/// The AWS SigV4 signature of an `s3://` download is a credential like the others: the store's origin gets it, and
+/// an origin the store redirects to does not (nor the session token), while the download still completes there.
+@Suite("credentials: the AWS signature of an s3:// download")
+struct AWSSignatureScopeTests {
+    @Test("the store's origin sees the signature and token; the origin it redirects to sees neither")
+    func signatureStaysOnTheStore() async throws {
+        let content = CredentialScopeTests.content
+        let other = TestServer(routes: ["/f.bin": .init(content: content)])
+        try other.start()
+        defer { other.shutdown() }
+        let store = TestServer(routes: [
+            "/bucket/dir/f.bin": .init(
+                content: content, faults: [.redirect(status: 307, to: .location(other.url("/f.bin")))])
+        ])
+        try store.start()
+        defer { store.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-sigv4-scope")
+        defer { directory.remove() }
+        let output = directory.appending("f.bin")
+        let environment = [
+            "AWS_ENDPOINT_URL": String(store.url("/").dropLast()), "AWS_ENDPOINT_URL_S3": "", "AWS_REGION": "eu-west-1",
+            "AWS_ACCESS_KEY_ID": "AKIDSCOPETEST", "AWS_SECRET_ACCESS_KEY": "scope-secret",
+            "AWS_SESSION_TOKEN": "scope-token",
+        ]
+
+        let run = try await BraidCLI.run(
+            ["s3://bucket/dir/f.bin", "-o", output.path, "-q", "--no-fsync", "-n", "4"], environment: environment)
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try content.firstDifference(fromFileAt: output.path) == nil)
+        #expect(store.waitUntilIdle() && other.waitUntilIdle())
+        let signed = store.requestLog
+        #expect(!signed.isEmpty)
+        for request in signed {
+            #expect(
+                request.authorization?.hasPrefix("AWS4-HMAC-SHA256 Credential=AKIDSCOPETEST/") == true
+                    && request.authorization?.contains("/eu-west-1/s3/aws4_request") == true,
+                "\(request.method) \(request.target): \(request.authorization ?? "unsigned")")
+            #expect(request.headerNames.isSuperset(of: ["x-amz-date", "x-amz-content-sha256", "x-amz-security-token"]))
+        }
+        let elsewhere = other.requestLog
+        #expect(elsewhere.contains { $0.method == "GET" }, "the redirect's target served the file")
+        for request in elsewhere {
+            #expect(request.authorization == nil, "\(request.method) \(request.target): \(request.authorization ?? "")")
+            #expect(
+                request.headerNames.isDisjoint(with: ["x-amz-security-token", "x-amz-date", "x-amz-checksum-mode"]))
+        }
+    }
+}

@@ -22,11 +22,16 @@ import Testing
 /// | `socks5h://user:pw@proxy.example:1080` | microsocks on 127.0.0.1, requiring `user` and `pw` |
 /// | `example.org` anywhere else (`--noproxy`, a `.netrc` machine, a cookie's domain) | `127.0.0.1` |
 /// | `$TOKEN` | `example-token` |
+/// | `s3://BUCKET/KEY`, `s3://BUCKET/PREFIX/` | moto's S3 on 127.0.0.1 (`AWS_ENDPOINT_URL`), with a key in `AWS_*` |
 ///
 /// Every PATH the page names is served as the same 4 MiB (`PseudoRandomContent(seed: 0)`, whose SHA-256 is
 /// `documentedSHA256`, the digest the examples check against), unless a block of the page gives that file: a
 /// fenced block whose info string has `file=NAME` (```` ```text file=downloads.txt ````) is written into the
-/// working directory before the page's commands run, and served at `/NAME` too.
+/// working directory before the page's commands run, and served at `/NAME` too. Every bucket a page names
+/// (`s3://my-bucket/…`) is made in moto, private, with each object the page names (64 KiB each), and below each
+/// prefix the page names (a key ending in `/`, or none) the files of a small model: `config.json`,
+/// `tokenizer.json`, `model-00001-of-00002.safetensors`, `model-00002-of-00002.safetensors`, `onnx/model.onnx` and
+/// `README.md`. moto checks no signature here: a wrong key is tested against one that does (`ObjectStorePrefixTests`).
 ///
 /// Each `sh` block runs in a fresh working directory, which is also `HOME` (so `~/Downloads` stays inside it), with
 /// an `XDG_STATE_HOME` of its own and no proxy variables from this machine. The lines of one block run in order in
@@ -60,7 +65,8 @@ struct DocExamplesTests {
         let commands = document.blocks.filter { $0.language == "sh" }.flatMap(\.commands)
         guard commands.contains(where: { $0.skipReason == nil }) else { return }
 
-        let fixture = try await Fixture.start(proxies: document.text.contains("proxy.example"))
+        let fixture = try await Fixture.start(
+            proxies: document.text.contains("proxy.example"), objectStore: Self.objectStoreKeys(in: document.text))
         defer { fixture.shutdown() }
         let files = document.blocks.compactMap { block in block.fileName.map { ($0, fixture.substitute(block.text)) } }
         try fixture.serve(pathsIn: fixture.substitute(document.text), files: files)
@@ -91,6 +97,18 @@ struct DocExamplesTests {
                     """)
             }
         }
+    }
+
+    /// The keys and prefixes of each bucket `text` names in `s3://` URLs; nil when it names none.
+    static func objectStoreKeys(in text: String) -> [String: [String]]? {
+        let pattern = try! NSRegularExpression(pattern: #"s3://([a-z0-9.-]+)(/[^\s"'<>()`]*)?"#)
+        var keys: [String: [String]] = [:]
+        for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            guard let bucket = Range(match.range(at: 1), in: text).map({ String(text[$0]) }) else { continue }
+            let key = Range(match.range(at: 2), in: text).map { String(text[$0].dropFirst()) } ?? ""
+            keys[bucket, default: []].append(key)
+        }
+        return keys.isEmpty ? nil : keys
     }
 
     @Test("the digest the examples check is the served content's")
@@ -144,21 +162,35 @@ struct DocExamplesTests {
 }
 
 extension DocExamplesTests {
-    /// nginx (with HTTPS), the proxies when a page names one, a scratch directory, and `braid` on a `PATH` of its own.
+    /// nginx (with HTTPS), the proxies when a page names one, moto when it names an `s3://` URL, a scratch directory,
+    /// and `braid` on a `PATH` of its own.
     struct Fixture {
         let nginx: NginxFixture
         let httpProxy: ProxyFixture?
         let socksProxy: ProxyFixture?
+        let moto: MotoServer?
         let scratch: TemporaryDirectory
         let root: URL
 
         static let socksCredentials = (user: "user", password: "pw")
 
-        static func start(proxies: Bool) async throws -> Fixture {
+        /// Fills each bucket of `arguments[0]` (JSON: bucket → keys and prefixes) as the header says.
+        static let objectStoreSetup = """
+            model = ["config.json", "tokenizer.json", "model-00001-of-00002.safetensors",
+                     "model-00002-of-00002.safetensors", "onnx/model.onnx", "README.md"]
+            rng = random.Random(0)
+            for bucket, keys in json.loads(arguments[0]).items():
+                s3.create_bucket(Bucket=bucket)
+                for key in keys:
+                    for name in ([key + file for file in model] if key == "" or key.endswith("/") else [key]):
+                        s3.put_object(Bucket=bucket, Key=name, Body=rng.randbytes(64 << 10))
+            """
+
+        static func start(proxies: Bool, objectStore: [String: [String]]? = nil) async throws -> Fixture {
             let scratch = try TemporaryDirectory(prefix: "braid-doc-examples")
             let root = scratch.appending("www")
             let bin = scratch.appending("bin")
-            var started: (NginxFixture?, ProxyFixture?, ProxyFixture?) = (nil, nil, nil)
+            var started: (NginxFixture?, ProxyFixture?, ProxyFixture?, MotoServer?) = (nil, nil, nil, nil)
             do {
                 try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
                 try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
@@ -169,12 +201,21 @@ extension DocExamplesTests {
                     started.1 = try await ProxyFixture.start(.http)
                     started.2 = try await ProxyFixture.start(.socks5(credentials: socksCredentials))
                 }
+                if let objectStore {
+                    try #require(
+                        await MotoS3Tests.isAvailable(), "python3 with moto[server] and boto3: run scripts/install-deps"
+                    )
+                    let keys = String(decoding: try JSONSerialization.data(withJSONObject: objectStore), as: UTF8.self)
+                    started.3 = try await MotoServer.start(setup: objectStoreSetup, arguments: [keys], in: scratch)
+                }
                 return Fixture(
-                    nginx: started.0!, httpProxy: started.1, socksProxy: started.2, scratch: scratch, root: root)
+                    nginx: started.0!, httpProxy: started.1, socksProxy: started.2, moto: started.3, scratch: scratch,
+                    root: root)
             } catch {
                 started.0?.shutdown()
                 started.1?.shutdown()
                 started.2?.shutdown()
+                started.3?.stop()
                 scratch.remove()
                 throw error
             }
@@ -184,6 +225,7 @@ extension DocExamplesTests {
             nginx.shutdown()
             httpProxy?.shutdown()
             socksProxy?.shutdown()
+            moto?.stop()
             scratch.remove()
         }
 
@@ -223,7 +265,8 @@ extension DocExamplesTests {
         }
 
         /// The environment of one block's commands: `braid` of this build first on `PATH`, `HOME` in the block's
-        /// directory, no proxy variables of this machine's.
+        /// directory, no proxy variables of this machine's, and with a page naming `s3://` URLs, moto's endpoint and a
+        /// key in the `AWS_*` variables.
         func environment(directory: URL) -> [String: String] {
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
             environment["PATH"] = scratch.appending("bin").path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
@@ -231,6 +274,7 @@ extension DocExamplesTests {
             environment["XDG_STATE_HOME"] = directory.appendingPathComponent(".state").path
             environment["BRAID_DOC_DIRECTORY"] = directory.path
             environment["TOKEN"] = "example-token"
+            if let moto { environment.merge(moto.environment()) { _, new in new } }
             return environment
         }
     }

@@ -174,6 +174,36 @@ struct ListDownloadTests {
         #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
     }
 
+    @Test("by default (-j auto) a list of small files runs as many at once as the per-host cap has connections")
+    func automaticConcurrency() async throws {
+        // Every body holds after 64 KiB, until braid lets go: the downloads that start stay running.
+        let content = TestContent(seed: 12, size: 1 << 20)
+        let stall = TestServer.Route(content: content, faults: [.stall(afterBytes: 64 << 10)])
+        let paths = (1...20).map { "/f\($0).bin" }
+        let fixture = try Fixture(routes: Dictionary(uniqueKeysWithValues: paths.map { ($0, stall) }))
+        defer { fixture.shutdown() }
+        let list = try fixture.list(paths.map { fixture.server.url($0) }.joined(separator: "\n"))
+
+        let run = try BraidCLI.start(
+            [
+                "-i", list, "-d", fixture.output("").path, "--max-connections-per-host", "4", "--no-fsync",
+                // A held body is not a stalled one to replace: only the test's SIGINT ends it.
+                "--stall-timeout", "600",
+            ])
+        defer { run.stop(signal: SIGKILL) }
+        try await run.waitUntil("four files to be under way", timeout: .seconds(60)) {
+            fixture.server.totalBodyBytesSent >= 4 * (64 << 10)
+        }
+        run.send(SIGINT)
+
+        #expect(try await run.waitForExit(timeout: .seconds(20)) == .exited(130), "\(run.standardError)")
+        #expect(fixture.server.totalBodyBytesSent == 4 * (64 << 10), "the 4 connections to the host, a file each")
+        let summary = Self.summaryRows(run.standardError)
+        #expect(paths.allSatisfy { summary[String($0.dropFirst())]?.hasPrefix("interrupted") == true }, "\(summary)")
+        let got = paths.filter { !fixture.requests(to: $0, method: "GET").isEmpty }
+        #expect(got == Array(paths.prefix(4)), "the first four, in list order: \(got)")
+    }
+
     @Test("tab-separated mirrors share the segments, and a failing mirror is dropped")
     func mirrors() async throws {
         let content = TestContent(seed: 7, size: 4 << 20)
@@ -229,7 +259,11 @@ struct ListDownloadTests {
         let second = try await BraidCLI.run(arguments)
 
         #expect(second.status == .exited(0), "\(second.standardError)")
-        #expect(second.standardError.contains("resuming at"))
+        let again = Self.summaryRows(second.standardError)
+        for name in ["a.bin", "b.bin"] {
+            #expect(again[name]?.hasPrefix("completed (length verified; ") == true, "resumed: \(again)")
+            #expect(again[name]?.contains(" resumed)") == true, "\(again)")
+        }
         for name in ["a.bin", "b.bin", "c.bin"] {
             #expect(try content.firstDifference(fromFileAt: fixture.output(name).path) == nil, "\(name)")
         }

@@ -9,7 +9,8 @@ import Testing
 #endif
 
 /// What `braid` prints on stderr when stderr is not a terminal (a file here): a line to start, progress lines
-/// only once there is progress to tell, and a last line whose rate counts only this run's bytes and time.
+/// only once there is progress to tell, and a last line whose rate counts only this run's bytes and time; for a
+/// list, one status line for all its files every few seconds, a line per failure, and a summary.
 @Suite("progress off a terminal", .serialized)
 struct ProgressOutputTests {
     @Test("a download over at once prints its start and its end, and no progress line of zeros")
@@ -73,6 +74,52 @@ struct ProgressOutputTests {
         #expect(
             abs(rate * seconds - Double(fetched) / 1048576) <= 0.15 * Double(fetched) / 1048576 + 0.05 * rate, "\(last)"
         )
+    }
+
+    @Test("a list prints one status line for all its files, a line per failure as it happens, and a summary")
+    func listStatusLine() async throws {
+        // 16 KiB/s per connection: each 64 KiB file takes seconds, and two rounds of them longer than one interval
+        // (5 s) between status lines off a terminal.
+        let nginx = try await NginxFixture.start(.init(locations: [.prefix("/slow/", bytesPerSecond: 16 << 10)]))
+        defer { nginx.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-progress")
+        defer { directory.remove() }
+        let content = PseudoRandomContent(seed: 12)
+        var urls = [nginx.url("/slow/missing.bin")]
+        for index in 1...30 {
+            try content.write(to: nginx.documentRoot.appendingPathComponent("f\(index).bin"), size: 64 << 10)
+            urls.append(nginx.url("/slow/f\(index).bin"))
+        }
+        let list = directory.appending("list.txt")
+        try Data(urls.joined(separator: "\n").utf8).write(to: list)
+        let output = directory.appending("out").path
+
+        let run = try await BraidCLI.run(["-i", list.path, "-d", output, "--no-fsync"])
+
+        #expect(run.status == .exited(5), "\(run.standardError)")
+        let lines = run.standardError.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("Downloading 31 files into \(output), as many at a time as") == true)
+        let status = lines.filter { $0.range(of: #"^\d+/31 files"#, options: .regularExpression) != nil }
+        #expect(!status.isEmpty, "a status line: \(run.standardError)")
+        #expect(status.allSatisfy { $0.contains("/s") && $0.hasSuffix("running") }, "\(status)")
+        #expect(lines.contains { $0.hasPrefix("braid: [1/31] missing.bin: ") && $0.contains("404") })
+        for perFile in ["probing", "downloading f", "completed f", "verifying"] {
+            #expect(!run.standardError.contains(perFile), "no line per file: \(perFile)")
+        }
+        let summary = ListDownloadTests.summaryRows(run.standardError)
+        #expect(summary["missing.bin"]?.hasPrefix("failed (exit 5)") == true, "\(run.standardError)")
+        #expect(!summary.keys.contains { $0.hasPrefix("f") }, "past 20 files, the table lists the failures only")
+        #expect(lines.last?.hasPrefix("30 of 31 succeeded, 1 failed, in ") == true, "\(run.standardError)")
+        #expect(lines.last?.hasSuffix("; exit status 5") == true)
+        for index in 1...30 {
+            let saved = try Data(contentsOf: URL(fileURLWithPath: output + "/f\(index).bin"))
+            #expect(saved == content.bytes(in: 0..<(64 << 10)), "f\(index).bin")
+        }
+
+        let quiet = try await BraidCLI.run(["-i", list.path, "-d", output, "--no-fsync", "-q"])
+
+        #expect(quiet.status == .exited(5))
+        #expect(quiet.standardError.split(separator: "\n").count == 1, "-q: the failure only: \(quiet.standardError)")
     }
 
     /// The seconds in a `Saved … in T s…` line.

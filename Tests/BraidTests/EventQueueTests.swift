@@ -13,7 +13,7 @@ struct EventQueueTests {
 
     @Test("A consumer that falls behind gets every event in order, with unread progress replaced by the latest")
     func slowConsumerKeepsAllButStaleProgress() async {
-        let queue = EventQueue()
+        let queue = EventQueue<DownloadEvent>()
         queue.push(.state(.probing))
         queue.push(Self.progress(1))
         queue.push(Self.progress(2))
@@ -35,7 +35,7 @@ struct EventQueueTests {
 
     @Test("A waiting consumer is handed each event as it comes, and the stream ends after finish")
     func waitingConsumer() async {
-        let queue = EventQueue()
+        let queue = EventQueue<DownloadEvent>()
         let consumer = Task {
             var received: [DownloadEvent] = []
             for await event in queue.stream { received.append(event) }
@@ -52,5 +52,29 @@ struct EventQueueTests {
         }
         #expect(progress == progress.sorted(), "progress never goes back")
         #expect(progress.last == 50, "the latest progress is never the one dropped")
+    }
+
+    /// An event of one of several sources, as a manager's stream carries them.
+    struct Tagged: CoalescingEvent, Equatable {
+        let source: Int
+        let value: String
+        var isSnapshot: Bool { value.hasPrefix("p") }
+    }
+
+    @Test(
+        "With several sources, a source's unread snapshot is replaced only by its own next one, and only while latest")
+    func sourcesCoalesceApart() async {
+        let queue = EventQueue<Tagged>()
+        for (source, value) in [(1, "p1"), (2, "p1"), (1, "p2"), (2, "state"), (2, "p2"), (1, "p3"), (2, "p3")] {
+            queue.push(Tagged(source: source, value: value))
+        }
+        queue.finish()
+        var received: [Tagged] = []
+        for await event in queue.stream { received.append(event) }
+        #expect(
+            received == [
+                Tagged(source: 1, value: "p3"), Tagged(source: 2, value: "p1"), Tagged(source: 2, value: "state"),
+                Tagged(source: 2, value: "p3"),
+            ])
     }
 }

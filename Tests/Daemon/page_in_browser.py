@@ -118,7 +118,13 @@ def exercise(driver, rpc, options, size, expected):
     gid = wait_until("a new .download row after #add-button", TIMEOUT, new_row)
     listed = rpc.call("aria2.tellStatus", gid, ["gid", "status", "files", "totalLength"])
     check(listed["gid"] == gid, f"the row's data-gid {gid} is not a gid the daemon knows: {listed}")
-    path = listed["files"][0]["path"]
+    # The path is empty until the server's answer has named the file (as aria2 reports it): on a loaded machine
+    # that can come after the row does.
+    path = wait_until(
+        "the download's path to be chosen",
+        TIMEOUT,
+        lambda: rpc.call("aria2.tellStatus", gid, ["files"])["files"][0]["path"],
+    )
     check(os.path.dirname(path) == os.path.abspath(options.dir), f"the page's download goes to {path}, not --dir")
 
     check(

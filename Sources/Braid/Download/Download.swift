@@ -27,15 +27,17 @@ public final class Download: Sendable {
     /// The URL as given.
     public let url: String
     public let options: DownloadOptions
-    /// Everything the download reports, in the order it happened; finishes when `run()` returns. Meant for one
+    /// Everything the download reports, in the order it happened; finishes when it ends (`run()` returns, or its
+    /// manager ends it before it started). Meant for one
     /// consumer. A slow consumer loses nothing but stale progress: an unread `progress` event is replaced by the
     /// next one, while every other event is kept.
     public let events: AsyncStream<DownloadEvent>
 
-    private let queue = EventQueue()
+    private let queue = EventQueue<DownloadEvent>()
     private let interrupter = Interrupter()
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
+    private let forwarding = Mutex<(@Sendable (DownloadEvent) -> Void)?>(nil)
     let budget: ConnectionBudget?
     /// This download's rate limit; its parent is the manager's overall limit, if any.
     let limiter: RateLimiter
@@ -86,14 +88,37 @@ public final class Download: Sendable {
     /// Cancelling the task that awaits it cancels the download, keeping the partial file (as `cancel()` does).
     ///
     /// - Throws: `BraidError`; its `code` says what kind of failure it was (`.cancelled` after `cancel` or task
-    ///   cancellation, `.interrupted` after `interrupt`). A download can be run once; run a new `Download` to retry.
+    ///   cancellation, `.interrupted` after `interrupt`). A download can be run once, and not once submitted to a
+    ///   `DownloadManager`, which runs it; run a new `Download` to retry.
     public func run() async throws(BraidError) -> DownloadResult {
-        let first = started.withLock { started in
+        guard claim() else {
+            throw BraidError(.usage, "this download has already been run; create a new Download")
+        }
+        // Cancelling the calling task cancels the download as `cancel()` does: progress is kept for a later run.
+        let result = await withTaskCancellationHandler {
+            await perform(logger: Logger.current)
+        } onCancel: {
+            cancel()
+        }
+        return try result.get()
+    }
+
+    /// Marks the download as run (or about to be); false when it already was.
+    func claim() -> Bool {
+        started.withLock { started in
             defer { started = true }
             return !started
         }
-        guard first else { throw BraidError(.usage, "this download has already been run; create a new Download") }
-        var logger = Logger.current
+    }
+
+    /// Where every event of the download also goes, besides `events`: its manager's stream.
+    func forward(to receiver: @escaping @Sendable (DownloadEvent) -> Void) {
+        forwarding.withLock { $0 = receiver }
+    }
+
+    /// Runs a claimed download on a thread of its own to its end, logging to `logger`.
+    func perform(logger base: Logger) async -> Result<DownloadResult, BraidError> {
+        var logger = base
         logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
         let route = ProxyRoute(url: url, proxy: options.proxy, noProxy: options.noProxy) {
             ProcessInfo.processInfo.environment[$0]
@@ -117,20 +142,15 @@ public final class Download: Sendable {
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }
             Self.log(event, to: logger)
-            queue.push(event)
+            report(event)
         }
-        // Cancelling the calling task cancels the download as `cancel()` does: progress is kept for a later run.
         let worker = Mutex<WorkerThread?>(nil)
-        let result: Result<DownloadResult, BraidError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { waiter in
-                let thread = WorkerThread {
-                    waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
-                }
-                worker.withLock { $0 = thread }
-                thread.start()
+        let result: Result<DownloadResult, BraidError> = await withCheckedContinuation { waiter in
+            let thread = WorkerThread {
+                waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
             }
-        } onCancel: {
-            cancel()
+            worker.withLock { $0 = thread }
+            thread.start()
         }
         // The thread's last act was to hand over the result: joining it waits for its return, nothing more.
         worker.withLock { $0?.join() }
@@ -140,9 +160,30 @@ public final class Download: Sendable {
         case let .failure(error): final = error.code == .cancelled ? .cancelled : .failed
         }
         currentState.withLock { $0 = final }
+        report(.state(final))
+        queue.finish()
+        return result
+    }
+
+    /// Ends a claimed download that never ran, as running it would have ended: its state, its last event.
+    /// - Returns: the final state, which the caller reports to the manager's stream.
+    func end(unstarted error: BraidError) -> DownloadState {
+        let final: DownloadState = error.code == .cancelled ? .cancelled : .failed
+        currentState.withLock { $0 = final }
         queue.push(.state(final))
         queue.finish()
-        return try result.get()
+        return final
+    }
+
+    /// A download not started yet is held by its manager (`paused`) or lined up again (`queued`).
+    func wait(as state: DownloadState) {
+        currentState.withLock { $0 = state }
+        queue.push(.state(state))
+    }
+
+    private func report(_ event: DownloadEvent) {
+        queue.push(event)
+        forwarding.withLock { $0 }?(event)
     }
 
     private static func log(_ event: DownloadEvent, to logger: Logger) {
@@ -171,7 +212,8 @@ public final class Download: Sendable {
         }
     }
 
-    /// Saves progress and holds the download until `resume()`; `run()` keeps waiting meanwhile.
+    /// Saves progress and holds the download until `resume()`; `run()` keeps waiting meanwhile. A download submitted
+    /// to a `DownloadManager` is paused and resumed through the manager, which then gives its slot to the next.
     public func pause() {
         interrupter.stop(.paused)
     }
@@ -192,3 +234,7 @@ public final class Download: Sendable {
         interrupter.stop(.interrupted)
     }
 }
+
+/// A download is identified by the object itself: `download.id` keys a table of what a program knows of it, such as
+/// the events of a `DownloadManager`'s stream.
+extension Download: Identifiable {}

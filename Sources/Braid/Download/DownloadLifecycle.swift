@@ -10,6 +10,8 @@
 ///   ranges (every later attempt is one stream), or its ranges contradict its HEAD (later probes use a ranged
 ///   GET). After `maximumRestarts` such restarts the download gives up;
 /// - `finished` is final; a failure in any stage ends the download with its error.
+///
+/// Design: `docs/design/README.md#a-downloads-life`.
 struct DownloadLifecycle: Sendable, Equatable {
     enum Stage: Equatable, Sendable {
         case probing, preparing, transferring, paused, verifying, committing, finished

@@ -1,18 +1,29 @@
+import Logging
+import Synchronization
 import SystemPackage
 
 /// Runs many downloads under shared limits: how many at once, how many connections in all, and how many to any
 /// one host. A failing download does not stop the others.
 ///
 /// ```swift
-/// let manager = DownloadManager(limits: .init(concurrentDownloads: 3, maximumConnectionsPerHost: 8))
-/// let downloads = urls.map { manager.makeDownload(url: $0, options: options) }
-/// let outcomes = await manager.run(downloads)
+/// let manager = DownloadManager()
+/// let events = manager.events
+/// manager.submit(urls.map { manager.makeDownload(url: $0, options: options) })
+/// manager.finish()
+/// for await event in events {
+///     if case let .finished(download, outcome) = event { print(download.url, outcome) }
+/// }
 /// ```
+///
+/// Downloads wait in line and start as the limits allow (`Concurrency`); while some run, more can be submitted,
+/// any can be paused, resumed or cancelled, and `concurrentDownloads` changed. `events` tells what each one does as
+/// it happens; `run(_:)` instead submits some and returns their outcomes once all have ended. Design:
+/// docs/design/many-downloads.md.
 public final class DownloadManager: Sendable {
     /// The limits every download of the manager shares.
     public struct Limits: Sendable, Equatable {
         /// Downloads running at once; the rest wait in the `queued` state.
-        public var concurrentDownloads: Int
+        public var concurrentDownloads: Concurrency
         /// Connections across all running downloads.
         public var maximumConnections: Int
         /// Connections to any one host across all running downloads.
@@ -21,7 +32,7 @@ public final class DownloadManager: Sendable {
         public var overallRateLimit: Int64?
 
         public init(
-            concurrentDownloads: Int = 3,
+            concurrentDownloads: Concurrency = .automatic,
             maximumConnections: Int = 48,
             maximumConnectionsPerHost: Int = 16,
             overallRateLimit: Int64? = nil
@@ -33,9 +44,11 @@ public final class DownloadManager: Sendable {
         }
     }
 
-    /// The limits as they are now (`overallRateLimit` may have changed since the manager was made).
+    /// The limits as they are now (`concurrentDownloads` and `overallRateLimit` may have changed since the manager
+    /// was made).
     public var limits: Limits {
         var limits = initialLimits
+        limits.concurrentDownloads = concurrentDownloads
         limits.overallRateLimit = overallRateLimit
         return limits
     }
@@ -47,6 +60,28 @@ public final class DownloadManager: Sendable {
         set { limiter.rate = newValue }
     }
 
+    /// How many downloads run at once. It can be changed at any time: more start at once when it grows, and when it
+    /// shrinks none is stopped, but none starts until fewer run.
+    public var concurrentDownloads: Concurrency {
+        get { state.withLock { $0.queue.concurrency } }
+        set { change { $0.queue.setConcurrency(newValue) } }
+    }
+
+    struct State {
+        var queue: DownloadQueue<ObjectIdentifier>
+        /// The downloads in the queue, and the logger each was submitted under.
+        var downloads: [ObjectIdentifier: (download: Download, logger: Logger)] = [:]
+        /// Who waits for a download's outcome besides the stream (`run(_:)`).
+        var waiters: [ObjectIdentifier: [@Sendable (Result<DownloadResult, BraidError>) -> Void]] = [:]
+        /// The stream's buffer, once `events` was read.
+        var stream: (buffer: EventQueue<Event>, events: AsyncStream<Event>)?
+        /// Whether `finish()` was called.
+        var finishing = false
+        /// Outcomes to hand to their waiters once the lock is released.
+        var ended: [([@Sendable (Result<DownloadResult, BraidError>) -> Void], Result<DownloadResult, BraidError>)] =
+            []
+    }
+
     private let initialLimits: Limits
     private let budget: ConnectionBudget
     private let limiter: RateLimiter
@@ -54,6 +89,7 @@ public final class DownloadManager: Sendable {
     /// One multi handle and thread for every download of the manager: connections, TLS sessions and DNS answers
     /// are reused from one download to the next, within the connection caps.
     private let pool: TransferPool
+    let state: Mutex<State>
 
     public init(limits: Limits = Limits()) {
         initialLimits = limits
@@ -66,6 +102,14 @@ public final class DownloadManager: Sendable {
             limits: TransferPool.Limits(
                 maximumConnectionsPerHost: limits.maximumConnectionsPerHost,
                 maximumConnections: limits.maximumConnections))
+        state = Mutex(
+            State(
+                queue: DownloadQueue(
+                    concurrency: limits.concurrentDownloads,
+                    caps: .init(connections: limits.maximumConnections, perHost: limits.maximumConnectionsPerHost)
+                )
+            )
+        )
     }
 
     /// Keeps `path` from every download of the manager: none may have it as its final path, nor write its partial
@@ -84,7 +128,7 @@ public final class DownloadManager: Sendable {
     }
 
     /// A download whose connections count against this manager's limits, and whose final path no other download
-    /// of the manager may take while it runs.
+    /// of the manager may take while it runs. Submit it (`submit(_:paused:)`, `run(_:)`), or run it on its own.
     ///
     /// - Parameter label: how the error of another download that wants the same final path names this one
     ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
@@ -92,35 +136,6 @@ public final class DownloadManager: Sendable {
         Download(
             url: url, options: options, budget: budget, overallLimiter: limiter, claims: claims, label: label,
             pool: pool)
-    }
-
-    /// Runs `downloads`, at most `limits.concurrentDownloads` at a time, in order, and returns each one's outcome
-    /// in the same order. Cancelling the calling task cancels every download, running or queued (each then has a
-    /// `.cancelled` outcome, its progress kept).
-    public func run(_ downloads: [Download]) async -> [Result<DownloadResult, BraidError>] {
-        var outcomes = [Result<DownloadResult, BraidError>?](repeating: nil, count: downloads.count)
-        await withTaskGroup(of: (Int, Result<DownloadResult, BraidError>).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < downloads.count else { return }
-                let index = next
-                let download = downloads[index]
-                next += 1
-                group.addTask {
-                    do throws(BraidError) {
-                        return (index, .success(try await download.run()))
-                    } catch {
-                        return (index, .failure(error))
-                    }
-                }
-            }
-            for _ in 0..<max(1, limits.concurrentDownloads) { startNext() }
-            while let (index, outcome) = await group.next() {
-                outcomes[index] = outcome
-                startNext()
-            }
-        }
-        return outcomes.map { $0! }
     }
 
     /// Connections in use now across the manager's downloads.

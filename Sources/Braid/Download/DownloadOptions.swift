@@ -110,6 +110,9 @@ public struct DownloadOptions: Sendable {
     /// A Netscape cookie jar (as curl's `-b FILE` reads it) whose cookies go to the domains and paths they name,
     /// and only on an origin the user named (`credentialScope`): a jar's domain alone would take in every port.
     public var cookieFilePath: String?
+    /// Signs every request to an origin the user named (`credentialScope`) with AWS Signature Version 4, as S3
+    /// requires of a private object; nil signs nothing. `ObjectStore` sets it for the objects it names.
+    public var awsSignature: AWSSignature?
     /// The `User-Agent` of every request, as curl's `-U`; nil sends `braid/VERSION`.
     public var userAgent: String?
     /// Bytes a second the download may receive, all its connections together, as curl's `--limit-rate`; nil for
@@ -221,6 +224,7 @@ public struct DownloadOptions: Sendable {
             }
         }
         if let userAgent { try Self.checkLine(userAgent, "the user agent", option: .userAgent) }
+        try awsSignature?.validate()
         for header in headers {
             // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
@@ -291,6 +295,7 @@ public struct DownloadOptions: Sendable {
         if let userAgent { options.userAgent = userAgent }
         options.netrcPath = netrcPath
         options.cookieFilePath = cookieFilePath
+        options.awsSignature = awsSignature
         options.connectTimeoutSeconds = connectTimeoutSeconds
         options.stallTimeoutSeconds = stallTimeoutSeconds
         options.verbose = verbose

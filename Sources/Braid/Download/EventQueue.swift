@@ -1,38 +1,54 @@
 import Synchronization
 
-/// The buffer between a download's thread and the one consumer of its events.
+/// An event an `EventQueue` may coalesce: a snapshot (progress) that a newer snapshot from the same source replaces
+/// while neither has been read.
+protocol CoalescingEvent: Sendable {
+    associatedtype Source: Hashable & Sendable
+    /// Whose event it is: the events of one source keep their order among themselves.
+    var source: Source { get }
+    /// Whether it only reports how things stand now, so that a newer one makes it worthless.
+    var isSnapshot: Bool { get }
+}
+
+/// The buffer between the threads that report events and the one consumer of them.
 ///
-/// Nothing the download reports is lost or reordered, however slow the consumer, with one exception that keeps
-/// memory bounded: a progress snapshot that has not been read yet is replaced by the next one, so a consumer
-/// that falls behind sees the latest progress, never a backlog of stale ones. Every other event (states,
-/// notices, retries, the start and the result) is kept, in the order it was reported.
-final class EventQueue: Sendable {
+/// Nothing reported is lost or reordered, however slow the consumer, with one exception that keeps memory bounded:
+/// a snapshot that has not been read yet, and is the latest unread event of its source, is replaced by that
+/// source's next snapshot, so a consumer that falls behind sees the latest progress, never a backlog of stale ones.
+/// Every other event (states, notices, retries, the start and the result) is kept, in the order it was reported.
+final class EventQueue<Event: CoalescingEvent>: Sendable {
     private struct State: ~Copyable {
-        var pending: [DownloadEvent] = []
+        var pending: [Event] = []
         /// Where the next event is read from `pending`; the array is compacted as it empties.
         var head = 0
-        var waiter: CheckedContinuation<DownloadEvent?, Never>?
+        /// Where each source's latest event is in `pending` (stale below `head`).
+        var latest: [Event.Source: Int] = [:]
+        var waiter: CheckedContinuation<Event?, Never>?
         var finished = false
     }
 
     private let state = Mutex(State())
 
     /// The events as a stream for one consumer; it ends once `finish()` was called and everything was read.
-    var stream: AsyncStream<DownloadEvent> {
+    var stream: AsyncStream<Event> {
         AsyncStream(unfolding: { [self] in await next() })
     }
 
-    func push(_ event: DownloadEvent) {
-        let waiter = state.withLock { state -> CheckedContinuation<DownloadEvent?, Never>? in
+    func push(_ event: Event) {
+        let waiter = state.withLock { state -> CheckedContinuation<Event?, Never>? in
             guard !state.finished else { return nil }
             if let waiter = state.waiter {
                 state.waiter = nil
                 return waiter
             }
-            if case .progress = event, state.pending.count > state.head, case .progress = state.pending.last {
-                state.pending[state.pending.count - 1] = event
+            let source = event.source
+            if event.isSnapshot, let index = state.latest[source], index >= state.head,
+                state.pending[index].isSnapshot
+            {
+                state.pending[index] = event
             } else {
                 state.pending.append(event)
+                state.latest[source] = state.pending.count - 1
             }
             return nil
         }
@@ -41,7 +57,7 @@ final class EventQueue: Sendable {
 
     /// No more events come; the consumer reads what is queued, then the stream ends.
     func finish() {
-        let waiter = state.withLock { state -> CheckedContinuation<DownloadEvent?, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Event?, Never>? in
             state.finished = true
             defer { state.waiter = nil }
             return state.waiter
@@ -49,15 +65,16 @@ final class EventQueue: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    private func next() async -> DownloadEvent? {
+    private func next() async -> Event? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<DownloadEvent?, Never>) in
-                let ready = state.withLock { state -> DownloadEvent?? in
+            await withCheckedContinuation { (waiter: CheckedContinuation<Event?, Never>) in
+                let ready = state.withLock { state -> Event?? in
                     if state.head < state.pending.count {
                         let event = state.pending[state.head]
                         state.head += 1
                         if state.head == state.pending.count {
                             state.pending.removeAll(keepingCapacity: true)
+                            state.latest.removeAll(keepingCapacity: true)
                             state.head = 0
                         }
                         return .some(event)
@@ -69,12 +86,22 @@ final class EventQueue: Sendable {
                 if let ready { waiter.resume(returning: ready) }
             }
         } onCancel: {
-            // A consumer that stops listening ends its stream; the download goes on.
-            let waiter = state.withLock { state -> CheckedContinuation<DownloadEvent?, Never>? in
+            // A consumer that stops listening ends its stream; the work that reports goes on.
+            let waiter = state.withLock { state -> CheckedContinuation<Event?, Never>? in
                 defer { state.waiter = nil }
                 return state.waiter
             }
             waiter?.resume(returning: nil)
         }
+    }
+}
+
+extension DownloadEvent: CoalescingEvent {
+    /// One download's events are one source.
+    var source: Int { 0 }
+
+    var isSnapshot: Bool {
+        if case .progress = self { return true }
+        return false
     }
 }

@@ -1,6 +1,4 @@
-import CLibXML2
-
-/// Reads a Metalink v4 document with libxml2's pull reader (`xmlTextReader`), one node at a time, checking each
+/// Reads a Metalink v4 document with libxml2's pull reader (`XMLPullReader`), one node at a time, checking each
 /// value as its element ends; the first problem stops the read and becomes the error.
 ///
 /// Only elements in the Metalink namespace are read, and of those only what a download needs: `<file name>`,
@@ -30,11 +28,6 @@ struct MetalinkParser {
     private static let maximumTextBytes = 64 << 10
     /// The attributes read from an element, the only ones any element in the Metalink namespace is asked for.
     private static let attributeNames = ["name", "type", "length", "priority", "location"]
-    /// No network access and no blank text nodes; never `XML_PARSE_NOENT` (entity substitution) nor
-    /// `XML_PARSE_DTDLOAD`. libxml2's messages are not printed: these flags, and a structured handler that drops them.
-    private static let options = Int32(
-        XML_PARSE_NONET.rawValue | XML_PARSE_NOBLANKS.rawValue | XML_PARSE_NOERROR.rawValue
-            | XML_PARSE_NOWARNING.rawValue)
     /// Metalink 3's namespace, which is a different format.
     private static let version3Namespace = "http://www.metalinker.org/"
 
@@ -43,24 +36,14 @@ struct MetalinkParser {
     }
 
     static func parse(_ document: [UInt8], source: String) throws(BraidError) -> Metalink {
-        guard !document.isEmpty else { throw Metalink.refusal(source, "is empty") }
-        try checkEncodingForm(document, source: source)
         var parser = MetalinkParser(source: source)
-        // `withUnsafeBytes` rethrows untyped errors: the refusal comes out as a value.
-        let failure = document.withUnsafeBytes { bytes -> BraidError? in
-            let reader = xmlReaderForMemory(
-                bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, nil, options)
-            guard let reader else { return Metalink.refusal(source, "is not well-formed XML (line 1)") }
-            defer { xmlFreeTextReader(reader) }
-            xmlTextReaderSetStructuredErrorHandler(reader, braid_xml_ignore_error, nil)
-            do throws(BraidError) {
-                try parser.read(reader)
-                return nil
-            } catch {
-                return error
+        try XMLPullReader.read(document, refusal: { Metalink.refusal(source, $0) }) { node throws(BraidError) in
+            switch node {
+            case let .start(name, namespace, attribute): try parser.startElement(name, namespace: namespace, attribute)
+            case .end: try parser.endElement()
+            case let .text(value): try parser.characters(value)
             }
         }
-        if let failure { throw failure }
         guard parser.sawRoot else { throw Metalink.refusal(source, "is empty") }
         guard !parser.files.isEmpty else { throw Metalink.refusal(source, "describes no <file>") }
         var names: Set<String> = []
@@ -70,81 +53,10 @@ struct MetalinkParser {
         return Metalink(files: parser.files)
     }
 
-    /// Refuses a document in UTF-16 or UTF-32, which XML allows and libxml2 would detect and read: Braid reads
-    /// Metalink in UTF-8 only. Their byte-order marks say so, and without one their markup has NUL bytes, which
-    /// UTF-8 XML never has (U+0000 is no XML character). Only the encoding form is looked at here; what the
-    /// document declares and contains is checked on libxml2's reading of it (`checkDeclaredEncoding`, `read`).
-    private static func checkEncodingForm(_ document: [UInt8], source: String) throws(BraidError) {
-        let marks: [(bytes: [UInt8], name: String)] = [
-            ([0x00, 0x00, 0xFE, 0xFF], "UTF-32"), ([0xFF, 0xFE, 0x00, 0x00], "UTF-32"),
-            ([0xFE, 0xFF], "UTF-16"), ([0xFF, 0xFE], "UTF-16"),
-        ]
-        if let mark = marks.first(where: { document.starts(with: $0.bytes) }) {
-            throw Metalink.refusal(source, "is \(mark.name), not UTF-8")
-        }
-        guard !document.contains(0) else { throw Metalink.refusal(source, "is not UTF-8 text (it has NUL bytes)") }
-    }
-
-    /// Refuses a document whose XML declaration names an encoding other than UTF-8 (`UTF-7`, `ISO-8859-1`, …),
-    /// as libxml2 read the declaration: a document in another encoding could spell markup in bytes that no check
-    /// of UTF-8 text would recognise. A document without a declaration is UTF-8 by XML's own rule.
-    private func checkDeclaredEncoding(_ reader: xmlTextReaderPtr) throws(BraidError) {
-        guard let declared = xmlTextReaderConstEncoding(reader).map({ String(cString: $0) }) else { return }
-        guard declared.lowercased() == "utf-8" else {
-            throw Metalink.refusal(
-                source, "declares the encoding '\(PrintableText.sanitised(declared))'; Braid reads UTF-8 only")
-        }
-    }
-
     // MARK: - Nodes
 
-    /// Walks the document node by node to its end, so that anything not well-formed after the root is refused too.
-    ///
-    /// The first node settles the encoding libxml2 read the declaration as (`checkDeclaredEncoding`), and the end
-    /// checks it again, for a libxml2 that records it only once the document is read. A document
-    /// type declaration is refused as the node libxml2 parsed it into, whatever bytes spelt it: with no DTD there
-    /// are no entities to expand (`XML_PARSE_NOENT` is never set, nor `XML_PARSE_DTDLOAD`), and a reference to an
-    /// undeclared one is not well-formed.
-    private mutating func read(_ reader: xmlTextReaderPtr) throws(BraidError) {
-        var first = true
-        while true {
-            let status = xmlTextReaderRead(reader)
-            guard status != 0 else { return try checkDeclaredEncoding(reader) }
-            guard status == 1 else {
-                throw Metalink.refusal(
-                    source, "is not well-formed XML (line \(xmlTextReaderGetParserLineNumber(reader)))")
-            }
-            if first {
-                first = false
-                try checkDeclaredEncoding(reader)
-            }
-            switch UInt32(bitPattern: xmlTextReaderNodeType(reader)) {
-            case XML_READER_TYPE_DOCUMENT_TYPE.rawValue:
-                throw Metalink.refusal(source, "declares a DTD (<!DOCTYPE>), which Braid refuses")
-            case XML_READER_TYPE_ELEMENT.rawValue:
-                let name = xmlTextReaderConstLocalName(reader).map { String(cString: $0) } ?? ""
-                let namespace = xmlTextReaderConstNamespaceUri(reader).map { String(cString: $0) }
-                try startElement(name, namespace: namespace) { attribute in
-                    guard let value = xmlTextReaderGetAttribute(reader, Array(attribute.utf8) + [0]) else { return nil }
-                    defer { braid_xml_free(value) }
-                    return String(cString: value)
-                }
-                // `<url/>` has no end node of its own.
-                if xmlTextReaderIsEmptyElement(reader) == 1 { try endElement() }
-            case XML_READER_TYPE_END_ELEMENT.rawValue:
-                try endElement()
-            case XML_READER_TYPE_TEXT.rawValue, XML_READER_TYPE_CDATA.rawValue,
-                XML_READER_TYPE_WHITESPACE.rawValue, XML_READER_TYPE_SIGNIFICANT_WHITESPACE.rawValue:
-                guard text != nil, let value = xmlTextReaderConstValue(reader) else { break }
-                try characters(String(cString: value))
-            default:
-                break
-            }
-        }
-    }
-
     private mutating func startElement(
-        _ elementName: String, namespace namespaceURI: String?, attribute: (String) -> String?
+        _ elementName: String, namespace namespaceURI: String?, _ attribute: (String) -> String?
     ) throws(BraidError) {
         if !sawRoot {
             sawRoot = true

@@ -1,17 +1,9 @@
-/// Splits a file into the byte ranges its connections will fetch.
+/// Splits a file into the byte ranges its connections will fetch, in file order: about `piecesPerConnection` per
+/// connection, from `minimumSegment` to `maximumSegment` and aligned to 4 KiB, smaller at the start and the end, at
+/// most `maximumSegments` in all. Any `Int64` length plans without overflow; a download never plans more than
+/// `RemoteResource.maximumLength`.
 ///
-/// More ranges than connections (about `piecesPerConnection` each) are planned, handed out in file order: a slow
-/// connection then holds up only a small piece, and the in-order prefix that a streaming digest needs advances
-/// steadily instead of waiting for the first connection's whole share.
-///
-/// With more than one piece per connection, pieces also ramp up at the start (one round of 1 MiB pieces, then
-/// 2 MiB, …) and taper down at the end in mirror image. The first small pieces complete almost at once, so
-/// verification starts with the download. The last ones complete close together and are small, so little is
-/// left to hash once the last byte lands.
-///
-/// A plan has at most `maximumSegments` pieces, a tenth of what a manifest holds, so that the splits of idle
-/// connections across any number of resumes have room: past 640 GiB the largest piece grows with the length.
-/// Any `Int64` length plans without overflow; a download never plans more than `RemoteResource.maximumLength`.
+/// Why this shape: `docs/design/transfer.md#plan`.
 enum SegmentPlanner {
     static let minimumSegment: Int64 = 1 << 20
     static let maximumSegment: Int64 = 64 << 20

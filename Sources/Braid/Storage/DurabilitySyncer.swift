@@ -10,15 +10,13 @@ import SystemPackage
     import Glibc
 #endif
 
-/// Flushes the partial file to disk on a thread of its own, so that a slow `fdatasync` never stalls the transfer.
-///
-/// The engine hands over how far each segment was written when the sync starts; once the sync returns, those marks
-/// are durable against a power cut and may be recorded as such in the next checkpoint.
-///
-/// It also starts writeback of each piece as it completes (`sync_file_range`), so that the disk works alongside
-/// the network and the final flush before the rename has little left to do.
+/// Flushes the partial file to disk on a thread of its own, so that a slow `fdatasync` never stalls the transfer:
+/// the marks handed over when a sync starts are durable once it returns. It also starts writeback of each piece as
+/// it completes (`sync_file_range`).
 ///
 /// Its owner calls `start()` before the transfer and `stop()` after it, which joins the thread.
+///
+/// Design: `docs/design/durability.md#the-manifest-and-crash-ordering`.
 final class DurabilitySyncer: @unchecked Sendable {
     // @unchecked: the mutable fields are touched only with `condition` locked; `file` is itself Sendable.
     private let condition = ConditionLock()

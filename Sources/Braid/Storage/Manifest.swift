@@ -4,12 +4,11 @@
     import Foundation
 #endif
 
-/// The sidecar `FILE.braid`: what is being downloaded and how much of each segment is already in `FILE.part`.
+/// The sidecar `FILE.braid`: what is being downloaded and how much of each segment is already in `FILE.part`, as
+/// two marks, `done` (written) and `durable` (flushed to the disk), with the `bootID` that says which to trust on
+/// resume. It is written only after the data it describes (`ManifestStore`).
 ///
-/// It is written only after the data it describes (see `ManifestStore`), so it never claims a byte that is not in
-/// the partial file. Two progress marks are kept per segment: `done`, written to the file (safe across a crash of
-/// this process, since the page cache survives it), and `durable`, flushed to the disk (safe across a power cut).
-/// `bootID` says which one to trust on resume.
+/// Design: `docs/design/durability.md#the-manifest-and-crash-ordering`.
 struct Manifest: Codable, Equatable, Sendable {
     static let formatName = "braid-manifest"
     static let currentVersion = 1

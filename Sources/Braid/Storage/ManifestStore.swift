@@ -8,8 +8,7 @@ import SystemPackage
 
 /// Reads and atomically replaces `FILE.braid`, as a `StateFile`.
 ///
-/// A checkpoint is written to a temporary file and renamed over the manifest, so a reader sees the old one or the
-/// new one, never a torn one. A durable checkpoint also syncs the temporary file and the directory.
+/// Design: `docs/design/durability.md#the-manifest-and-crash-ordering`.
 struct ManifestStore: Sendable {
     let path: AnchoredPath
     private var file: StateFile { StateFile(location: path) }

@@ -10,13 +10,11 @@ import SystemPackage
     import Glibc
 #endif
 
-/// The partial download, `FILE.part`: a sparse file of the final length, written with positional writes so that
-/// every connection lands its bytes exactly where they belong, in any order.
+/// The partial download, `FILE.part`: a sparse file of the final length, written with positional writes in any
+/// order. Opening it locks the download (an exclusive `flock`, held until it is closed, through the rename to the
+/// final name), so partial data is discarded by truncating it, never by unlinking it.
 ///
-/// Opening it also locks the download: the descriptor holds an exclusive `flock` for as long as it is open, through
-/// the rename to the final name, so two downloads of one file (in two processes or in one) never both write it.
-/// The lock is on the partial file because the manifest is replaced at every checkpoint; for the same reason
-/// partial data is discarded by truncating this descriptor, never by unlinking the locked file.
+/// Design: `docs/design/durability.md#the-partial-file`.
 final class PartFile: Sendable {
     let path: AnchoredPath
     let descriptor: FileDescriptor

@@ -1,11 +1,10 @@
 import Synchronization
 import SystemPackage
 
-/// Disk space set aside in a directory, held by an open file that has no name.
+/// Disk space set aside in a directory, held by an open file that has no name: closing it, or the process ending
+/// however it ends, gives the blocks back.
 ///
-/// The file is created under a name, unlinked at once and allocated, so it takes blocks of the directory's file
-/// system but leaves nothing to see beside the download. Closing it gives the blocks back, and a process that
-/// ends, however it ends, gives them back too.
+/// Design: `docs/design/durability.md#disk-full`.
 final class SpaceReserve: Sendable {
     private let file = Mutex<FileDescriptor?>(nil)
 

@@ -6,25 +6,21 @@ import SystemPackage
     import Foundation
 #endif
 
-/// A small file of Braid's own state (a download's manifest, the daemon's session): opened without following a
-/// link at its name, read whole up to a cap, and replaced atomically, durably on request.
+/// A small file of Braid's own state (a download's manifest, the daemon's session, the server statistics): opened
+/// without following a link at its name, read whole up to a cap, and replaced atomically (a reader sees the old
+/// file or the new one, never a torn one), durably on request. Not API (`package`): the daemon keeps its session
+/// with it, the way the library keeps manifests.
 ///
-/// A replacement is written to a fresh temporary file beside it (a stale one unlinked first, the new one created
-/// with `O_EXCL` and readable by the owner only, so nothing planted at its name is written through) and renamed
-/// over it, so a reader sees the old file or the new one, never a torn one. A durable one also syncs the temporary
-/// file before the rename and the directory after it.
-///
-/// Not API: `@_spi(StateFiles) import Braid` lets the daemon keep its session the way the library keeps manifests.
-@_spi(StateFiles)
-public struct StateFile: Sendable {
+/// How: `docs/design/durability.md#the-manifest-and-crash-ordering`.
+package struct StateFile: Sendable {
     let location: AnchoredPath
     let temporaryLocation: AnchoredPath
-    public var path: FilePath { location.path }
-    public var temporaryPath: FilePath { temporaryLocation.path }
+    package var path: FilePath { location.path }
+    package var temporaryPath: FilePath { temporaryLocation.path }
 
     /// - Parameter temporarySuffix: what the temporary file's name adds to `path`'s; a file that several processes
     ///   replace at once needs one of its own per process.
-    public init(path: FilePath, temporarySuffix: String = ".tmp") {
+    package init(path: FilePath, temporarySuffix: String = ".tmp") {
         self.init(location: AnchoredPath(path), temporarySuffix: temporarySuffix)
     }
 
@@ -36,7 +32,7 @@ public struct StateFile: Sendable {
 
     /// The file opened for reading, or nil when nothing is at its name; a link there fails with
     /// `tooManySymbolicLinkLevels`.
-    public func openForReading() throws(Errno) -> FileDescriptor? {
+    package func openForReading() throws(Errno) -> FileDescriptor? {
         do {
             return try location.open(.readOnly)
         } catch {
@@ -46,7 +42,7 @@ public struct StateFile: Sendable {
     }
 
     /// Everything `file` holds from its current offset, or nil when that is more than `maximumSize` bytes.
-    public static func readAll(_ file: FileDescriptor, maximumSize: Int) throws(Errno) -> Data? {
+    package static func readAll(_ file: FileDescriptor, maximumSize: Int) throws(Errno) -> Data? {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
@@ -63,7 +59,7 @@ public struct StateFile: Sendable {
     }
 
     /// Replaces the file with `data` atomically; with `durable`, it also survives a power cut once this returns.
-    public func replace(with data: Data, durable: Bool) throws(BraidError) {
+    package func replace(with data: Data, durable: Bool) throws(BraidError) {
         if temporaryLocation.isSymbolicLink { throw .symbolicLink(temporaryPath) }
         try? temporaryLocation.unlink()
         do {
@@ -87,7 +83,7 @@ public struct StateFile: Sendable {
 
     /// Makes a rename in the directory of `path` durable. The directory is reached through links, unlike Braid's
     /// own files: it may well be reached through one.
-    public static func syncDirectory(of path: FilePath) {
+    package static func syncDirectory(of path: FilePath) {
         AnchoredPath(path).synchronizeDirectory()
     }
 }

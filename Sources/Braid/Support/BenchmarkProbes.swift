@@ -2,7 +2,8 @@ import SystemPackage
 
 /// Entry points into Braid's hot paths for the package-benchmark suites in `Benchmarks/`, which can only see
 /// public symbols: the digest, the positional write path, and the segment scheduler, each driven the way the
-/// engine drives it. Not API: `@_spi(Benchmarks) import Braid` to use it.
+/// engine drives it. Not API: `@_spi(Benchmarks) import Braid` to use it (`package` access would not reach
+/// `Benchmarks/Package.swift`, a package of its own).
 @_spi(Benchmarks)
 public enum BenchmarkProbes {
     /// Digests `bytes` with OpenSSL's EVP, as the verifier does.

@@ -6,7 +6,7 @@ extension BraidError {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
             case proxy, noProxy, userAgent, netrcPath, cookieFilePath, expectedDigest, checksumFile, rateLimit,
-                connectionCounts, repeats, metalink
+                connectionCounts, repeats, metalink, awsSignature, objectStore
         }
         fileprivate let base: Base
 
@@ -52,12 +52,18 @@ extension BraidError {
         public static let repeats = Option(base: .repeats)
         /// A Metalink document (`Metalink(parsing:source:)`): it cannot be read, is not Metalink 4, or is unsafe.
         public static let metalink = Option(base: .metalink)
+        /// `DownloadOptions.awsSignature`: a key, secret, token, region or service libcurl cannot sign with.
+        public static let awsSignature = Option(base: .awsSignature)
+        /// An `ObjectStore` or the `s3://` URL of an object or prefix in one: its endpoint, region or credentials
+        /// (as the environment gives them), or the bucket and key the URL names.
+        public static let objectStore = Option(base: .objectStore)
 
         /// The type and property the option is, such as `DownloadOptions.maximumAttempts`.
         public var description: String {
             switch base {
             case .connectionCounts, .repeats: "BenchSchedule.\(base.rawValue)"
             case .metalink: "Metalink"
+            case .objectStore: "ObjectStore"
             default: "DownloadOptions.\(base.rawValue)"
             }
         }

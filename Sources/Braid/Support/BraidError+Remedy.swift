@@ -4,7 +4,7 @@ extension BraidError {
     public struct Remedy: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Sendable {
             case overwrite, discardPartialDownload, chooseAnotherDestination, trustCertificate, allowRedirectScheme
-            case saveIntoDirectory, repair
+            case saveIntoDirectory, repair, objectStoreCredentials, objectStoreRegion
         }
         fileprivate let base: Base
 
@@ -23,6 +23,11 @@ extension BraidError {
         /// Setting `DownloadOptions.repair` fetches the file again and rewrites only the bytes of the kept partial
         /// file that differ, after its complete data failed a digest.
         public static let repair = Remedy(base: .repair)
+        /// Other `ObjectStore.credentials`: the store refused the key, the signature or the session token, or an
+        /// unsigned request.
+        public static let objectStoreCredentials = Remedy(base: .objectStoreCredentials)
+        /// Another `ObjectStore.region`: the bucket is in another region than the requests were signed for.
+        public static let objectStoreRegion = Remedy(base: .objectStoreRegion)
         /// Adding the redirect's scheme to `DownloadOptions.redirectSchemes`.
         public static let allowRedirectScheme = Remedy(base: .allowRedirectScheme)
 

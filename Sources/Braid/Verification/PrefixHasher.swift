@@ -6,19 +6,14 @@ import SystemPackage
     import Foundation
 #endif
 
-/// Hashes the downloaded file while it is still being written, on a thread of its own.
-///
-/// Digests such as MD5 cannot be combined from out-of-order pieces, so the hasher follows the *in-order prefix*:
-/// the transfer engine reports how far the file is complete from byte 0, and the hasher reads and digests up to
-/// there from the page cache. By the time the last segment lands, little is left to hash.
-///
-/// It may also read ahead of what is confirmed (`hashAhead(to:)`): bytes written in order from the prefix whose
-/// response has not ended yet, so that one long response is hashed as it arrives rather than after its end. Those
-/// bytes may still be thrown away and written again (a response that broke its word): `rewind(to:)` then says so,
-/// and the digest starts over from byte 0 if it had read past that point. The digest is taken only once every byte
-/// is confirmed.
+/// Hashes the downloaded file while it is still being written, on a thread of its own: it digests the in-order
+/// prefix it is told is confirmed, reading from the page cache, and may read ahead of it (`hashAhead(to:)`) over
+/// bytes that `rewind(to:)` can still take back (the digest then starts over). The digest is given only once every
+/// byte is confirmed.
 ///
 /// Its owner calls `start()`, and `stop()` once the digest is taken or no longer wanted, which joins the thread.
+///
+/// Design: `docs/design/verification.md#the-streaming-digest-and-confirmed-bytes`.
 final class PrefixHasher: @unchecked Sendable {
     // @unchecked: every mutable field below is read and written only with `condition` locked, except `thread`,
     // which only the owner touches, in `start()` and `stop()`.

@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 
 extension Aria2RPC {
     /// Every method, as `system.listMethods` lists them.

@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 
 extension Aria2RPC {
     /// `aria2.addUri(uris, options, position)`: checks the URIs and options, and queues the download.

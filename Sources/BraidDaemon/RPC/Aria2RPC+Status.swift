@@ -1,3 +1,5 @@
+import BraidJSON
+
 extension Aria2RPC {
     /// aria2 tracks a download in pieces of this size when it does not know better; its clients draw the
     /// `bitfield` in them.

@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 
 /// aria2's JSON-RPC interface over the daemon's service: the methods aria2's clients (aria2p, AriaNg, Motrix)
 /// call, with aria2's parameters, field names, numbers written as strings, and error messages, so that those

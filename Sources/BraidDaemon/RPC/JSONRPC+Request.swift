@@ -1,3 +1,5 @@
+import BraidJSON
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

@@ -1,3 +1,5 @@
+import BraidJSON
+
 /// JSON-RPC 2.0 framing as aria2 speaks it: a request object or a batch of them in, a response or a batch out.
 ///
 /// A request is read by `read(_:gate:limits:)` (`JSONRPC+Request.swift`), which holds every call to the `Gate`

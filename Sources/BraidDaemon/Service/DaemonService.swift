@@ -1,4 +1,5 @@
 import Braid
+import BraidJSON
 import Logging
 import Synchronization
 
@@ -6,19 +7,20 @@ import Synchronization
     import Glibc
 #endif
 
-/// The daemon's downloads: the table of tasks (`DownloadTable`), the transfers that run them on the library's
-/// `DownloadManager`, the session file, and the notifications. The RPC layer calls it; it knows nothing of JSON.
+/// The daemon's downloads: the table of tasks (`DownloadTable`), the library's `DownloadManager` that queues and
+/// runs them, the session file, and the notifications. The RPC layer calls it; it knows nothing of JSON.
 ///
-/// Every change follows one path: the table decides under the lock and returns effects, the transfers to start
-/// are made under the same lock (so a pause that follows finds them), and everything else (starting threads,
-/// interrupting, notifying, saving the session) happens after the lock is released.
+/// Every change follows one path: the table decides under the lock and returns effects; the manager is told under
+/// the same lock (submit, pause, resume, cancel), so it sees the changes in the order the table made them, and it
+/// never calls back; notifying and saving the session happen after the lock is released. What the manager does
+/// (a download starts, progresses, ends) comes back through its event stream, read by one task, as table events.
 public final class DaemonService: Sendable {
     public struct Configuration: Sendable {
         /// The download directory: every file goes here or below. Absolute, resolved, existing.
         public var directory: String
         /// The session file; nil to keep no session.
         public var sessionPath: String?
-        /// Downloads at once (`-j`), connections per host, the overall rate.
+        /// Downloads at once (`-j`, aria2's `max-concurrent-downloads`), connections per host, the overall rate.
         public var limits: DownloadManager.Limits
         /// What every download starts from: connections, retries, timeouts. Its destination is ignored.
         public var baseOptions: DownloadOptions
@@ -39,8 +41,9 @@ public final class DaemonService: Sendable {
     private struct State {
         var table: DownloadTable
         var progress: [String: TaskProgress] = [:]
+        /// The download of each task submitted to the manager, until it has finished; and the other way round.
         var downloads: [String: Download] = [:]
-        var runs: [String: Task<Void, Never>] = [:]
+        var gids: [ObjectIdentifier: String] = [:]
         /// Rate for downloads added without one (aria2's global `max-download-limit`).
         var defaultRateLimit: Int64?
         var stopping = false
@@ -53,16 +56,29 @@ public final class DaemonService: Sendable {
     private let hub = NotificationHub()
     private let session: SessionStore?
     private let logger: Logger
+    /// The task that reads the manager's events; it ends with them, after `stop()`.
+    private let listener = Mutex<Task<Void, Never>?>(nil)
 
     public init(configuration: Configuration, logger: Logger = Logger(label: "braid.daemon")) {
         self.configuration = configuration
         self.logger = logger
         manager = DownloadManager(limits: configuration.limits)
-        state = Mutex(State(table: DownloadTable(maximumActive: configuration.limits.concurrentDownloads)))
+        state = Mutex(State(table: DownloadTable()))
         session = configuration.sessionPath.map(SessionStore.init(path:))
         for path in session?.paths ?? [] {
             manager.reserve(Self.spelledAsDownloads(path), for: "the daemon's session file \(path)")
         }
+        let events = manager.events
+        listener.withLock {
+            $0 = Task.detached { [weak self] in
+                for await event in events { self?.handle(event) }
+            }
+        }
+    }
+
+    deinit {
+        // Ends the listener once the downloads have ended (`stop()` has normally ended them already).
+        manager.finish()
     }
 
     // MARK: Life
@@ -131,14 +147,12 @@ public final class DaemonService: Sendable {
     }
 
     /// Interrupts every transfer (their progress is saved in their manifests), waits for them, and saves the
-    /// session with them as waiting, to be resumed by the next start. Notification streams end.
+    /// session with them as waiting (paused ones paused), to be resumed by the next start. Notification streams end.
     public func stop() async {
-        let (downloads, runs) = state.withLock { state in
-            state.stopping = true
-            return (Array(state.downloads.values), Array(state.runs.values))
-        }
-        for download in downloads { download.interrupt() }
-        for run in runs { await run.value }
+        state.withLock { $0.stopping = true }
+        manager.interruptAll()
+        manager.finish()
+        await listener.withLock { $0 }?.value
         saveSessionLogging()
         hub.finish()
     }
@@ -206,9 +220,10 @@ public final class DaemonService: Sendable {
         }
     }
 
-    /// aria2's `max-concurrent-downloads`.
+    /// aria2's `max-concurrent-downloads`: more start at once when it grows; when it shrinks, running ones finish,
+    /// and none starts until fewer run.
     public func setMaximumActive(_ count: Int) {
-        apply { table in table.setMaximumActive(count) }
+        manager.concurrentDownloads = .fixed(max(1, count))
     }
 
     /// aria2's `max-overall-download-limit`: all downloads together; nil for none.
@@ -291,7 +306,12 @@ public final class DaemonService: Sendable {
     }
 
     /// Downloads that may run at once now.
-    public var maximumActive: Int { state.withLock { $0.table.maximumActive } }
+    public var maximumActive: Int {
+        switch manager.concurrentDownloads {
+        case let .fixed(count): count
+        case .automatic: DownloadManager.Concurrency.automaticCeiling
+        }
+    }
 
     // MARK: Effects
 
@@ -301,12 +321,10 @@ public final class DaemonService: Sendable {
         try apply { (_: inout State, table: inout DownloadTable) throws(Failure) in try change(&table) }
     }
 
-    /// Changes the table under the lock, makes the transfers it starts, and performs the rest after.
+    /// Changes the table under the lock and tells the manager what it decided; notifies and saves after.
     private func apply<Failure: Error>(
         _ change: (inout State, inout DownloadTable) throws(Failure) -> [DownloadTable.Effect]
     ) throws(Failure) {
-        var launches: [(String, Download)] = []
-        var stops: [(Download, cancel: Bool)] = []
         var notifications: [(String, String)] = []
         try state.withLock { state throws(Failure) in
             var table = state.table
@@ -314,7 +332,7 @@ public final class DaemonService: Sendable {
             state.table = table
             for effect in effects {
                 switch effect {
-                case let .start(task):
+                case let .submit(task):
                     guard !state.stopping else { continue }
                     let download = manager.makeDownload(
                         url: task.request.uris.first ?? "",
@@ -322,22 +340,20 @@ public final class DaemonService: Sendable {
                         label: task.gid
                     )
                     state.downloads[task.gid] = download
-                    state.progress[task.gid] = TaskProgress()
-                    launches.append((task.gid, download))
-                case let .interrupt(gid):
-                    if let download = state.downloads[gid] { stops.append((download, false)) }
+                    state.gids[download.id] = task.gid
+                    manager.submit(download, paused: task.status == .paused)
+                case let .pause(gid):
+                    // A paused download has no live figures.
+                    state.progress[gid] = nil
+                    if let download = state.downloads[gid] { manager.pause(download) }
+                case let .resume(gid):
+                    if let download = state.downloads[gid] { manager.resume(download) }
                 case let .cancel(gid):
-                    if let download = state.downloads[gid] { stops.append((download, true)) }
+                    if let download = state.downloads[gid] { manager.cancel(download) }
                 case let .notify(method, gid):
                     notifications.append((method, gid))
                 }
             }
-            for (gid, download) in launches {
-                state.runs[gid] = Task.detached { [self] in await run(download, gid: gid) }
-            }
-        }
-        for (download, cancel) in stops {
-            if cancel { download.cancel() } else { download.interrupt() }
         }
         for (method, gid) in notifications {
             hub.publish(
@@ -384,27 +400,36 @@ public final class DaemonService: Sendable {
         return options
     }
 
-    /// Runs one transfer to its end, keeping the task's figures current, and reports the outcome to the table.
-    private func run(_ download: Download, gid: String) async {
-        let observer = Task { [self] in
-            for await event in download.events { observe(event, of: gid) }
-        }
-        let outcome: DownloadTable.Outcome
-        do throws(BraidError) {
-            let result = try await download.run()
-            outcome = .completed(path: result.path, length: result.bytes, verification: result.verification)
-        } catch {
-            switch error.code {
-            case .interrupted, .cancelled: outcome = .stopped
-            default: outcome = .failed(code: Aria2ErrorCode.of(error), message: error.message)
+    /// What the manager says of a task's download: it runs (the task is active), it reports (the task's figures),
+    /// it ended (the table hears how).
+    private func handle(_ event: DownloadManager.Event) {
+        guard let gid = state.withLock({ $0.gids[event.download.id] }) else { return }
+        switch event {
+        case .running:
+            apply { state, table in
+                let effects = table.started(gid)
+                if table.task(gid)?.status == .active { state.progress[gid] = TaskProgress() }
+                return effects
             }
-        }
-        await observer.value
-        apply { state, table in
-            state.downloads[gid] = nil
-            state.runs[gid] = nil
-            state.progress[gid] = nil
-            return table.finished(gid, outcome)
+        case let .reported(_, reported):
+            observe(reported, of: gid)
+        case let .finished(download, result):
+            let outcome: DownloadTable.Outcome
+            switch result {
+            case let .success(result):
+                outcome = .completed(path: result.path, length: result.bytes, verification: result.verification)
+            case let .failure(error):
+                switch error.code {
+                case .interrupted, .cancelled: outcome = .stopped
+                default: outcome = .failed(code: Aria2ErrorCode.of(error), message: error.message)
+                }
+            }
+            apply { state, table in
+                state.downloads[gid] = nil
+                state.gids[download.id] = nil
+                state.progress[gid] = nil
+                return table.finished(gid, outcome)
+            }
         }
     }
 

@@ -1,18 +1,22 @@
-/// The daemon's downloads and their order, and every decision about them: which start when a slot frees, what a
-/// pause or a removal does to a running transfer, what a finished transfer becomes. A pure value: each event
-/// returns the effects for its owner (`DaemonService`) to perform, so every rule is tested without a network.
+/// The daemon's downloads in aria2's terms, and every decision about them: their statuses and order, what a pause
+/// or a removal asks of a transfer, what a finished transfer becomes. A pure value: each event returns the effects
+/// for its owner (`DaemonService`) to perform, so every rule is tested without a network.
 ///
-/// A download whose transfer is still winding down (paused or removed while it ran) stays "in flight" until its
-/// transfer reports back: it holds its slot, and it is not started again before then, so two transfers never write
-/// the same file.
+/// When a download runs is not decided here: every waiting or paused download is submitted to the library's
+/// `DownloadManager`, which starts it when a slot is free (`max-concurrent-downloads`) and says so (`started`).
+/// A download whose transfer is still winding down (removed while it ran) stays "in flight" until its transfer
+/// reports back: its result is not removed before then.
 public struct DownloadTable: Sendable {
     /// What the owner does after an event.
     public enum Effect: Sendable, Equatable {
-        /// Start a transfer for the task (resuming from its manifest when there is one).
-        case start(DaemonTask)
-        /// Interrupt the running transfer, saving its progress (a pause).
-        case interrupt(gid: String)
-        /// Cancel the running transfer, keeping its partial file (a removal).
+        /// Submit the task's download to the manager, held when the task is paused (resuming from its manifest when
+        /// there is one).
+        case submit(DaemonTask)
+        /// Hold the waiting download, or pause the running one, its progress saved (a pause).
+        case pause(gid: String)
+        /// Let the held or paused download wait for a slot again (an unpause).
+        case resume(gid: String)
+        /// Cancel the download, keeping its partial file (a removal).
         case cancel(gid: String)
         /// Send a notification to WebSocket clients: `aria2.onDownloadStart` and so on.
         case notify(method: String, gid: String)
@@ -32,14 +36,10 @@ public struct DownloadTable: Sendable {
     private(set) var stopped: [String] = []
     /// Tasks whose transfer has not reported back yet.
     private(set) var inFlight: Set<String> = []
-    /// Downloads that may run at once.
-    public private(set) var maximumActive: Int
     /// Stopped downloads since start, including those whose results were removed (aria2's `numStoppedTotal`).
     public private(set) var stoppedTotal = 0
 
-    public init(maximumActive: Int) {
-        self.maximumActive = max(1, maximumActive)
-    }
+    public init() {}
 
     // MARK: Reading
 
@@ -52,7 +52,8 @@ public struct DownloadTable: Sendable {
 
     // MARK: Events
 
-    /// A new download (or one read back from the session), queued last; a paused one waits for `unpause`.
+    /// A new download (or one read back from the session), queued last and submitted; a paused one waits for
+    /// `unpause`.
     public mutating func add(_ task: DaemonTask) -> [Effect] {
         var task = task
         switch task.status {
@@ -60,7 +61,8 @@ public struct DownloadTable: Sendable {
             if task.status == .active { task.status = .waiting }
             tasks[task.gid] = task
             waiting.append(task.gid)
-            return pump()
+            inFlight.insert(task.gid)
+            return [.submit(task)]
         case .complete, .error, .removed:
             tasks[task.gid] = task
             stopped.append(task.gid)
@@ -68,21 +70,32 @@ public struct DownloadTable: Sendable {
         }
     }
 
+    /// The manager started the download, or let a paused one go on: a waiting download is active, announced with
+    /// `onDownloadStart`. One paused meanwhile stays paused (the manager pauses it too).
+    public mutating func started(_ gid: String) -> [Effect] {
+        guard var task = tasks[gid], task.status == .waiting else { return [] }
+        task.status = .active
+        tasks[gid] = task
+        waiting.removeAll { $0 == gid }
+        active.append(gid)
+        return [.notify(method: "aria2.onDownloadStart", gid: gid)]
+    }
+
     /// aria2's `pause`: a waiting download is held (silently, as aria2 does: it never started); an active one has
-    /// its transfer interrupted and goes to the front of the queue, paused, announced with `onDownloadPause`.
+    /// its transfer paused and goes to the front of the queue, announced with `onDownloadPause`.
     public mutating func pause(_ gid: String) throws(Refusal) -> [Effect] {
         guard var task = tasks[gid] else { throw Self.notFound(gid) }
         switch task.status {
         case .waiting:
             task.status = .paused
             tasks[gid] = task
-            return []
+            return [.pause(gid: gid)]
         case .active:
             task.status = .paused
             tasks[gid] = task
             active.removeAll { $0 == gid }
             waiting.insert(gid, at: 0)
-            return [.interrupt(gid: gid), .notify(method: "aria2.onDownloadPause", gid: gid)] + pump()
+            return [.pause(gid: gid), .notify(method: "aria2.onDownloadPause", gid: gid)]
         case .paused, .complete, .error, .removed:
             throw Refusal(message: "GID#\(gid) cannot be paused now")
         }
@@ -94,7 +107,7 @@ public struct DownloadTable: Sendable {
         guard task.status == .paused else { throw Refusal(message: "GID#\(gid) cannot be unpaused now") }
         task.status = .waiting
         tasks[gid] = task
-        return pump()
+        return [.resume(gid: gid)]
     }
 
     /// aria2's `remove`. A running download stops for good (its partial file is kept) and is listed as removed,
@@ -110,11 +123,11 @@ public struct DownloadTable: Sendable {
             active.removeAll { $0 == gid }
             stopped.append(gid)
             stoppedTotal += 1
-            return [.cancel(gid: gid), .notify(method: "aria2.onDownloadStop", gid: gid)] + pump()
+            return [.cancel(gid: gid), .notify(method: "aria2.onDownloadStop", gid: gid)]
         case .waiting, .paused:
             tasks[gid] = nil
             waiting.removeAll { $0 == gid }
-            // A paused transfer may still be winding down: it is cancelled, and its report finds nothing to change.
+            // Its download is cancelled (ended at once if it never started), and its report finds nothing to change.
             return inFlight.contains(gid) ? [.cancel(gid: gid)] : []
         case .complete, .error, .removed:
             throw Refusal(message: "Active Download not found for GID#\(gid)")
@@ -138,13 +151,6 @@ public struct DownloadTable: Sendable {
         stopped = kept
     }
 
-    /// How many may run at once (aria2's `max-concurrent-downloads`); more start at once when it grows. Running
-    /// ones are not stopped when it shrinks: they finish, and no new one starts until fewer run.
-    public mutating func setMaximumActive(_ count: Int) -> [Effect] {
-        maximumActive = max(1, count)
-        return pump()
-    }
-
     /// Applies `change` to what a task knows of its file (path, lengths); its status is the table's alone.
     public mutating func update(_ gid: String, _ change: (inout DaemonTask) -> Void) {
         guard var task = tasks[gid] else { return }
@@ -162,11 +168,12 @@ public struct DownloadTable: Sendable {
         case failed(code: Int, message: String)
     }
 
-    /// A transfer reported back. A completed file is complete whatever was asked of it meanwhile; a failure of a
-    /// download still active is an error; a transfer stopped on request leaves the status the request set.
+    /// A transfer reported back. A completed file is complete whatever was asked of it meanwhile; a failure is an
+    /// error unless the download was removed (a paused one that failed has nothing left to go on); a transfer
+    /// stopped on request leaves the status the request set.
     public mutating func finished(_ gid: String, _ outcome: Outcome) -> [Effect] {
         inFlight.remove(gid)
-        guard var task = tasks[gid] else { return pump() }
+        guard var task = tasks[gid] else { return [] }
         var effects: [Effect] = []
         switch outcome {
         case let .completed(path, length, verification):
@@ -190,7 +197,7 @@ public struct DownloadTable: Sendable {
                 waiting.insert(gid, at: 0)
             }
         case let .failed(code, message):
-            if task.status == .active {
+            if !task.status.isStopped {
                 task.status = .error
                 task.errorCode = code
                 task.errorMessage = message
@@ -200,38 +207,13 @@ public struct DownloadTable: Sendable {
             }
         }
         tasks[gid] = task
-        return effects + pump()
+        return effects
     }
 
     private mutating func move(_ gid: String, toStopped: Bool) {
         active.removeAll { $0 == gid }
         waiting.removeAll { $0 == gid }
         if toStopped, !stopped.contains(gid) { stopped.append(gid) }
-    }
-
-    /// Starts waiting downloads, in queue order, while slots are free. A task still in flight holds a slot.
-    private mutating func pump() -> [Effect] {
-        var effects: [Effect] = []
-        let busy = Set(active).union(inFlight)
-        var running = busy.count
-        var index = 0
-        while running < maximumActive, index < waiting.count {
-            let gid = waiting[index]
-            guard let task = tasks[gid], task.status == .waiting, !inFlight.contains(gid) else {
-                index += 1
-                continue
-            }
-            waiting.remove(at: index)
-            active.append(gid)
-            inFlight.insert(gid)
-            var started = task
-            started.status = .active
-            tasks[gid] = started
-            running += 1
-            effects.append(.start(started))
-            effects.append(.notify(method: "aria2.onDownloadStart", gid: gid))
-        }
-        return effects
     }
 
     static func notFound(_ gid: String) -> Refusal { Refusal(message: "GID \(gid) is not found") }

@@ -1,4 +1,4 @@
-@_spi(StateFiles) import Braid
+import Braid
 import Synchronization
 import SystemPackage
 

@@ -42,6 +42,10 @@ int braid_multi_next_done(CURLM *multi, CURL *_Nullable *_Nonnull easy, CURLcode
 /// Swift cannot pass). Owned by libcurl; valid for the life of the process.
 const curl_version_info_data *braid_curl_version_info(void);
 
+/// `CURLOPT_HTTPAUTH` values (macros with casts, which Swift cannot import): libcurl's default, and AWS SigV4.
+static const unsigned long braid_curlauth_basic = CURLAUTH_BASIC;
+static const unsigned long braid_curlauth_aws_sigv4 = CURLAUTH_AWS_SIGV4;
+
 /// Writing fewer bytes than offered makes libcurl abort the transfer with CURLE_WRITE_ERROR.
 static const size_t braid_curl_abort_write = 0;
 

@@ -16,10 +16,14 @@ enum BraidCLI {
         return fromBuild
     }()
 
-    static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ChildProcess.Completed {
+    /// Runs braid with `arguments`, in this process's environment with `extra` set over it.
+    static func run(
+        _ arguments: [String], environment extra: [String: String] = [:], timeout: Duration = .seconds(120)
+    ) async throws -> ChildProcess.Completed {
         let state = newStateDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        return try await ChildProcess.run(path, arguments, environment: environment(state: state), timeout: timeout)
+        let environment = environment(state: state).merging(extra) { _, new in new }
+        return try await ChildProcess.run(path, arguments, environment: environment, timeout: timeout)
     }
 
     /// Runs `braid` through `wrapper`, a command that ends by executing its last argument with the arguments after

@@ -1,42 +1,10 @@
 /// Chooses how many connections a download uses while it runs (`-n auto`), from the throughput it measures and
-/// what the server answers: a pure value, fed samples and events with the time, tested without a network.
+/// what the server answers: a pure value inside `TransferMachine`, fed samples and events with the time, and tested
+/// rule by rule without a network. A step to another count is kept only when it raises the throughput by
+/// `minimumGain` (the rule `braid bench` recommends by), the count never passes `ceiling`, and after a refusal it
+/// stays at what the server accepted for `refusalCooldown` seconds. Its life is `Phase`.
 ///
-/// It opens with one request alone (`opensAlone`) and measures it alone once its first byte has told what a request
-/// costs (the file may be done by then); then it starts a few connections, kept only if they beat the one, and adds
-/// more while each step still raises the throughput by `minimumGain` (the rule `braid bench` recommends by),
-/// measured over a window after the new connections have settled. After a step that scaled almost linearly, the
-/// next takes sixteen times as many (at most the ceiling), opened in waves that each start once the last one's
-/// connections receive (a server that takes no more refuses one wave) and measured as one step; such a step that
-/// gained under half of what its connections would each is followed by a try with half as many. A step that does
-/// not pay, or that makes the first byte come much later, is undone and the count held; a step that lost throughput
-/// is followed by a try with half as many, kept if it does as well (fewer connections for the same bytes are kinder
-/// to the server and the CPU). A server that refuses a connection (429, 503, a reset) caps the count at what it
-/// accepted for a while. While holding, it tries one step more now and then, so a link that got faster can get
-/// more connections.
-///
-/// Where braid itself is what limits the throughput (a fast link, a server on the same machine), more connections
-/// cannot pay: the thread that reads them is idle less than `minimumGain` could use (it is told how long it did not
-/// run on a CPU), so a measured count is kept, not stepped up from.
-///
-/// Its pace follows the server's: a step settles once every connection of the new count is receiving (its first
-/// byte came) and then for the quickest recent time to a first byte, and a window lasts two and a half of those, but
-/// never less than `settle` and `window`, nor more than `slowestSettle` and `longestWindow` (a stalled start must
-/// not stop the measuring). So on a near server a step takes a tenth of a second, and on a far one it still waits
-/// for the new connections' bytes before judging them. A window whose two halves disagree by more than twice
-/// `minimumGain` doubles (up to `longestWindow`): where the throughput jumps about (a busy CPU), a short window
-/// would take noise for a step's gain. A decision for more connections is taken after one window; one
-/// for fewer (a step that did not pay, or a try with fewer that did as well) only after `confirmation` seconds of
-/// measuring, so that one noisy window does not cost the download its connections; but a step that lost more than
-/// twice `minimumGain` is undone after one window: going back to the count measured before risks nothing, and
-/// where more connections cost (a CPU that is the limit) each moment at the new count is lost.
-///
-/// A count remembered from an earlier download from the same server (`Configuration.remembered`) is where it starts
-/// instead, without the opening request: it is measured, more are tried if the ceiling allows, and at the first
-/// recheck half as many are tried, so that a count that no longer pays does not stay for good.
-///
-/// Its life: `settling` (new connections start, or surplus ones end) → `measuring` (a window of throughput) → a
-/// decision: a step (back to `settling`) or `holding` until the next recheck, which measures again. A refusal goes
-/// to `holding` from any phase.
+/// How it opens, its pace, its rules and what it remembers: `docs/design/auto-connections.md`.
 struct ConnectionPolicy: Equatable, Sendable {
     struct Configuration: Equatable, Sendable {
         /// Connections at the start (after the opening request, when there is one).
@@ -129,12 +97,18 @@ struct ConnectionPolicy: Equatable, Sendable {
         }
     }
 
+    /// Where it is in its life; a refusal goes to `holding` from any phase but `opening`.
     enum Phase: Equatable, Sendable {
-        /// One request runs alone, before its first byte.
+        /// One request runs alone, before its first byte: → `settling` once that byte has come (its one connection
+        /// is then measured as any count is).
         case opening
-        /// `since`: when the count changed; `ready`: when every connection of the new count first ran.
+        /// New connections start, or surplus ones end; `since`: when the count changed; `ready`: when every
+        /// connection of the new count first ran. → `settling` for the next wave of a step, → `measuring` once the
+        /// count has run a while.
         case settling(since: Double, ready: Double?)
+        /// A window of throughput: → a decision, a step (`settling`) or `holding`.
         case measuring(Window)
+        /// The count is kept: → `measuring` at `until`, the recheck.
         case holding(until: Double)
     }
 

@@ -1,28 +1,25 @@
-/// Decides which byte range each connection fetches next, when a failed range is retried, and when an idle
-/// connection takes over half of another's remaining work.
+/// Decides which byte range each connection fetches next (in file order), when a failed range is retried, and when
+/// an idle connection takes over half of another's remaining work: a pure value (events in as mutating calls,
+/// decisions out as return values) that never touches the network or the disk, tested event by event. A segment's
+/// life is `State`.
 ///
-/// A pure value: events come in as mutating calls, decisions go out as return values, and the transfer engine
-/// performs them. It never touches the network or the disk, so it can be tested event by event.
+/// Its promise to the verifier: a segment's `confirmed` bytes are never rewritten, and they are all the whole-file
+/// digest may read; under digests, confirmed means verified.
 ///
-/// Segments are handed out in file order, so the in-order prefix of the file (what a streaming digest can
-/// consume) advances steadily. Bytes join that prefix only once they are *confirmed*: the response that carried
-/// them ended without being thrown away (or they were recorded by an earlier run). An attempt that turns out
-/// untrustworthy is discarded before any of its bytes were confirmed, so whatever rewrites them later is what
-/// the digest reads. A segment's life:
-/// - `waiting` → `active` (a connection starts it) or stays `waiting` until its retry time;
-/// - `active` → `complete` (all bytes flushed), or `waiting` (failed, to be retried from its last flushed byte);
-/// - when its bytes are checked against digests (piece hashes, or a response's `Content-Digest`), `active` →
-///   `verifying` once all are flushed, and `verifying` → `complete` when they match; a piece that does not match
-///   becomes a `waiting` segment of its own, its good neighbours `complete`;
-/// - `complete` is final.
-///
-/// Under digests, `confirmed` is what was verified: an attempt's end confirms nothing by itself.
+/// Design: `docs/design/transfer.md#fetch-decisions-and-their-execution`, and for confirmed bytes
+/// `docs/design/verification.md#the-streaming-digest-and-confirmed-bytes`.
 struct SegmentScheduler: Sendable {
+    /// A segment's life.
     enum State: Equatable, Sendable {
+        /// Not running: → `active` when a connection starts it, not before `notBefore` (a retry's time).
         case waiting(notBefore: Double)
+        /// A connection fetches it: → `complete` once every byte is flushed (or `verifying`, when digests check its
+        /// bytes), or → `waiting` after a failure, to be retried from its last flushed byte.
         case active(connection: Int)
-        /// Every byte is written; the digests are being checked.
+        /// Every byte is written; the digests are being checked: → `complete` when they match; a piece that does not
+        /// becomes a `waiting` segment of its own, its good neighbours `complete`.
         case verifying
+        /// Final.
         case complete
     }
 

@@ -1,12 +1,9 @@
-/// Every decision of one transfer, as a pure value: which connection fetches which range from which source,
-/// whether a response may be written, when received bytes are confirmed and may reach the verifier, when a
-/// failure is retried and when it ends the download, when to checkpoint and when to make a checkpoint durable,
-/// and when to report progress.
+/// Every decision of one transfer, as a pure value: events come in as mutating calls, each returning the actions
+/// to perform; `TransferEngine` turns libcurl's callbacks and its timers into events and performs the actions,
+/// deciding nothing itself. Time and randomness are passed in, so every decision is tested event by event, without
+/// a network. Its life is `State`.
 ///
-/// Events come in as mutating calls, each returning the actions to perform; `TransferEngine` turns libcurl's
-/// callbacks and its timers into events and performs the actions, deciding nothing itself. Time and randomness
-/// are passed in, so every decision is tested event by event, without a network. Its life is `State`:
-/// `idle` → `running` → `ending` → `finishing` → `finished`.
+/// What it decides: `docs/design/transfer.md#fetch-decisions-and-their-execution`.
 struct TransferMachine {
     struct Configuration: Sendable {
         /// Fetch `Range`s (a segmented, resumable download) or the whole body in one stream.

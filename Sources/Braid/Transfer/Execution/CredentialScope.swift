@@ -7,7 +7,7 @@ import CCurl
 /// path. A URL Braid learned from a server (a redirect's target, a served Metalink's URLs, anything later) is
 /// sent credentials only when its origin is one of those: the server chose it, so it is not a place the user chose
 /// to send them. Every request asks `permits(_:to:)` through `EasyHandle.configure(url:options:headers:)`, the one
-/// place a request gets its URL, login, netrc, cookies and headers; no feature decides it again.
+/// place a request gets its URL, login, netrc, cookies, headers and AWS signature; no feature decides it again.
 ///
 /// See docs/SECURITY.md, "Credentials go only where the user sent them".
 public struct CredentialScope: Sendable, Equatable {
@@ -22,6 +22,9 @@ public struct CredentialScope: Sendable, Equatable {
         case netrc
         /// The `user:password@` of a URL the user named, sent to that URL's origin as HTTP authentication.
         case userinfo
+        /// The AWS SigV4 signature (`DownloadOptions.awsSignature`) and the session token that goes with it: a
+        /// request to another origin is sent unsigned.
+        case awsSignature
     }
 
     /// Each origin the user named, with the userinfo (as written, still percent-encoded) of the first URL naming

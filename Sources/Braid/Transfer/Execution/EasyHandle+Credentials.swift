@@ -2,8 +2,8 @@ import CCurl
 
 extension EasyHandle {
     /// Sets the request's URL and header lines, with the user's credentials that `options.credentials` permits
-    /// to `url`'s origin and none other: the one place a request is given a login, a netrc file, cookies or the
-    /// user's headers. Every credential is set or cleared each time, so that nothing an earlier request on this
+    /// to `url`'s origin and none other: the one place a request is given a login, a netrc file, cookies, the
+    /// user's headers or an AWS signature. Every credential is set or cleared each time, so that nothing an earlier request on this
     /// handle carried (to an origin the user named) stays for this one.
     func setCredentials(for url: String, options: RequestOptions, headers: [String]) {
         let scope = options.credentials
@@ -23,6 +23,13 @@ extension EasyHandle {
         if let jar = options.cookieFilePath, scope.permits(.cookie, to: url) {
             set(CURLOPT_COOKIEFILE, jar)
         }
-        setHeaders((scope.permits(.header, to: url) ? options.headers : []) + headers)
+        // Setting CURLOPT_AWS_SIGV4 switches the handle's authentication to SigV4 and clearing it does not switch
+        // it back: both are set each time.
+        let signature = scope.permits(.awsSignature, to: url) ? options.awsSignature : nil
+        set(CURLOPT_AWS_SIGV4, signature?.provider)
+        set(CURLOPT_USERPWD, signature?.login)
+        set(CURLOPT_HTTPAUTH, Int(signature == nil ? braid_curlauth_basic : braid_curlauth_aws_sigv4))
+        setHeaders(
+            (scope.permits(.header, to: url) ? options.headers : []) + (signature?.headerLines ?? []) + headers)
     }
 }

@@ -109,6 +109,13 @@ final class EasyHandle {
         errorBuffer[0] = 0
     }
 
+    /// Runs the configured request to completion on the calling thread, outside any pool: for an object store's
+    /// listing pages, which come before the downloads and share no connection with them.
+    func perform() -> CURLcode {
+        clearError()
+        return curl_easy_perform(raw)
+    }
+
     /// Every value a caller or a server can influence is validated before it gets here (`DownloadOptions.validate`,
     /// the URL checks, `RemoteResource.checkLength`), so a rejected option is a bug in Braid, not bad input.
     private func check(_ code: CURLcode, _ option: CURLoption) {

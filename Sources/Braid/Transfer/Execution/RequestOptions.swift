@@ -20,6 +20,8 @@ struct RequestOptions: Sendable {
     /// A Netscape cookie jar to send cookies from, each to the domain and path it is scoped to, for the origins
     /// `credentials` permits.
     var cookieFilePath: String?
+    /// Signs each request with AWS SigV4, for the origins `credentials` permits; nil signs nothing.
+    var awsSignature: AWSSignature?
     var caCertificatePath: String?
     var insecure = false
     var connectTimeoutSeconds = 30

@@ -8,7 +8,7 @@
 /// use (strict UTF-8, no `NaN`, numbers that do not fit refused, nesting past 512 levels refused before any value
 /// is built), and this conformance adds a depth limit of its own so that a hostile request's tree stays small.
 extension JSON: Decodable {
-    /// Why a text is not JSON the daemon accepts.
+    /// Why a text is not JSON this reader accepts.
     public struct ParseError: Error, Equatable, CustomStringConvertible {
         public let reason: String
         public var description: String { reason }
@@ -27,6 +27,7 @@ extension JSON: Decodable {
         }
     }
 
+    /// Reads a value at any depth below `maximumDepth`, as a part of a larger `Decodable` (a JSON-RPC request).
     public init(from decoder: any Decoder) throws {
         guard decoder.codingPath.count < Self.maximumDepth else {
             throw DecodingError.dataCorrupted(
@@ -60,11 +61,11 @@ extension JSON: Decodable {
 }
 
 /// A coding key for any member name: JSON-RPC objects are read by the names they carry.
-struct AnyKey: CodingKey {
-    let stringValue: String
-    var intValue: Int? { nil }
+package struct AnyKey: CodingKey {
+    package let stringValue: String
+    package var intValue: Int? { nil }
 
-    init(_ name: String) { stringValue = name }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+    package init(_ name: String) { stringValue = name }
+    package init(stringValue: String) { self.stringValue = stringValue }
+    package init?(intValue: Int) { nil }
 }

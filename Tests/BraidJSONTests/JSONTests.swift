@@ -1,8 +1,8 @@
+import BraidJSON
 import Testing
 
-@testable import BraidDaemon
-
-/// The JSON the daemon reads from clients, through Foundation's `JSONDecoder`, with a depth limit of its own.
+/// The JSON the daemon reads from clients (through Foundation's `JSONDecoder`, with a depth limit of its own) and
+/// writes, with `braid --json`.
 @Suite("JSON")
 struct JSONTests {
     static func parse(_ text: String) throws -> JSON { try JSON(parsing: Array(text.utf8)) }
@@ -38,10 +38,27 @@ struct JSONTests {
         #expect(JSON.string("a\u{01}\u{2028}\"").text == #""a\u0001\u2028\"""#)
     }
 
+    @Test("characters a terminal would not show as themselves are escaped, and read back as they were")
+    func writesUnprintableEscaped() throws {
+        // DEL, a C1 control, a bidirectional override, a zero-width space and a byte order mark; then characters that
+        // are shown as themselves.
+        let value = JSON.string("a\u{7F}\u{85}\u{202E}\u{200B}\u{FEFF}é😀")
+        #expect(value.text == #""a\u007f\u0085\u202e\u200b\ufeffé😀""#)
+        #expect(value.encodedByteCount == value.bytes.count)
+        #expect(try JSON(parsing: value.bytes) == value)
+    }
+
+    @Test("numbers are written as short as they read back, or with a fixed number of digits")
+    func numberFormats() {
+        let value = JSON.array([.number(0.5), .number(1e-7), .integer(3), .number(.infinity), .number(-0.0004)])
+        #expect(value.text == "[0.5,1e-07,3,null,-0.0004]")
+        #expect(value.text(numbers: .fixed(digits: 3)) == "[0.500,0.000,3,null,0.000]")
+    }
+
     @Test(
         "the size an answer will have is known before it is written",
         arguments: [
-            JSON.null, .bool(false), .integer(-12), .number(0.5), .string("a\u{01}é\u{2028}\"\n"), .array([]),
+            JSON.null, .bool(false), .integer(-12), .number(0.5), .string("a\u{01}é\u{2028}\u{202E}\"\n"), .array([]),
             .array([.null, .string("x")]), .object([]),
             .object([("k", .array([.integer(1), .object([("é", .null)])]))]),
         ])

@@ -1,9 +1,9 @@
 import ArgumentParser
 
-/// What `-n` takes: a number of connections, or `auto`.
-enum ConnectionCount: ExpressibleByArgument, Equatable {
+/// What `-n` and `-j` take: a number, or `auto`.
+enum CountArgument: ExpressibleByArgument, Equatable {
     case fixed(Int)
-    /// The download chooses while it runs.
+    /// Braid chooses, and goes on choosing while it runs.
     case automatic
 
     init?(argument: String) {

@@ -1,0 +1,221 @@
+import Logging
+import Synchronization
+
+extension DownloadManager {
+    /// Every download's events and outcome, as they happen (see `Event`); it ends after `finish()`, once the last
+    /// download has finished. Meant for one consumer, and kept from the first time it is read: read it before
+    /// submitting. A slow consumer loses nothing but stale progress: a download's unread `progress` is replaced by
+    /// its next one, while every other event is kept.
+    public var events: AsyncStream<Event> {
+        state.withLock { state in
+            if let stream = state.stream { return stream.events }
+            let buffer = EventQueue<Event>()
+            state.stream = (buffer, buffer.stream)
+            if state.finishing && state.queue.isEmpty { buffer.finish() }
+            return state.stream!.events
+        }
+    }
+
+    /// Lines `downloads` up, in order, behind those already waiting; they start as the limits allow, or with
+    /// `paused` wait for `resume(_:)`. Downloads may come from `makeDownload` of this manager (their connections
+    /// then count against its caps) or elsewhere.
+    ///
+    /// Every download submitted reports exactly one `finished` event. One that cannot be run (it was run or
+    /// submitted before, or `finish()` was called) finishes at once with a `.usage` error; one already waiting or
+    /// running here is left as it is.
+    public func submit(_ downloads: [Download], paused: Bool = false) {
+        submit(downloads, paused: paused, onFinish: nil)
+    }
+
+    /// Lines one download up; see `submit(_:paused:)`.
+    public func submit(_ download: Download, paused: Bool = false) {
+        submit([download], paused: paused)
+    }
+
+    /// Holds a waiting download, or pauses a running one (its progress saved, its slot given to the next, and
+    /// itself first in line), until `resume(_:)`. A paused download keeps its thread, idle, until it goes on or ends.
+    public func pause(_ download: Download) {
+        change { $0.queue.pause(download.id) }
+    }
+
+    /// Lets a held or paused download wait for a slot again; a paused one then goes on where it stopped.
+    public func resume(_ download: Download) {
+        change { $0.queue.resume(download.id) }
+    }
+
+    /// Ends a download of the manager: one that has not started finishes at once, one that has is cancelled as
+    /// `Download.cancel(removingPartialFile:)` does (its outcome `.cancelled`). Others are left alone.
+    public func cancel(_ download: Download, removingPartialFile: Bool = false) {
+        change { $0.queue.cancel(download.id, removingPartialFile: removingPartialFile) }
+    }
+
+    /// Stops everything, as on SIGINT: running and paused downloads save their progress and end with
+    /// `.interrupted`, waiting ones end at once ("interrupted before it started"), and nothing starts any more:
+    /// a download submitted later ends the same way.
+    public func interruptAll() {
+        change { $0.queue.interruptAll() }
+    }
+
+    /// Accepts no more downloads; `events` ends once every download submitted has finished.
+    public func finish() {
+        change { state in
+            state.finishing = true
+            return []
+        }
+    }
+
+    /// Submits `downloads` and returns each one's outcome, in the same order, once all have ended. Cancelling the
+    /// calling task cancels them, running or waiting (each then has a `.cancelled` outcome, its progress kept).
+    public func run(_ downloads: [Download]) async -> [Result<DownloadResult, BraidError>] {
+        guard !downloads.isEmpty else { return [] }
+        let outcomes = Mutex([Result<DownloadResult, BraidError>?](repeating: nil, count: downloads.count))
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                submit(downloads, paused: false) { index, outcome in
+                    let complete = outcomes.withLock { outcomes in
+                        outcomes[index] = outcome
+                        return !outcomes.contains { $0 == nil }
+                    }
+                    if complete { done.resume() }
+                }
+                if Task.isCancelled { cancelAll(downloads) }
+            }
+        } onCancel: {
+            cancelAll(downloads)
+        }
+        return outcomes.withLock { $0.map { $0! } }
+    }
+
+    // MARK: Performing
+
+    /// Changes the queue under the lock and performs what it decides, then tells the waiters of what ended.
+    func change(_ body: (inout State) -> [DownloadQueue<ObjectIdentifier>.Action]) {
+        let ended = state.withLock { state in
+            perform(body(&state), &state)
+            defer { state.ended.removeAll() }
+            return state.ended
+        }
+        for (waiters, outcome) in ended { for waiter in waiters { waiter(outcome) } }
+    }
+
+    private func submit(
+        _ downloads: [Download],
+        paused: Bool,
+        onFinish: (@Sendable (Int, Result<DownloadResult, BraidError>) -> Void)?
+    ) {
+        let logger = Logger.current
+        change { state in
+            var actions: [DownloadQueue<ObjectIdentifier>.Action] = []
+            for (index, download) in downloads.enumerated() {
+                let id = download.id
+                let waiter = onFinish.map { onFinish in { @Sendable outcome in onFinish(index, outcome) } }
+                if state.queue.contains(id) {
+                    // Already here: it reports its one outcome, which this caller waits for too.
+                    if let waiter { state.waiters[id, default: []].append(waiter) }
+                    continue
+                }
+                guard !state.finishing, download.claim() else {
+                    let error = BraidError(
+                        .usage,
+                        state.finishing
+                            ? "the download manager was finished; submit downloads before finish()"
+                            : "this download has already been run or submitted; create a new Download")
+                    state.stream?.buffer.push(.finished(download, .failure(error)))
+                    if let waiter { state.ended.append(([waiter], .failure(error))) }
+                    continue
+                }
+                state.downloads[id] = (download, logger)
+                if let waiter { state.waiters[id, default: []].append(waiter) }
+                download.forward { [weak self, weak download] event in
+                    guard let self, let download else { return }
+                    report(event, of: download)
+                }
+                let requested = download.options.automaticConnections ? 1 : download.options.connections
+                actions += state.queue.submit(
+                    id, host: Origin(url: download.url)?.host ?? "", requestedConnections: requested, held: paused)
+            }
+            return actions
+        }
+    }
+
+    /// Cancels `downloads` at once, under one lock, so that none of them starts while the others are cancelled.
+    private func cancelAll(_ downloads: [Download]) {
+        change { state in downloads.flatMap { state.queue.cancel($0.id) } }
+    }
+
+    /// An event of a running download: into the stream, and what it says about its connections into the queue.
+    private func report(_ event: DownloadEvent, of download: Download) {
+        change { state in
+            state.stream?.buffer.push(.reported(download, event))
+            switch event {
+            case let .started(resource, _, _):
+                return state.queue.probed(
+                    download.id, connections: Self.plannedConnections(resource, options: download.options))
+            case let .progress(progress) where download.options.automaticConnections:
+                return state.queue.connections(
+                    download.id, max(progress.activeConnections, progress.targetConnections ?? 0))
+            default:
+                return []
+            }
+        }
+    }
+
+    /// The connections a probed download will open: its count, unless the file is too short to split that often
+    /// or cannot be split at all; 1 to begin with for automatic connections, which grow from there.
+    static func plannedConnections(_ resource: RemoteResource, options: DownloadOptions) -> Int {
+        guard resource.isSegmentable, let length = resource.length, !options.automaticConnections else { return 1 }
+        let pieces = length / SegmentPlanner.minimumSegment
+        return max(1, pieces < Int64(options.connections) ? Int(pieces) : options.connections)
+    }
+
+    /// A download's run returned.
+    private func finished(_ download: Download, _ outcome: Result<DownloadResult, BraidError>) {
+        change { state in
+            state.stream?.buffer.push(.finished(download, outcome))
+            state.downloads[download.id] = nil
+            state.ended.append((state.waiters.removeValue(forKey: download.id) ?? [], outcome))
+            return state.queue.finished(download.id)
+        }
+    }
+
+    /// Performs the queue's actions. Under the lock, so that a pause and a resume reach a download in the order
+    /// they were decided: each only signals a download's thread, makes a task or pushes an event; none blocks or
+    /// calls back into the manager. The waiters of what ended go to `state.ended`, to be told after the lock.
+    private func perform(_ actions: [DownloadQueue<ObjectIdentifier>.Action], _ state: inout State) {
+        for action in actions {
+            switch action {
+            case let .start(id):
+                guard let (download, logger) = state.downloads[id] else { continue }
+                state.stream?.buffer.push(.running(download))
+                // The task keeps the manager alive until its download has finished.
+                Task.detached { [self] in finished(download, await download.perform(logger: logger)) }
+            case let .proceed(id):
+                guard let (download, _) = state.downloads[id] else { continue }
+                state.stream?.buffer.push(.running(download))
+                download.resume()
+            case let .pause(id):
+                state.downloads[id]?.download.pause()
+            case let .cancel(id, removingPartialFile):
+                state.downloads[id]?.download.cancel(removingPartialFile: removingPartialFile)
+            case let .interrupt(id):
+                state.downloads[id]?.download.interrupt()
+            case let .end(id, ending):
+                guard let (download, _) = state.downloads.removeValue(forKey: id) else { continue }
+                let error =
+                    ending == .cancelled
+                    ? BraidError(.cancelled, "cancelled before it started")
+                    : BraidError(.interrupted, "interrupted before it started")
+                let final = download.end(unstarted: error)
+                state.stream?.buffer.push(.reported(download, .state(final)))
+                state.stream?.buffer.push(.finished(download, .failure(error)))
+                state.ended.append((state.waiters.removeValue(forKey: id) ?? [], .failure(error)))
+            case let .hold(id, held):
+                guard let (download, _) = state.downloads[id] else { continue }
+                let waiting: DownloadState = held ? .paused : .queued
+                download.wait(as: waiting)
+                state.stream?.buffer.push(.reported(download, .state(waiting)))
+            }
+        }
+        if state.finishing && state.queue.isEmpty { state.stream?.buffer.finish() }
+    }
+}
