@@ -25,6 +25,38 @@ struct FirstRequestTests {
         #expect(log.filter { $0.status == 206 }.reduce(0) { $0 + $1.bodyBytesSent } == harness.content.size)
     }
 
+    @Test("a first GET that claims a longer file than the later range requests find is caught, and the file is right")
+    func firstGetLiesAboutLength() async throws {
+        let size: UInt64 = 6 << 20
+        let harness = try FaultToleranceTests.Harness(
+            size: size, faults: [.onlyFirst(requests: 1, .claimLength(String(size + 12345)))])
+        defer { harness.shutdown() }
+
+        let download = await harness.run()
+
+        try harness.expectExactFile(download)
+        #expect(download.notices.contains { $0.contains("Content-Range") }, "\(download.notices)")
+        #expect(harness.server.waitUntilIdle())
+        // The lie was in the first request, the GET of the first piece: no HEAD came before it.
+        let first = try #require(harness.server.requestLog.min { $0.connection < $1.connection })
+        #expect(first.method == "GET" && first.range == "bytes=0-1048575", "\(first)")
+    }
+
+    @Test("a first GET answered with the wrong range is asked again, and none of its bytes are written")
+    func firstGetWrongRange() async throws {
+        let harness = try FaultToleranceTests.Harness(
+            size: 6 << 20, faults: [.onlyFirst(requests: 1, .shiftRange(offsetBy: 4096))])
+        defer { harness.shutdown() }
+
+        let download = await harness.run()
+
+        try harness.expectExactFile(download)
+        #expect(harness.server.waitUntilIdle())
+        let log = harness.server.requestLog
+        #expect(!log.contains { $0.method == "HEAD" }, "\(log.map(\.method))")
+        #expect(log.filter { $0.range == "bytes=0-1048575" }.count == 2, "\(log.map { ($0.method, $0.range) })")
+    }
+
     @Test("a file that fits in the first piece is one GET, and no manifest is written while it comes")
     func smallFileIsOneRequest() async throws {
         let content = TestContent(seed: 4, size: 600 << 10)
