@@ -147,10 +147,12 @@ struct DownloadJob: Sendable {
     /// Whether the download starts afresh, so that its first request can be a GET of the first piece rather than a
     /// HEAD: nothing at the destination the URL names (a manifest to resume, a file to check or keep), no
     /// conditional request (`-N`), no measurement, no piece hashes (whose requests ask for digests the probe
-    /// would not), no repair. A name the server then gives may still hold a manifest: the first piece is then
-    /// given up, and the download resumes as usual.
+    /// would not), no repair, no S3 checksums (which S3 sends only with `HEAD`). A name the server then gives may
+    /// still hold a manifest: the first piece is then given up, and the download resumes as usual.
     var startsAfresh: Bool {
-        guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair else {
+        guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair,
+            !Prober.asksS3ForChecksums(options.headers)
+        else {
             return false
         }
         guard let place = try? DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url),

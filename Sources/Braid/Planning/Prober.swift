@@ -66,9 +66,11 @@ struct Prober {
     /// the transfer to adopt (`ParkedResponse`); the caller cancels it if it does not.
     ///
     /// A `HEAD` follows only where that GET cannot tell the file's digests: a `206` of part of the file that
-    /// carries `Content-MD5` (which then describes the part), or the user asked S3 for its checksums
-    /// (`x-amz-checksum-mode`), which S3 sends only with whole objects; and for an empty file, which has no first
-    /// piece to ask for.
+    /// carries `Content-MD5` (which then describes the part), and an empty file, which has no first piece to ask
+    /// for. The first piece is given up before it, so that no download holds a paused connection while it waits
+    /// for another: with every connection to a host so held, none would be left for the `HEAD`s. A download that
+    /// asks S3 for its checksums (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and whole objects,
+    /// is probed with `HEAD` instead (`DownloadJob.startsAfresh`).
     func probeFirstPiece(_ url: String, piece: Int64) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
         precondition(piece > 0, "a first piece has bytes")
         let mismatch = { (headers: ResponseHeaders) in
@@ -120,8 +122,10 @@ struct Prober {
                 resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: !whole)
                 parkedRange = 0..<(range.upperBound + 1)
                 try RemoteResource.checkLength(resource.length)
-                if !whole && headers["content-md5"] != nil || asksS3ForChecksums {
+                if !whole && headers["content-md5"] != nil {
+                    response.parked?.cancel()
                     resource.digests += wholeFileDigests(at: resource)
+                    return (resource, nil)
                 }
             case 200:
                 resource.length = headers.contentLength
@@ -141,9 +145,9 @@ struct Prober {
         return (resource, response.parked.map { ParkedResponse($0, headers: headers, range: parkedRange) })
     }
 
-    /// Whether the user asked S3 for its checksums, which it sends only with whole objects and `HEAD`.
-    private var asksS3ForChecksums: Bool {
-        options.headers.contains { $0.lowercased().hasPrefix("x-amz-checksum-mode:") }
+    /// Whether `headers` ask S3 for its checksums, which it sends only with whole objects and `HEAD`.
+    static func asksS3ForChecksums(_ headers: [String]) -> Bool {
+        headers.contains { $0.lowercased().hasPrefix("x-amz-checksum-mode:") }
     }
 
     /// The digests a `HEAD` of `resource`'s URL offers for the whole file, when it describes the same file (the
