@@ -168,7 +168,9 @@ struct ListDownloadTests {
         for path in ["/a.bin", "/b.bin"] {
             let connections = Set(fixture.requests(to: path, method: "GET").map(\.connection))
             #expect(connections.count <= min(cap, 4), "\(path) used \(connections.count) connections, cap \(cap)")
-            if cap >= 4 { #expect(connections.count == 4, "uncapped, each download uses its 4 connections") }
+            // Uncapped, its segments ran side by side; how many connections they took depends on whether one
+            // found another's idle in the pool when it started.
+            if cap >= 4 { #expect(connections.count >= 2, "uncapped, \(path) came over one connection") }
         }
         #expect(try content.firstDifference(fromFileAt: fixture.output("a.bin").path) == nil)
         #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
