@@ -80,6 +80,7 @@ extension DownloadJob {
                 notice: { [emit] message in emit(.notice(message)) }
             ),
             pool: pool.driver,
+            sharesPool: budget != nil,
             adopting: first
         )
         let outcome = engine.run()

@@ -42,8 +42,9 @@ struct DownloadJob: Sendable {
     }
 
     /// Whether the probe may share a connection over HTTP/2: in a list (a manager's download), where many small
-    /// files share few connections; else only for one connection, since the segments of a download on its own
-    /// use HTTP/1.1, and the probe's connection then serves one of them.
+    /// files share few connections and every request asks for HTTP/2 (`TransferEngine.init`'s `sharesPool`);
+    /// else only for one connection, since the segments of a download on its own use HTTP/1.1, and the probe's
+    /// connection then serves one of them.
     var probeMultiplexes: Bool {
         budget != nil || (options.connections == 1 && !options.automaticConnections)
     }

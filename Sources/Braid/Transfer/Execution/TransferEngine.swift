@@ -60,7 +60,7 @@ final class TransferEngine {
     /// The download's thread, waiting in `run()`, and what it does for the pool's thread.
     private let errands: Errands
     /// Whether its requests may share connections over HTTP/2 (`EasyHandle.setHTTPVersion`): not when the file's
-    /// segments run side by side, each over a connection of its own.
+    /// segments run side by side, each over a connection of its own, on a pool of its own.
     private let multiplexes: Bool
     /// The probe's first response, its body paused, until the first request it covers adopts it (or another
     /// request starts first, and it is given up).
@@ -94,6 +94,12 @@ final class TransferEngine {
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
     ///   - pieceReader: a descriptor open for reading on the file, which the engine owns, for checking pieces
     ///     against digests; nil only when nothing is written, and so nothing is checked.
+    ///   - sharesPool: whether other downloads' requests run on `pool` (a list, the daemon). Every request then
+    ///     asks for HTTP/2 over HTTPS, segments too: libcurl 7.88 takes an in-use HTTP/1.1 connection for one that
+    ///     can multiplex once any connection to its host speaks HTTP/2 (its `ConnectionExists` judges by host, not
+    ///     by connection), and a request that asks for HTTP/2 is then sent on it behind another's, its response
+    ///     read from the middle of that one's ("Received HTTP/0.9 when not allowed"). Requests of both versions to
+    ///     one host must not share a multi handle.
     init(
         machine: TransferMachine,
         sink: any TransferSink,
@@ -107,6 +113,7 @@ final class TransferEngine {
         pieceReader: FileDescriptor? = nil,
         reports: Reports,
         pool: TransferPool.Driver,
+        sharesPool: Bool = false,
         adopting adoption: ParkedResponse? = nil
     ) {
         self.machine = machine
@@ -123,7 +130,8 @@ final class TransferEngine {
         self.adoption = adoption
         errands = Errands(waking: pool.multiAddress)
         multiplexes =
-            !machine.configuration.usesRanges || machine.slots.count == 1 || machine.scheduler.segments.count == 1
+            sharesPool || !machine.configuration.usesRanges || machine.slots.count == 1
+            || machine.scheduler.segments.count == 1
         // A finished check wakes the pool at once: the pool outlives the verifier, stopped in `run()`.
         let address = pool.multiAddress
         verifier = pieceReader.map { reader in
