@@ -84,6 +84,8 @@ struct DaemonCommand: AsyncParsableCommand {
     )
     var maxOverallLimit: RateArgument?
 
+    @OptionGroup var cachePeerArguments: CachePeerArguments
+
     @Flag(name: [.short, .long], help: "Print nothing but errors: not even the address it listens on.")
     var quiet = false
 
@@ -140,6 +142,8 @@ struct DaemonCommand: AsyncParsableCommand {
         let directory = try downloadDirectory()
         var options = DownloadOptions()
         options.connections = connections
+        // Checked by `CachePeerArguments.validate()` before the command runs.
+        try? cachePeerArguments.apply(to: &options)
         let service = DaemonService(
             configuration: .init(
                 directory: directory.root,

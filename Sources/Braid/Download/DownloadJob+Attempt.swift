@@ -56,6 +56,7 @@ extension DownloadJob {
         // file acts on the same state meanwhile.
         // Gathered before the partial file is created: a checksum file without a line for the name leaves nothing.
         let offered = try offeredDigests(for: resource, paths: paths)
+        try refuseUnverifiableCachePeers(resource, offered: offered, store: store)
         let file = try PartFile(lockingAt: paths.part)
         defer { file.close() }
         if paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
@@ -73,7 +74,7 @@ extension DownloadJob {
         }
         hasher?.start()
         defer { hasher?.stop() }
-        let repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
+        var repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
         let checkpoints =
             plan.segmented ? checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
         if repairSink != nil, plan.progress.isEmpty, let checkpoints {
@@ -88,9 +89,35 @@ extension DownloadJob {
                 transfer.outcome, plan: plan, resource: resource, paths: paths, file: file, store: store)
         }
         lifecycle.advance()
-        try verify(
-            file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
-            checkpoints: checkpoints, paths: paths)
+        do {
+            try verify(
+                file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
+                checkpoints: checkpoints, paths: paths)
+        } catch {
+            // Bytes cache peers served are fetched again from the origin, and only those that differ rewritten.
+            guard
+                let pass = try peerRepairPass(
+                    after: error, written: transfer.written, plan: plan, resource: resource, store: store, file: file)
+            else { throw error }
+            pass.hasher.start()
+            defer { pass.hasher.stop() }
+            let passCheckpoints = self.checkpoints(for: resource, plan: pass.plan, store: store, repair: pass.sink)
+            if let passCheckpoints { try beginPeerRepair(pass, checkpoints: passCheckpoints) }
+            let repair = try runTransfer(
+                resource, mirrors: mirrors, plan: pass.plan, file: file, sink: pass.sink, hasher: pass.hasher,
+                checkpoints: passCheckpoints, paths: paths)
+            lifecycle.record(repair.statistics)
+            guard case .completed = repair.outcome else {
+                return try unfinished(
+                    repair.outcome, plan: pass.plan, resource: resource, paths: paths, file: file,
+                    store: store)
+            }
+            reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
+            try verify(
+                file, length: length, resource: resource, plan: pass.plan, hasher: pass.hasher, repair: pass.sink,
+                checkpoints: passCheckpoints, paths: paths)
+            repairSink = pass.sink
+        }
         lifecycle.advance()
         try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal)
         lifecycle.advance()
@@ -102,13 +129,14 @@ extension DownloadJob {
             DownloadResult.VerifiedPieces(algorithm: $0.algorithm, count: $0.digests.count)
         }
         result.repairedRanges = repairSink?.rewrittenRanges
+        result.peerBytes = options.cachePeers.isEmpty ? nil : lifecycle.spent.peerBytes
         if let repaired = result.repairedRanges { emit(.notice(Self.repairSummary(repaired))) }
         emit(.completed(result))
         return .done(result)
     }
 
     /// A transfer that did not complete: paused, restarted (its partial data discarded), or an error.
-    private func unfinished(
+    func unfinished(
         _ outcome: TransferMachine.Outcome,
         plan: TransferPlan,
         resource: RemoteResource,
@@ -227,7 +255,7 @@ extension DownloadJob {
 
     /// Where checkpoints of a segmented download go, and what every one of them records besides the segments: for
     /// a repair pass, that it is under way and what it has rewritten so far.
-    private func checkpoints(
+    func checkpoints(
         for resource: RemoteResource,
         plan: TransferPlan,
         store: ManifestStore,
@@ -255,7 +283,7 @@ extension DownloadJob {
 
     /// Checks the length always and the digest when one is known; a file of the wrong length is discarded, one
     /// that fails its digest is kept for a repair when it can be resumed (see `keepAfterMismatch`).
-    private func verify(
+    func verify(
         _ file: PartFile,
         length: Int64,
         resource: RemoteResource,

@@ -8,6 +8,8 @@ extension DownloadJob {
         var outcome: TransferMachine.Outcome
         var statistics: TransferMachine.Statistics
         var resumedBytes: Int64
+        /// What the transfer wrote, and from which source (a cache peer, or the origin and its mirrors).
+        var written: [TransferMachine.WrittenSpan] = []
     }
 
     /// Runs the transfer of `plan` into `file` (or, without one, into a sink that discards) until it completes,
@@ -26,6 +28,7 @@ extension DownloadJob {
         checkpoints: TransferEngine.Checkpoints? = nil,
         paths: DestinationPaths
     ) throws(BraidError) -> TransferRun {
+        let (plan, peers) = planWithCachePeers(plan, resource: resource)
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
         let automatic = plan.segmented && options.automaticConnections
         let origin = Origin(url: resource.resolvedURL)
@@ -42,7 +45,8 @@ extension DownloadJob {
             connectionLimit: slots,
             retryPolicy: options.retryPolicy,
             verified: plan.verified,
-            pieceAlignment: plan.pieceHashes?.pieceLength
+            pieceAlignment: plan.pieceHashes?.pieceLength,
+            sliceSize: peers?.router.sliceSize
         )
         emit(.started(resource: resource, path: paths.final.path.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
@@ -54,7 +58,7 @@ extension DownloadJob {
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
                 ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
-            file: file, hasher: hasher, checkpoints: checkpoints)
+            file: file, hasher: hasher, checkpoints: checkpoints, peers: peers)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = plan.segmented ? try file?.openForReading() : nil
@@ -63,7 +67,8 @@ extension DownloadJob {
             sink: sink ?? file ?? DiscardingSink(),
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
-                refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) }),
+                refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) },
+                cachePeers: peers?.requests ?? CachePeerRequests()),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,
@@ -86,7 +91,8 @@ extension DownloadJob {
             }
         }
         return TransferRun(
-            outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes)
+            outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes,
+            written: engine.machine.written)
     }
 
     /// The machine that decides the transfer of `plan` from `resource` and its `mirrors` over `slots` connections;
@@ -100,13 +106,14 @@ extension DownloadJob {
         adaptive: ConnectionPolicy.Configuration?,
         file: PartFile?,
         hasher: PrefixHasher?,
-        checkpoints: TransferEngine.Checkpoints?
+        checkpoints: TransferEngine.Checkpoints?,
+        peers: CachePeerSetup?
     ) -> TransferMachine {
         TransferMachine(
             resource: resource,
             sources: ([resource] + mirrors).map {
                 Source(resource: $0, usesRanges: plan.segmented)
-            },
+            } + (peers?.sources ?? []),
             scheduler: scheduler,
             configuration: TransferMachine.Configuration(
                 usesRanges: plan.segmented,
@@ -121,7 +128,8 @@ extension DownloadJob {
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil
-            )
+            ),
+            peers: peers?.router
         )
     }
 
