@@ -19,6 +19,13 @@ struct CachePeerTests {
         #expect(peer.name == "http://cache-3:8080")
     }
 
+    @Test("{path} may follow the port directly: a cache that proxies one origin at its root")
+    func pathRightAfterThePort() throws {
+        let peer = try CachePeer(template: "http://cache-3:6081{path}")
+        #expect(peer.url(for: "https://example.org/a/b.bin?s=1") == "http://cache-3:6081/a/b.bin?s=1")
+        #expect(peer.name == "http://cache-3:6081")
+    }
+
     @Test("What identifies a file for hashing leaves the query out: differently signed URLs to it agree")
     func resourceIdentityDropsTheQuery() {
         #expect(

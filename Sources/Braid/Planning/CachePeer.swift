@@ -108,8 +108,9 @@ public struct CachePeer: Sendable, Equatable {
         return (port.map { "\(host.lowercased()):\($0)" } ?? host.lowercased(), login)
     }
 
-    /// Whether the template's scheme and authority (before the path) hold no placeholder.
+    /// Whether the template's scheme and authority (before the path, which `{path}` may start) hold no placeholder.
     private static func authorityIsLiteral(_ template: String) -> Bool {
+        let template = template.replacing("{path}", with: "/")
         guard let marker = template.firstRange(of: "://") else { return false }
         let afterScheme = template[marker.upperBound...]
         let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
