@@ -1,3 +1,4 @@
+import BraidTestServer
 import BraidTestSupport
 import Foundation
 import Testing
@@ -220,5 +221,33 @@ struct CachePeerFleetTests {
         }
         let served = try await fleet.originBytes(atLeast: Self.size)
         #expect(served <= Self.size * 11 / 10, "the origin served \(served) bytes for 2 clients of \(Self.size)")
+    }
+    @Test("A peer gets none of the user's credentials: no -H header, no URL login; the origin gets both")
+    func peersGetNoCredentials() async throws {
+        let content = TestContent(seed: 7, size: 4 << 20)
+        let origin = TestServer(routes: ["/f": .init(content: content)])
+        let peer = TestServer(routes: ["/f": .init(content: content)])
+        try origin.start()
+        try peer.start()
+        let directory = try TemporaryDirectory(prefix: "braid-peer-credentials")
+        defer {
+            origin.shutdown()
+            peer.shutdown()
+            directory.remove()
+        }
+        let url = origin.url("/f").replacingOccurrences(of: "http://", with: "http://user:pw@")
+
+        let result = try await BraidCLI.run([
+            url, "-o", directory.appending("f").path, "-H", "X-Fleet-Secret: 1", "--cache-peers",
+            peer.url("/").dropLast() + "{path}", "--slice-size", "1M", "--checksum",
+            "sha-256=\(content.hexDigest(.sha256))",
+        ])
+
+        #expect(result.status == .exited(0), "\(result.standardError)")
+        #expect(result.standardError.contains("from cache peers"), "\(result.standardError)")
+        let asked = peer.requestLog.filter { $0.method == "GET" }
+        #expect(!asked.isEmpty, "the peer was asked for slices")
+        #expect(asked.allSatisfy { $0.authorization == nil && !$0.headerNames.contains("x-fleet-secret") })
+        #expect(origin.requestLog.contains { $0.authorization != nil && $0.headerNames.contains("x-fleet-secret") })
     }
 }
