@@ -22,6 +22,31 @@ struct CachePeerPlanTests {
         #expect(cut.verified == nil)
     }
 
+    @Test("A plan with nothing done becomes one segment per slice, not the origin's ramp of small first segments")
+    func freshPlanIsOneSegmentPerSlice() throws {
+        let ramp = SegmentPlanner.plan(length: 64 << 20, connections: 16)
+        let inFirstSlice = ramp.filter { range in range.upperBound <= 16 << 20 }.count
+        #expect(inFirstSlice >= 16, "the origin's plan puts every connection in the first slice")
+        let plan = DownloadJob.TransferPlan(
+            ranges: ramp, progress: Array(repeating: 0, count: ramp.count), segmented: true, digest: nil,
+            verified: Array(repeating: 0, count: ramp.count))
+        let sliced = try #require(DownloadJob.sliced(plan, every: 16 << 20))
+        let slices: [Range<Int64>] = [
+            0..<(16 << 20), (16 << 20)..<(32 << 20), (32 << 20)..<(48 << 20), (48 << 20)..<(64 << 20),
+        ]
+        #expect(sliced.ranges == slices)
+        #expect(sliced.progress == [0, 0, 0, 0])
+        #expect(sliced.verified == [0, 0, 0, 0])
+
+        var resumed = plan
+        resumed.progress[0] = 4096
+        let cut = try #require(DownloadJob.sliced(resumed, every: 16 << 20))
+        #expect(cut.ranges.count >= ramp.count, "a resumed plan keeps its segments")
+        let withinSlices = cut.ranges.allSatisfy { range in range.lowerBound >> 24 == (range.upperBound - 1) >> 24 }
+        #expect(withinSlices, "cut at the slices")
+        #expect(cut.progress.reduce(0, +) == 4096)
+    }
+
     @Test("With piece hashes, a peer's unit holds whole slices and whole pieces; none past 4 GiB")
     func sliceUnit() {
         #expect(DownloadJob.sliceUnit(16 << 20, pieceLength: nil) == 16 << 20)

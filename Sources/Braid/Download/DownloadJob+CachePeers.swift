@@ -69,9 +69,18 @@ extension DownloadJob {
     }
 
     /// `plan` with its ranges cut at every multiple of `unit`, so that no segment spans two peers' slices; nil
-    /// when that would make more segments than a manifest holds.
+    /// when that would make more segments than a manifest holds. A plan with nothing done yet becomes one segment
+    /// per slice: the ramp of small first segments that suits one origin would put every connection on the first
+    /// slice, all waiting for one cache to fetch it, while the other slices' caches sat idle.
     static func sliced(_ plan: TransferPlan, every unit: Int64) -> TransferPlan? {
-        let cut = SegmentPlanner.cut(plan.ranges, progress: plan.progress, verified: plan.verified, every: unit)
+        guard let first = plan.ranges.first, let last = plan.ranges.last else { return plan }
+        let fresh = plan.progress.allSatisfy { $0 == 0 } && (plan.verified ?? []).allSatisfy { $0 == 0 }
+        let cut =
+            fresh
+            ? SegmentPlanner.cut(
+                [first.lowerBound..<last.upperBound], progress: plan.progress.isEmpty ? [] : [0],
+                verified: plan.verified == nil ? nil : [0], every: unit)
+            : SegmentPlanner.cut(plan.ranges, progress: plan.progress, verified: plan.verified, every: unit)
         guard cut.ranges.count <= Manifest.maximumSegments else { return nil }
         var plan = plan
         (plan.ranges, plan.progress, plan.verified) = (cut.ranges, cut.progress, cut.verified)
