@@ -18,6 +18,8 @@ struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
         abstract: "Run a download service driven by aria2's JSON-RPC clients and its own web page.",
+        // Said here: with the cache peers' options, the generated line would be the bare `<options>`.
+        usage: "braid daemon [<options>]",
         discussion: """
             Serves aria2's JSON-RPC 2.0 interface at /jsonrpc (HTTP POST and WebSocket, with notifications), so \
             aria2p, AriaNg and other aria2 front ends work unchanged, and a page of its own at /. Every download \
