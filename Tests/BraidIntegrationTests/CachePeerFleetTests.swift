@@ -250,4 +250,40 @@ struct CachePeerFleetTests {
         #expect(asked.allSatisfy { $0.authorization == nil && !$0.headerNames.contains("x-fleet-secret") })
         #expect(origin.requestLog.contains { $0.authorization != nil && $0.headerNames.contains("x-fleet-secret") })
     }
+    @Test("With Metalink piece hashes, a peer's bad piece is fetched again from the origin as it lands, the peer named")
+    func badPieceFromAPeer() async throws {
+        let content = TestContent(seed: 5, size: 8 << 20)
+        let origin = TestServer(routes: ["/f": .init(content: content)])
+        let peer = TestServer(routes: [
+            "/f": .init(content: content, faults: [.corrupt(bytes: 3_000_000..<3_000_010, once: false)])
+        ])
+        try origin.start()
+        try peer.start()
+        let directory = try TemporaryDirectory(prefix: "braid-peer-pieces")
+        defer {
+            origin.shutdown()
+            peer.shutdown()
+            directory.remove()
+        }
+        let document = TestServer.metalinkDocument([
+            .init(name: "f.bin", content: content, urls: [origin.url("/f")], pieceLength: 1 << 20)
+        ])
+        let metalink = directory.appending("f.meta4")
+        try Data(document.bytes).write(to: metalink)
+
+        let result = try await BraidCLI.run([
+            metalink.path, "-d", directory.appending("out").path, "--cache-peers", peer.url("/").dropLast() + "{path}",
+            "--slice-size", "1M",
+        ])
+
+        #expect(result.status == .exited(0), "\(result.standardError)")
+        #expect(try content.firstDifference(fromFileAt: directory.appending("out/f.bin").path) == nil)
+        #expect(
+            result.standardError.contains("cache peer http://127.0.0.1:\(peer.port) served bytes"),
+            "\(result.standardError)")
+        #expect(result.standardError.contains("do not match their digest"), "\(result.standardError)")
+        #expect(!result.standardError.contains("differ from the origin"), "caught piece by piece, not at the end")
+        let fromOrigin = origin.requestLog.filter { $0.method == "GET" && $0.status == 206 }
+        #expect(!fromOrigin.isEmpty, "the bad piece came from the origin")
+    }
 }
