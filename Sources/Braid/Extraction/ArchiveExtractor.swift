@@ -60,6 +60,7 @@ final class ArchiveExtractor: StreamConsumer, @unchecked Sendable {
         Glibc.umask(mask)
         umask = mask
         counts.directory = options.directory
+        counts.skipped = completeBefore
     }
 
     /// How far the extraction is, for the next checkpoint.
@@ -115,7 +116,6 @@ final class ArchiveExtractor: StreamConsumer, @unchecked Sendable {
                     == ARCHIVE_FORMAT_TAR
             let header = start + archive_read_header_position(archive)
             if index < completeBefore {
-                counts(\.skipped)
                 try check(archive_read_data_skip(archive), archive, source: source, doing: "reading past an entry")
             } else {
                 try write(entry, index: index, from: archive, source: source)
