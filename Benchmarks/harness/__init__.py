@@ -13,10 +13,12 @@ from .machine import ROOT, built, commit, describe, require_executable
 from .nginx import Location, Nginx
 from .peers import BenchFailed, ListTool, Tool, braid_bench
 from .processes import Children, free_port, log, main, require_loopback, wait_for_http, wait_for_line
+from .sockets import ConnectionSampler
 from .runs import Job, Report, Run, Runner, Verdict, best, failures, median, percentile, ratio, ratio_verdict, summary
 from .source import Entry, FileSet, RequestLog, Source
 from .tables import print_report, print_table, table_lines
 from .testserver import TestServer
+from .timing import RequestTiming, first_body_byte, peak_connections, seconds_above, spans, waiting_share
 from .workspace import Workspace
 
 __all__ = [
@@ -30,5 +32,6 @@ __all__ = [
     "summary",
     "Entry", "FileSet", "RequestLog", "Source",
     "print_report", "print_table", "table_lines",
-    "TestServer",
+    "TestServer", "ConnectionSampler",
+    "RequestTiming", "first_body_byte", "peak_connections", "seconds_above", "spans", "waiting_share",
 ]

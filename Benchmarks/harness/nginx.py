@@ -8,6 +8,7 @@ TLS handshakes can be counted; nginx's stub_status counts the connections it acc
 """
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .processes import free_port, wait_for_http
 from .source import Entry, FileSet, RequestLog, Source
+from .timing import RequestTiming
 
 NGINX = "/usr/sbin/nginx"
 READY = "/.harness-ready"
@@ -50,8 +52,8 @@ class Location:
 
 
 def nginx_status(line):
-    """The status of an access log line (`$status $body_bytes_sent "$http_range" "$request" $connection
-    $ssl_session_reused`)."""
+    """The status of an access log line (`$status $body_bytes_sent $msec $request_time $connection_time
+    "$http_range" "$request" $connection $ssl_session_reused`)."""
     fields = line.split(maxsplit=1)
     return int(fields[0]) if fields and fields[0].isdigit() else None
 
@@ -65,6 +67,24 @@ def nginx_connection(line):
         return None
     request = fields[0].rstrip().removesuffix('"').split()
     return int(fields[1]), fields[2] if fields[2] in ("r", ".") else "", request[-1] if request else ""
+
+
+NGINX_TIMES = re.compile(rb'^(\d+) \d+ (\d+\.\d+) (\d+\.\d+) (\d+\.\d+) "[^"]*" "(\S*)[^"]*" (\d+) ')
+
+
+def nginx_timing(line):
+    """A line's RequestTiming. `$msec` is when nginx logged the response (its end), `$request_time` the seconds
+    since it read the request's first bytes, `$connection_time` since it accepted the connection, all to the
+    millisecond. nginx logs no first-byte time: serving a file it sends the head as soon as it has read the request,
+    so the first byte is taken as the request's reading, and the timing says that it was not measured."""
+    match = NGINX_TIMES.match(line if isinstance(line, bytes) else line.encode())
+    if not match:
+        return None
+    status, finished, elapsed, connected, method, connection = match.groups()
+    received = float(finished) - float(elapsed)
+    return RequestTiming(int(connection), method.decode(errors="replace"), int(status), received, received,
+                         float(finished), connection_start=float(finished) - float(connected),
+                         first_byte_logged=False)
 
 
 def quoted(value):
@@ -94,7 +114,7 @@ class Nginx:
         self.certificate = os.path.join(directory, "cert.pem")
         self.key = os.path.join(directory, "key.pem")
         self.access_log = os.path.join(directory, "logs", "access.log")
-        self.log = RequestLog(self.access_log, nginx_status, nginx_connection)
+        self.log = RequestLog(self.access_log, nginx_status, nginx_connection, nginx_timing)
 
     def url(self, path, tls=False):
         if tls:
@@ -201,8 +221,8 @@ class Nginx:
             "    sendfile on;",
             "    tcp_nopush on;",
             "    keepalive_requests 100000;",
-            "    log_format requests '$status $body_bytes_sent \"$http_range\" \"$request\" $connection "
-            "$ssl_session_reused';",
+            "    log_format requests '$status $body_bytes_sent $msec $request_time $connection_time "
+            "\"$http_range\" \"$request\" $connection $ssl_session_reused';",
             f"    access_log {quoted(self.access_log)} requests;",
         ] + [f"    {directive}" for directive in self.http_directives]
         if os.geteuid() == 0:

@@ -54,6 +54,7 @@ class Exited:
     code: int
     wall: float
     cpu: float  # user + system, the child and everything it waited for (wait4)
+    started: float = 0.0  # when it was started, on the wall clock (time.time(): CLOCK_REALTIME), to line up with logs
     rss_kib: int = 0
     timed_out: bool = False
     signal_text: str = ""  # GNU time's "terminated by signal N" line, if any
@@ -114,6 +115,7 @@ class Children:
                 pass
 
         try:
+            started_at = time.time()
             started = time.monotonic()
             process = self.popen(argv, stdout=stdout, stderr=stderr, cwd=cwd)
             timer = threading.Timer(timeout, kill, [process.pid])
@@ -125,7 +127,8 @@ class Children:
             wall = time.monotonic() - started
             process.returncode = os.waitstatus_to_exitcode(status)
             self.forget(process)
-            exited = Exited(process.returncode, wall, usage.ru_utime + usage.ru_stime, timed_out=timed_out.is_set())
+            exited = Exited(process.returncode, wall, usage.ru_utime + usage.ru_stime, started=started_at,
+                            timed_out=timed_out.is_set())
             if rss_file:
                 with open(rss_file.name, errors="replace") as report:
                     lines = [line for line in report.read().split("\n") if line.strip()]

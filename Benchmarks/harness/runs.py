@@ -8,10 +8,12 @@ file missing, different or unexpected) is FAILED and left out of the statistics.
 
 import os
 import statistics
+import urllib.parse
 from dataclasses import dataclass, field
 
 from .files import MiB, digest_of, empty_directory
 from .processes import log
+from .sockets import ConnectionSampler
 
 
 @dataclass
@@ -31,6 +33,9 @@ class Run:
     protocols: str = ""  # the protocols of the logged requests: "HTTP/1.1", "HTTP/2.0"
     error: str = ""
     stdout: bytes = b""
+    started: float = 0.0  # when the command was started, on the wall clock (time.time()), as the servers log
+    timings: list = None  # the run's requests as harness.RequestTiming, where the server logs their times
+    sockets: object = None  # a stopped harness.ConnectionSampler: the server's open connections during the run
 
 
 @dataclass
@@ -69,13 +74,15 @@ def median(job, metric="wall"):
 class Runner:
     """Runs jobs into `directory`/out, one at a time; failed runs' stderr is kept in `directory`/failed-runs."""
 
-    def __init__(self, children, directory, timeout=None, rss=True):
+    def __init__(self, children, directory, timeout=None, rss=True, sample_connections=None):
         self.children = children
         self.directory = directory
         self.output_directory = os.path.join(directory, "out")
         # Seconds before a run is killed: a number, or a function of the size (default 30 s + 1 s per 4 MiB).
         self.timeout = timeout or (lambda size: 30 + size / (4 * MiB))
         self.rss = rss
+        # Seconds between two counts of the server's open connections during a run (None: not counted).
+        self.sample_connections = sample_connections
 
     def seconds_allowed(self, size):
         return self.timeout(size) if callable(self.timeout) else self.timeout
@@ -105,9 +112,16 @@ class Runner:
         stderr_path = os.path.join(self.directory, "run.stderr")
         offset = source.log.size() if source.log else 0
         accepted_before = source.accepted() if getattr(source, "accepted", None) else None
-        with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
-            exited = self.children.run(job.argv(output), timeout, stdout, stderr, cwd=self.output_directory,
-                                       rss=self.rss)
+        sampler = None
+        if self.sample_connections and (port := urllib.parse.urlsplit(getattr(source, "url", "")).port):
+            sampler = ConnectionSampler(port, self.sample_connections).start()
+        try:
+            with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
+                exited = self.children.run(job.argv(output), timeout, stdout, stderr, cwd=self.output_directory,
+                                           rss=self.rss)
+        finally:
+            if sampler:
+                sampler.stop()
         requests, refusals = source.log.requests_since(offset) if source.log else (0, 0)
         connections = source.log.connections_since(offset, settle=False) if source.log else None
         with open(stdout_path, "rb") as stdout:
@@ -115,7 +129,10 @@ class Runner:
         with open(stderr_path, "rb") as stderr:
             error_text = stderr.read().decode(errors="replace").strip()
         run = Run(ok=False, wall=exited.wall, cpu=exited.cpu, rss_kib=exited.rss_kib, requests=requests,
-                  refusals=refusals, stdout=printed)
+                  refusals=refusals, stdout=printed, started=exited.started)
+        if source.log and source.log.timing_of:
+            run.timings = source.log.timings_since(offset, settle=False)
+        run.sockets = sampler
         if connections is not None:
             run.connections, run.tls_new, run.tls_resumed = connections.count, connections.tls_new, \
                 connections.tls_resumed

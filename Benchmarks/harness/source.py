@@ -17,6 +17,9 @@ class RequestLog:
     # connection_of(line) -> (the connection's serial number, its TLS session: "r" resumed, "." new, "" no TLS,
     # the request's protocol), or None when the line says nothing of it; None when the server logs no connections.
     connection_of: object = None
+    # timing_of(line) -> a harness.RequestTiming (when the request was read, its first byte sent, its end), or None
+    # when the line says nothing of it; None when the server logs no times.
+    timing_of: object = None
 
     def size(self):
         return os.path.getsize(self.path) if os.path.exists(self.path) else 0
@@ -45,6 +48,12 @@ class RequestLog:
         """(requests, refusals: 429 or 5xx) logged after byte `offset`."""
         statuses = [status for line in self.lines_since(offset, settle) if (status := self.status_of(line)) is not None]
         return len(statuses), sum(1 for status in statuses if status == 429 or status >= 500)
+
+    def timings_since(self, offset, settle=True):
+        """The RequestTimings of the requests logged after `offset`, in log order; [] without `timing_of`."""
+        if not self.timing_of:
+            return []
+        return [timing for line in self.lines_since(offset, settle) if (timing := self.timing_of(line)) is not None]
 
     def connections_since(self, offset, settle=True):
         """The Connections that carried the requests logged after `offset`, or None without `connection_of`."""

@@ -8,18 +8,35 @@ first line of stdout. `--rate BPS` throttles each connection; faults add the res
 """
 
 import os
+import re
 import shlex
 import subprocess
 
 from .files import digest_of
 from .processes import child_environment, log, require_loopback, wait_for_line
 from .source import RequestLog, Source
+from .timing import RequestTiming
+
+
+# `--log-requests` logs `connection N "GET /file" range "..." STATUS BYTES times READ FIRST_BYTE END` on stderr,
+# the times in seconds since the epoch, FIRST_BYTE `-` when none was sent (older builds log no times).
+LOG_LINE = re.compile(rb'^connection (\d+) "(\S+) [^"]*" range "[^"]*" (\d{3}) \d+(?: times (\S+) (\S+) (\S+))?')
 
 
 def test_server_status(line):
-    """`--log-requests` logs `connection N "GET /file" range "..." STATUS BYTES` on stderr."""
-    fields = line.split()
-    return int(fields[-2]) if line.startswith(b"connection ") and len(fields) >= 2 else None
+    """The status of a `--log-requests` line, or None."""
+    match = LOG_LINE.match(line)
+    return int(match.group(3)) if match else None
+
+
+def test_server_timing(line):
+    """The RequestTiming of a `--log-requests` line, or None (a line without times, from an older build)."""
+    match = LOG_LINE.match(line)
+    if not match or match.group(4) is None:
+        return None
+    connection, method, status, received, first_byte, finished = match.groups()
+    return RequestTiming(int(connection), method.decode(errors="replace"), int(status), float(received),
+                         None if first_byte == b"-" else float(first_byte), float(finished))
 
 
 class TestServer:
@@ -41,7 +58,7 @@ class TestServer:
         os.makedirs(directory, exist_ok=True)
         number = sum(1 for entry in os.listdir(directory) if entry.startswith("test-server-")) + 1
         self.log_path = os.path.join(directory, f"test-server-{number}.log")
-        self.log = RequestLog(self.log_path, test_server_status)
+        self.log = RequestLog(self.log_path, test_server_status, timing_of=test_server_timing)
         self.process = None
         self.url = None
 

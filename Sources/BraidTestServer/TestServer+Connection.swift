@@ -28,6 +28,7 @@ extension TestServer {
     private func answer(_ request: HTTPRequestHead, on connection: Socket, number: Int, peer: String) -> Bool {
         responses.enter()
         defer { responses.leave() }
+        let received = Date()
         let path = request.path
         let (route, requestNumber, inFlight, port) = lock.withLock {
             let requestNumber = state.requestCounts[path, default: 0] + 1
@@ -52,7 +53,9 @@ extension TestServer {
         )
         let plan = ResponsePlan(answering: request, route: route, context: context)
         var bodyBytesSent: UInt64 = 0
-        let reusable = perform(plan, for: path, on: connection, bodyBytesSent: &bodyBytesSent)
+        var firstByteSent: Date?
+        let reusable = perform(
+            plan, for: path, on: connection, firstByteSent: &firstByteSent, bodyBytesSent: &bodyBytesSent)
         let record = RequestRecord(
             method: request.method,
             target: request.target,
@@ -66,20 +69,25 @@ extension TestServer {
             headerNames: Set(request.headers.map { $0.name.lowercased() }),
             status: plan.status,
             bodyBytesSent: bodyBytesSent,
-            connection: number
+            connection: number,
+            received: received,
+            firstByteSent: firstByteSent,
+            finished: Date()
         )
         logResponse(record)
         return reusable
     }
 
     /// Sends what `plan` describes for the route at `path`; `true` when the connection is still usable for another
-    /// request.
+    /// request. `firstByteSent` is when the head went to the kernel, after any latency.
     private func perform(
-        _ plan: ResponsePlan, for path: String, on connection: Socket, bodyBytesSent: inout UInt64
+        _ plan: ResponsePlan, for path: String, on connection: Socket, firstByteSent: inout Date?,
+        bodyBytesSent: inout UInt64
     ) -> Bool {
         if plan.latency > .zero && connection.waitForHangup(timeout: plan.latency) {
             return false
         }
+        firstByteSent = Date()
         guard connection.send(plan.head) else { return false }
         if let document = plan.documentBody {
             guard connection.send(document) else { return false }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension TestServer {
     /// What the server saw and did for one request, so tests can assert on traffic and not only on results.
     public struct RequestRecord: Sendable, Hashable {
@@ -27,5 +29,13 @@ extension TestServer {
         public var bodyBytesSent: UInt64
         /// The server-wide number of the connection, in accept order from 1.
         public var connection: Int
+        /// When the request's head had been read, on the wall clock (`CLOCK_REALTIME`), so that a script can line
+        /// the server's times up with its own.
+        public var received: Date
+        /// When the response's head was handed to the kernel, after any latency fault; `nil` when the client left
+        /// before it.
+        public var firstByteSent: Date?
+        /// When the response ended: sent in full, cut short by a fault, or abandoned by the client.
+        public var finished: Date
     }
 }

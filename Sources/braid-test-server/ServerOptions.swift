@@ -9,7 +9,8 @@ struct ServerOptions {
 
         Serves SIZE deterministic bytes at PATH (default /file) on 127.0.0.1:P (default 0 = any free port),
         prints the URL on the first line of stdout, and runs until SIGINT or SIGTERM. With --log-requests,
-        prints one line per finished response on stderr: connection, method, target, Range, status, body bytes.
+        prints one line per finished response on stderr: connection, method, target, Range, status, body bytes,
+        and `times` when the request was read, its first byte sent (- if never) and it ended (epoch seconds).
 
         faults (repeatable):
           throttle=BPS (per connection)  total-throttle=BPS (all connections together)  latency=SECONDS (per request)

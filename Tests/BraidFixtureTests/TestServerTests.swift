@@ -664,27 +664,40 @@ final class TestServerTests {
     }
 
     @Test(
-        "With --log-requests the executable prints one line per response; total-throttle is a fault it takes",
+        "With --log-requests the executable prints each response and its times; total-throttle is a fault it takes",
         .enabled(if: TestServerTests.executable != nil))
     func executableLogsRequests() async throws {
         let process = Process()
         process.executableURL = TestServerTests.executable
-        process.arguments = ["--size", "4096", "--fault", "total-throttle=1000000", "--log-requests"]
+        process.arguments = [
+            "--size", "4096", "--fault", "total-throttle=1000000", "--fault", "latency=0.05", "--log-requests",
+        ]
         let output = Pipe()
         let errorOutput = Pipe()
         process.standardOutput = output
         process.standardError = errorOutput
         try process.run()
         let url = Self.firstLine(of: output)
+        let before = Date().timeIntervalSince1970
         #expect(
             try await CurlRun(["-o", file(), url, "--next", "--silent", "-r", "0-9", "-o", file(), url]).exitCode == 0)
+        let after = Date().timeIntervalSince1970
         process.terminate()
         process.waitUntilExit()
         let logged = String(decoding: errorOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = logged.split(separator: "\n").map { $0.split(separator: " times ", maxSplits: 1) }
         #expect(
-            logged.split(separator: "\n") == [
+            lines.map { $0.first.map(String.init) } == [
                 #"connection 1 "GET /file" range "-" 200 4096"#, #"connection 1 "GET /file" range "bytes=0-9" 206 10"#,
             ])
+        // Each line's times: read, first byte, end, on the same clock as this process's, in order, and the first
+        // byte at least the latency after the request.
+        let times = lines.map { $0.count == 2 ? $0[1].split(separator: " ").compactMap { Double($0) } : [] }
+        #expect(times.count == 2)
+        for (received, firstByte, end) in times.compactMap({ $0.count == 3 ? ($0[0], $0[1], $0[2]) : nil }) {
+            #expect(before <= received && received + 0.049 <= firstByte && firstByte <= end && end <= after)
+        }
+        #expect(times.allSatisfy { $0.count == 3 })
         #expect(process.terminationStatus == 0)
     }
 
