@@ -113,6 +113,60 @@ struct StreamOutputTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.state + "/file.bin"), "no file is kept")
     }
 
+    /// The disk blocks `FILE.part` holds, in bytes (what a hole punched in it no longer counts).
+    static func allocated(_ path: String) -> Int64 {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return 0 }
+        return Int64(status.st_blocks) * 512
+    }
+
+    @Test("What the reader took is freed from FILE.part while it pauses: the disk holds about one window")
+    func releasedBytesFreed() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.shutdown() }
+        let (child, descriptor) = try fixture.startBraid(["--stream-window", "4M"])
+        defer {
+            close(descriptor)
+            child.stop(signal: SIGKILL)
+        }
+        var received = try Self.read(16 << 20, from: descriptor)
+        try await Polling.until("the window to fill", timeout: .seconds(60)) {
+            Self.fetchedUpTo(fixture.manifest) >= Int64(received.count + Self.window * 3 / 4) || child.status != nil
+        }
+        #expect(child.status == nil, "braid ended while the reader paused: \(child.standardError)")
+        // 16 MiB and more were written to FILE.part; the 16 MiB read are freed once a checkpoint records them.
+        let part = fixture.state + "/file.bin.part"
+        let limit = Int64(Self.window + (4 << 20))
+        try await Polling.until("the bytes read to be freed", timeout: .seconds(30)) {
+            Self.allocated(part) <= limit || child.status != nil
+        }
+        let held = Self.allocated(part)
+        #expect(held <= limit, "FILE.part holds \(held) bytes with 16 MiB read and a 4 MiB window")
+        while received.count < Self.size {
+            received += try Self.read(min(4 << 20, Self.size - received.count), from: descriptor)
+        }
+        #expect(try await child.waitForExit(timeout: .seconds(60)) == .exited(0), "\(child.standardError)")
+        #expect(received == fixture.contents, "stdout differs from the served file")
+    }
+
+    @Test("A digest that does not match once every byte went out ends with exit 6 and says not to use them")
+    func mismatchAfterOutput() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.shutdown() }
+        let wrong = "sha-256=" + String(repeating: "0", count: 64)
+        let (child, descriptor) = try fixture.startBraid(["--checksum", wrong])
+        defer {
+            close(descriptor)
+            child.stop(signal: SIGKILL)
+        }
+        let received = try Self.read(Self.size, from: descriptor)
+        #expect(received == fixture.contents, "the bytes go out as they are, before the digest is known")
+        let status = try await child.waitForExit(timeout: .seconds(60))
+        #expect(status == .exited(6), "\(child.standardError)")
+        #expect(child.standardError.contains("written out are not the file"), "\(child.standardError)")
+        #expect(child.standardError.contains("do not use them"), "\(child.standardError)")
+    }
+
     @Test("A reader that closes the pipe ends the download with exit 3, a clear message and the manifest kept")
     func readerClosesPipe() async throws {
         let fixture = try await Fixture.start()

@@ -41,7 +41,7 @@ extension DownloadJob {
         }
         let feed = StreamFeed(
             reading: try file.openForReading(), start: consumer.start, length: resource.length, hasher: hasher,
-            freesReleased: !stream.keepsFile, wake: { [interrupter] in interrupter.wake() })
+            freeing: stream.keepsFile ? nil : file, wake: { [interrupter] in interrupter.wake() })
         return StreamSession(feed: feed, consumer: consumer, options: stream)
     }
 

@@ -1,4 +1,3 @@
-import CLinuxIO
 import SystemPackage
 
 /// The file's bytes in order, from `FILE.part`, for a reader on a thread of its own (the descriptor writer, the
@@ -34,7 +33,9 @@ final class StreamFeed: @unchecked Sendable {
 
     private let file: FileDescriptor
     private let hasher: PrefixHasher?
-    private let freesReleased: Bool
+    /// The partial file, to free released bytes from when it is not kept (a hole is punched through a descriptor
+    /// open for writing: the reading one cannot).
+    private let freeing: PartFile?
     private let wake: @Sendable () -> Void
     /// How far the file's blocks have been freed; transfer's thread only.
     private var punched: Int64
@@ -46,14 +47,14 @@ final class StreamFeed: @unchecked Sendable {
     ///   - start: where the reader begins (an archive resumed at an entry's header); bytes before it are taken.
     ///   - length: the file's length, when known before the end.
     ///   - hasher: the whole-file digest, whose position holds back the window and the freeing of blocks.
-    ///   - freesReleased: whether released bytes are freed from the file (it is not kept).
+    ///   - freeing: the partial file to free released bytes from, when it is not kept; nil to keep them.
     ///   - wake: wakes the transfer's thread, so that it takes the reader's progress at once.
     init(
         reading file: FileDescriptor,
         start: Int64,
         length: Int64?,
         hasher: PrefixHasher?,
-        freesReleased: Bool,
+        freeing: PartFile?,
         wake: @escaping @Sendable () -> Void
     ) {
         self.file = file
@@ -64,7 +65,7 @@ final class StreamFeed: @unchecked Sendable {
         punched = 0
         self.length = length
         self.hasher = hasher
-        self.freesReleased = freesReleased
+        self.freeing = freeing
         self.wake = wake
     }
 
@@ -140,8 +141,8 @@ final class StreamFeed: @unchecked Sendable {
     /// What a checkpoint records as released: the bytes below it are gone from the file once it is saved.
     func releasedForCheckpoint() -> Int64 {
         let base = condition.withLock { reported }
-        recording = freesReleased ? base : nil
-        return freesReleased ? base : 0
+        recording = freeing == nil ? nil : base
+        return freeing == nil ? 0 : base
     }
 
     /// The checkpoint that recorded `releasedForCheckpoint()` is saved: those bytes are freed from the file. A
@@ -149,7 +150,7 @@ final class StreamFeed: @unchecked Sendable {
     func checkpointSaved() {
         guard let recording, recording > punched else { return }
         self.recording = nil
-        if braid_punch_hole(file.rawValue, punched, recording - punched) == 0 { punched = recording }
+        if freeing?.freeBlocks(punched..<recording) == true { punched = recording }
     }
 
     /// The transfer completed: the file is `length` bytes, all confirmed.
