@@ -22,7 +22,8 @@ Goals (issue 30): `braid --extract`'s time at most 1.1 x the plain download's; i
 plus one window (`--window`, braid's default 256 MiB) without `--keep-archive`; `-o - | sha256sum` at most 1.1 x
 the plain download.
 
-Usage: Benchmarks/stream_extract.py [--size 2G] [--quick] [--repeat 3] [--markdown] [--workdir DIR]
+Usage: Benchmarks/stream_extract.py [--size 2G] [--quick] [--repeat 3] [--only extract,stdout] [--markdown]
+       [--workdir DIR]
 All traffic stays on 127.0.0.1; every server and child is stopped on exit. Exit status 1 when a goal fails.
 """
 
@@ -172,6 +173,7 @@ class Tool:
     steps: object  # steps(url, out) -> [Step]
     digest_only: bool = False  # it prints the archive's SHA-256 rather than unpacking it
     plain: bool = False  # the plain download: its first step is the reference time
+    key: str = ""  # its name for --only
     results: list = field(default_factory=list)
 
     def successes(self):
@@ -191,24 +193,24 @@ def tools(braid, connections, window):
                                                           f"{out}/state", *n, *extra])]
 
     return [
-        Tool(f"braid --extract -n {connections}", extract()),
-        Tool(f"braid --extract -n {connections} --keep-archive", extract("--keep-archive")),
+        Tool(f"braid --extract -n {connections}", extract(), key="extract"),
+        Tool(f"braid --extract -n {connections} --keep-archive", extract("--keep-archive"), key="keep"),
         Tool(f"braid -n {connections}, then tar -x", lambda url, out: [
             Step("braid", [braid, url, "-o", f"{out}/tree.tar", *n]),
             Step("tar -x", f"mkdir -p {out}/tree && tar -xf {out}/tree.tar -C {out}/tree"),
-        ], plain=True),
+        ], plain=True, key="plain"),
         Tool("curl | tar -x", lambda url, out: [
             Step("curl | tar -x", f"set -o pipefail; mkdir -p {out}/tree && curl -q -sSf {url} | tar -xf - -C {out}/tree"),
-        ]),
+        ], key="curl"),
         Tool(f"aria2c -x{connections} -s{connections} -k1M, then tar -x", lambda url, out: [
             Step("aria2c", ["aria2c", "--no-conf=true", f"-x{connections}", f"-s{connections}", "-k1M",
                             "--allow-overwrite=true", "--auto-file-renaming=false", "--file-allocation=none",
                             "-d", out, "-o", "tree.tar", "--console-log-level=warn", "--summary-interval=0", url]),
             Step("tar -x", f"mkdir -p {out}/tree && tar -xf {out}/tree.tar -C {out}/tree"),
-        ]),
+        ], key="aria2c"),
         Tool(f"braid -o - -n {connections} | sha256sum", lambda url, out: [
             Step("braid -o - | sha256sum", f"set -o pipefail; {braid} {url} -o - -d {out}/state {quoted} | sha256sum"),
-        ], digest_only=True),
+        ], digest_only=True, key="stdout"),
     ]
 
 
@@ -250,6 +252,8 @@ def measure(work, tool, url, tree, digest, interval, timeout):
 def report(tools_run, tree, archive_size, window, markdown):
     plain = next(tool for tool in tools_run if tool.plain)
     plain_download = plain.median(step=0)
+    extract = next((tool for tool in tools_run if tool.key == "extract"), None)
+    pipe = next((tool for tool in tools_run if tool.digest_only), None)
     header = ["tool", "ok", "time to tree s", "steps (median s)", "MiB/s", "peak disk", "peak - tree",
               "x plain download"]
     rows = []
@@ -271,14 +275,12 @@ def report(tools_run, tree, archive_size, window, markdown):
         "two-step tool is the sum of its steps; 'x plain download' divides by braid's download alone (its first "
         "step); peak disk is the largest over the runs")
 
-    extract = tools_run[0]
-    pipe = next(tool for tool in tools_run if tool.digest_only)
     verdicts = [
         harness.ratio_verdict("braid --extract time / plain download",
-                              harness.ratio(extract.median(), plain_download), 1.1),
+                              harness.ratio(extract and extract.median(), plain_download), 1.1),
         disk_verdict(extract, tree, window),
         harness.ratio_verdict("braid -o - | sha256sum / plain download",
-                              harness.ratio(pipe.median(), plain_download), 1.1),
+                              harness.ratio(pipe and pipe.median(), plain_download), 1.1),
     ]
     for verdict in verdicts:
         print(f"{verdict.status:4}  {verdict.text}")
@@ -286,7 +288,7 @@ def report(tools_run, tree, archive_size, window, markdown):
 
 
 def disk_verdict(tool, tree, window):
-    done = tool.successes()
+    done = tool.successes() if tool else []
     if not done:
         return Verdict("braid --extract peak disk: not measured", "N/A")
     peak = max(result.peak_disk for result in done)
@@ -304,6 +306,8 @@ def main(argv):
     parser.add_argument("--window", default=None,
                         help="braid's --stream-window (default: braid's own, 256M, which the disk goal assumes)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool (default 3; the median counts)")
+    parser.add_argument("--only", default="",
+                        help="some tools, by name: extract,keep,plain,curl,aria2c,stdout (plain always runs)")
     parser.add_argument("--quick", action="store_true", help="a 256M archive, one run per tool")
     parser.add_argument("--sample", type=float, default=0.1, help="seconds between two disk samples (default 0.1)")
     parser.add_argument("--braid", default=harness.built("braid"), help="the braid binary (default the release one)")
@@ -323,6 +327,12 @@ def main(argv):
         nginx = work.nginx([Location.directory("paced", work.document_root, rate=rate, paced=True)])
         url = nginx.url("/paced/tree.tar")
         tools_run = tools(braid, options.connections, options.window)
+        if options.only:
+            chosen = set(options.only.split(",")) | {"plain"}
+            unknown = chosen - {tool.key for tool in tools_run}
+            if unknown:
+                raise SystemExit(f"--only: no tool named {', '.join(sorted(unknown))}")
+            tools_run = [tool for tool in tools_run if tool.key in chosen]
         # A run may take the archive at one connection's rate, twice over (download, then unpack), and then some.
         timeout = 60 + 3 * archive_size / rate
         log(f"{len(tree.files)} files, archive {format_size(archive_size)}, {harness.format_rate(rate)} per "
