@@ -1,3 +1,4 @@
+import CLinuxIO
 import SystemPackage
 
 #if canImport(Glibc)
@@ -13,6 +14,9 @@ struct DescriptorWriter: StreamConsumer {
     static let bufferSize = 1 << 20
 
     func consume(_ feed: StreamFeed) throws(BraidError) {
+        // A pipe of a block's size, where the kernel allows it: one switch to the reader per block rather than per
+        // 64 KiB. Anything else (a file, a terminal) refuses, and is written as it is.
+        _ = braid_set_pipe_size(descriptor, Int32(Self.bufferSize))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.bufferSize, alignment: 4096)
         defer { buffer.deallocate() }
         var position = start

@@ -24,6 +24,11 @@ int braid_renameat_noreplace(int fromDirectory, const char *_Nonnull from, int t
 /// cannot.
 int braid_punch_hole(int descriptor, int64_t offset, int64_t length);
 
+/// Asks for a pipe's buffer to hold `size` bytes (fcntl F_SETPIPE_SZ): fewer switches between a writer and its
+/// reader. Returns the size the kernel chose, or -1 with errno set: EBADF when `descriptor` is not a pipe, EPERM
+/// above /proc/sys/fs/pipe-max-size.
+int braid_set_pipe_size(int descriptor, int size);
+
 /// O_PATH, which Swift's Glibc module leaves out (it needs _GNU_SOURCE): a descriptor that names a directory for the
 /// *at calls without the permission to list it.
 extern const int braid_open_path_flag;
