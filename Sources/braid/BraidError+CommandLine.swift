@@ -32,6 +32,7 @@ extension BraidError.Remedy {
         case .repair: "run again with --repair to fetch it again and rewrite only the bytes that differ"
         case .objectStoreCredentials: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"
         case .objectStoreRegion: "set AWS_REGION to the bucket's region"
+        case .raiseUnpackedCap: "raise the cap with --max-unpacked SIZE if you trust the archive"
         default: nil
         }
     }

@@ -24,6 +24,7 @@ extension DownloadJob {
         sink: (any TransferSink)? = nil,
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
+        stream: StreamSession? = nil,
         paths: DestinationPaths
     ) throws(BraidError) -> TransferRun {
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
@@ -42,7 +43,12 @@ extension DownloadJob {
             connectionLimit: slots,
             retryPolicy: options.retryPolicy,
             verified: plan.verified,
-            pieceAlignment: plan.pieceHashes?.pieceLength
+            pieceAlignment: plan.pieceHashes?.pieceLength,
+            window: stream.flatMap { stream in
+                plan.segmented
+                    ? SegmentScheduler.Window(size: stream.options.window, from: stream.feed.base, connections: slots)
+                    : nil
+            }
         )
         emit(.started(resource: resource, path: paths.final.path.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
@@ -54,7 +60,7 @@ extension DownloadJob {
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
                 ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
-            file: file, hasher: hasher, checkpoints: checkpoints)
+            file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = plan.segmented ? try file?.openForReading() : nil
@@ -63,7 +69,8 @@ extension DownloadJob {
             sink: sink ?? file ?? DiscardingSink(),
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
-                refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) }),
+                refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) },
+                stream: stream?.feed),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,
@@ -100,6 +107,7 @@ extension DownloadJob {
         adaptive: ConnectionPolicy.Configuration?,
         file: PartFile?,
         hasher: PrefixHasher?,
+        readsAhead: Bool,
         checkpoints: TransferEngine.Checkpoints?
     ) -> TransferMachine {
         TransferMachine(
@@ -120,7 +128,7 @@ extension DownloadJob {
                 adaptiveConnections: adaptive,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
-                hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil
+                hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil
             )
         )
     }

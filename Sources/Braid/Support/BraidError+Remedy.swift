@@ -4,7 +4,7 @@ extension BraidError {
     public struct Remedy: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Sendable {
             case overwrite, discardPartialDownload, chooseAnotherDestination, trustCertificate, allowRedirectScheme
-            case saveIntoDirectory, repair, objectStoreCredentials, objectStoreRegion
+            case saveIntoDirectory, repair, objectStoreCredentials, objectStoreRegion, raiseUnpackedCap
         }
         fileprivate let base: Base
 
@@ -30,6 +30,9 @@ extension BraidError {
         public static let objectStoreRegion = Remedy(base: .objectStoreRegion)
         /// Adding the redirect's scheme to `DownloadOptions.redirectSchemes`.
         public static let allowRedirectScheme = Remedy(base: .allowRedirectScheme)
+
+        /// A larger `ExtractionOptions.maximumUnpackedBytes` lets an archive declare more bytes unpacked.
+        public static let raiseUnpackedCap = Remedy(base: .raiseUnpackedCap)
 
         public var description: String { base.rawValue }
     }
