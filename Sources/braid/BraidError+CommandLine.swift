@@ -34,6 +34,7 @@ extension BraidError.Remedy {
         case .objectStoreRegion: "set AWS_REGION to the bucket's region"
         case .expectDigest: inList ? "give its digest with checksum=ALG=HEX" : "give its digest with --checksum"
         case .trustCachePeers: "use --trust-cache-peers to use the caches unchecked"
+        case .raiseUnpackedCap: "raise the cap with --max-unpacked SIZE if you trust the archive"
         default: nil
         }
     }

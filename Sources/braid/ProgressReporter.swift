@@ -64,9 +64,20 @@ final class ProgressReporter: Sendable {
     /// fetched, not counting those an earlier run left on disk.
     private static func summary(of result: DownloadResult) -> String {
         let check = result.verification
-        let saved =
-            "Saved \(PrintableText.escapingControlCharacters(result.path)) (\(Formatting.bytes(result.bytes)), \(check)) in "
-            + "\(Formatting.fixed(result.seconds, digits: 1)) s"
+        let path = PrintableText.escapingControlCharacters(result.path)
+        let what: String
+        if let extraction = result.extraction {
+            let skipped = extraction.skipped > 0 ? ", \(extraction.skipped) already in place" : ""
+            let kept = result.path.isEmpty ? "" : "; kept the archive as \(path)"
+            what =
+                "Unpacked \(extraction.written) entries into \(PrintableText.escapingControlCharacters(extraction.directory))"
+                + "\(skipped) (archive \(Formatting.bytes(result.bytes)), \(check)\(kept))"
+        } else if result.path.isEmpty {
+            what = "Wrote \(Formatting.bytes(result.bytes)) to stdout (\(check))"
+        } else {
+            what = "Saved \(path) (\(Formatting.bytes(result.bytes)), \(check))"
+        }
+        let saved = what + " in \(Formatting.fixed(result.seconds, digits: 1)) s"
         guard result.fetchedBytes > 0 else { return saved + ", nothing fetched" }
         let speed = result.seconds > 0 ? Double(result.fetchedBytes) / result.seconds : 0
         let rate = "\(Formatting.bytes(Formatting.integer(speed)))/s"

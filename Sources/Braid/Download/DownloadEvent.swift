@@ -55,6 +55,9 @@ public struct DownloadResult: Sendable, Equatable {
     /// After a repair pass (`DownloadOptions.repair`), the byte ranges of the kept data that differed from the
     /// server's and were rewritten, merged and in file order (empty when none differed); nil without a repair pass.
     public var repairedRanges: [Range<Int64>]? = nil
+    /// For an archive unpacked as it downloaded (`StreamTarget.extraction`), what was unpacked; `path` is then
+    /// the archive's, kept only with `StreamOptions.keepsFile`.
+    public var extraction: ExtractionSummary? = nil
 }
 
 extension DownloadResult {

@@ -42,13 +42,15 @@ extension DownloadJob {
         let store = ManifestStore(path: paths.manifest)
         // With timestamping, a file at the final name is replaced unless it is as new as the server's.
         let replacesFinal = options.overwrite || (options.timestamping && paths.exists(paths.final))
-        if options.timestamping && paths.exists(paths.final) && !store.exists,
+        // A stream whose file is not kept has nothing at the final name to check or to replace.
+        let keepsFinal = options.stream?.keepsFile ?? true
+        if keepsFinal && options.timestamping && paths.exists(paths.final) && !store.exists,
             let result = try keepIfUpToDate(paths: paths, resource: resource, started: started)
         {
             lifecycle.alreadyComplete()
             return .done(result)
         }
-        if paths.exists(paths.final) && !replacesFinal && !store.exists {
+        if keepsFinal && paths.exists(paths.final) && !replacesFinal && !store.exists {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
@@ -59,14 +61,14 @@ extension DownloadJob {
         try refuseUnverifiableCachePeers(resource, offered: offered, store: store)
         let file = try PartFile(lockingAt: paths.part)
         defer { file.close() }
-        if paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
+        if keepsFinal && paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
             // Another run finished this download between the check above and the lock, renaming its partial file:
             // the one just locked is a new, empty one.
             try? paths.part.unlink()
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        let plan = try resumeOrPlan(resource, offered: offered, paths: paths, file: file, store: store)
+        var plan = try resumeOrPlan(resource, offered: offered, paths: paths, file: file, store: store)
         lifecycle.advance()
         // The whole-file digest is hashed unless the pieces vouch for every byte in its stead.
         let hasher = try plan.wholeFileDigest.map { digest throws(BraidError) in
@@ -74,55 +76,77 @@ extension DownloadJob {
         }
         hasher?.start()
         defer { hasher?.stop() }
+        let stream = try options.stream.map { options throws(BraidError) in
+            try openStream(options, plan: &plan, resource: resource, file: file, store: store, hasher: hasher)
+        }
+        stream?.start()
+        defer { stream?.stop() }
         var repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
-        let checkpoints =
+        var checkpoints =
             plan.segmented ? checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
+        if let stream {
+            checkpoints?.annotate = { stream.annotate(&$0) }
+            checkpoints?.saved = { stream.feed.checkpointSaved() }
+        }
         if repairSink != nil, plan.progress.isEmpty, let checkpoints {
             try beginRepair(checkpoints, plan: plan)
         }
         let transfer = try runTransfer(
             resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
-            checkpoints: checkpoints, paths: paths)
+            checkpoints: checkpoints, stream: stream, paths: paths)
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
-            return try unfinished(
-                transfer.outcome, plan: plan, resource: resource, paths: paths, file: file, store: store)
+            do {
+                return try unfinished(
+                    transfer.outcome, plan: plan, resource: resource, paths: paths, file: file, store: store)
+            } catch {
+                throw stream?.explain(error, manifest: paths.manifest) ?? error
+            }
         }
         lifecycle.advance()
-        do {
+        let verifyFile = { [plan, repairSink] () throws(BraidError) in
             try verify(
                 file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
                 checkpoints: checkpoints, paths: paths)
-        } catch {
-            // Bytes cache peers served are fetched again from the origin, and only those that differ rewritten.
-            guard
-                let pass = try peerRepairPass(
-                    after: error, written: transfer.written, plan: plan, resource: resource, store: store, file: file)
-            else { throw error }
-            pass.hasher.start()
-            defer { pass.hasher.stop() }
-            let passCheckpoints = self.checkpoints(for: resource, plan: pass.plan, store: store, repair: pass.sink)
-            if let passCheckpoints { try beginPeerRepair(pass, checkpoints: passCheckpoints) }
-            let repair = try runTransfer(
-                resource, mirrors: mirrors, plan: pass.plan, file: file, sink: pass.sink, hasher: pass.hasher,
-                checkpoints: passCheckpoints, paths: paths)
-            lifecycle.record(repair.statistics)
-            guard case .completed = repair.outcome else {
-                return try unfinished(
-                    repair.outcome, plan: pass.plan, resource: resource, paths: paths, file: file,
-                    store: store)
+        }
+        let extraction = try stream.map { stream throws(BraidError) in
+            try finishStream(stream, length: length, paths: paths, verify: verifyFile)
+        }
+        if stream == nil {
+            do {
+                try verifyFile()
+            } catch {
+                // Bytes cache peers served are fetched again from the origin, and only those that differ rewritten.
+                guard
+                    let pass = try peerRepairPass(
+                        after: error, written: transfer.written, plan: plan, resource: resource, store: store,
+                        file: file)
+                else { throw error }
+                pass.hasher.start()
+                defer { pass.hasher.stop() }
+                let passCheckpoints = self.checkpoints(for: resource, plan: pass.plan, store: store, repair: pass.sink)
+                if let passCheckpoints { try beginPeerRepair(pass, checkpoints: passCheckpoints) }
+                let repair = try runTransfer(
+                    resource, mirrors: mirrors, plan: pass.plan, file: file, sink: pass.sink, hasher: pass.hasher,
+                    checkpoints: passCheckpoints, paths: paths)
+                lifecycle.record(repair.statistics)
+                guard case .completed = repair.outcome else {
+                    return try unfinished(
+                        repair.outcome, plan: pass.plan, resource: resource, paths: paths, file: file,
+                        store: store)
+                }
+                reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
+                try verify(
+                    file, length: length, resource: resource, plan: pass.plan, hasher: pass.hasher, repair: pass.sink,
+                    checkpoints: passCheckpoints, paths: paths)
+                repairSink = pass.sink
             }
-            reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
-            try verify(
-                file, length: length, resource: resource, plan: pass.plan, hasher: pass.hasher, repair: pass.sink,
-                checkpoints: passCheckpoints, paths: paths)
-            repairSink = pass.sink
         }
         lifecycle.advance()
-        try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal)
+        if keepsFinal { try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal) }
         lifecycle.advance()
         var result = DownloadResult(
-            path: paths.final.path.string, bytes: length, verifiedDigest: plan.wholeFileDigest,
+            path: keepsFinal ? paths.final.path.string : "", bytes: length, verifiedDigest: plan.wholeFileDigest,
             resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
             statistics: lifecycle.spent)
         result.verifiedPieces = plan.pieceHashes.map {
@@ -130,6 +154,7 @@ extension DownloadJob {
         }
         result.repairedRanges = repairSink?.rewrittenRanges
         result.peerBytes = options.cachePeers.isEmpty ? nil : lifecycle.spent.peerBytes
+        result.extraction = extraction ?? nil
         if let repaired = result.repairedRanges { emit(.notice(Self.repairSummary(repaired))) }
         emit(.completed(result))
         return .done(result)

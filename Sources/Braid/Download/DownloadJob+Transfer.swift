@@ -26,6 +26,7 @@ extension DownloadJob {
         sink: (any TransferSink)? = nil,
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
+        stream: StreamSession? = nil,
         paths: DestinationPaths
     ) throws(BraidError) -> TransferRun {
         let (plan, peers) = planWithCachePeers(plan, resource: resource)
@@ -46,7 +47,12 @@ extension DownloadJob {
             retryPolicy: options.retryPolicy,
             verified: plan.verified,
             pieceAlignment: plan.pieceHashes?.pieceLength,
-            sliceSize: peers?.router.sliceSize
+            sliceSize: peers?.router.sliceSize,
+            window: stream.flatMap { stream in
+                plan.segmented
+                    ? SegmentScheduler.Window(size: stream.options.window, from: stream.feed.base, connections: slots)
+                    : nil
+            }
         )
         emit(.started(resource: resource, path: paths.final.path.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
@@ -58,7 +64,7 @@ extension DownloadJob {
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
                 ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
-            file: file, hasher: hasher, checkpoints: checkpoints, peers: peers)
+            file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = plan.segmented ? try file?.openForReading() : nil
@@ -68,7 +74,7 @@ extension DownloadJob {
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
                 refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) },
-                cachePeers: peers?.requests ?? CachePeerRequests()),
+                cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,
@@ -106,6 +112,7 @@ extension DownloadJob {
         adaptive: ConnectionPolicy.Configuration?,
         file: PartFile?,
         hasher: PrefixHasher?,
+        readsAhead: Bool,
         checkpoints: TransferEngine.Checkpoints?,
         peers: CachePeerSetup?
     ) -> TransferMachine {
@@ -127,7 +134,7 @@ extension DownloadJob {
                 adaptiveConnections: adaptive,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
-                hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil
+                hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil
             ),
             peers: peers?.router
         )

@@ -145,6 +145,10 @@ public struct DownloadOptions: Sendable {
     public var byteLimit: Int64?
     /// Receive and count the bytes but write nothing (for measuring the network path alone).
     public var discardData = false
+    /// Use the bytes while they arrive: write them in order to a descriptor, hand them out as `Download.chunks`,
+    /// or unpack them as an archive, while the connections fetch ahead within a window (see `StreamOptions`).
+    /// Nil saves the file as usual.
+    public var stream: StreamOptions?
 
     /// Checks, without any traffic and creating nothing, that the destination can be written: an output path is
     /// not a directory, and the directory exists and is writable or can be created. `Download` checks this
@@ -161,6 +165,10 @@ public struct DownloadOptions: Sendable {
     /// Checks what can be checked before any network traffic. A refused value is a usage error whose `option`
     /// names the property.
     public func validate() throws(BraidError) {
+        if let stream {
+            try stream.validate()
+            guard !repair, !measures else { throw .usage("a streamed download cannot be repaired or measured") }
+        }
         guard connections >= 1 else {
             throw .usage("the number of connections must be at least 1, got \(connections)", option: .connections)
         }

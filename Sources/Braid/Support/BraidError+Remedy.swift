@@ -4,7 +4,8 @@ extension BraidError {
     public struct Remedy: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Sendable {
             case overwrite, discardPartialDownload, chooseAnotherDestination, trustCertificate, allowRedirectScheme
-            case saveIntoDirectory, repair, objectStoreCredentials, objectStoreRegion, expectDigest, trustCachePeers
+            case saveIntoDirectory, repair, objectStoreCredentials, objectStoreRegion, raiseUnpackedCap, expectDigest,
+                trustCachePeers
         }
         fileprivate let base: Base
 
@@ -35,6 +36,9 @@ extension BraidError {
         public static let trustCachePeers = Remedy(base: .trustCachePeers)
         /// Adding the redirect's scheme to `DownloadOptions.redirectSchemes`.
         public static let allowRedirectScheme = Remedy(base: .allowRedirectScheme)
+
+        /// A larger `ExtractionOptions.maximumUnpackedBytes` lets an archive declare more bytes unpacked.
+        public static let raiseUnpackedCap = Remedy(base: .raiseUnpackedCap)
 
         public var description: String { base.rawValue }
     }

@@ -28,6 +28,9 @@ final class TransferEngine {
         }
         /// The cache peers the machine's peer sources stand for, and how requests to them are made.
         var cachePeers = CachePeerRequests()
+        /// The reader of a streamed download: it follows the confirmed prefix as the digest does, and its
+        /// progress moves the window (see `StreamFeed`).
+        var stream: StreamFeed?
     }
 
     /// Where checkpoints go: the store, and the manifest they fill in with the machine's segments.
@@ -36,6 +39,8 @@ final class TransferEngine {
         var template: Manifest
         /// Fills in what else changes between checkpoints, such as the ranges a repair pass has rewritten.
         var annotate: (@Sendable (inout Manifest) -> Void)? = nil
+        /// Called once a checkpoint is saved: what it records may now be acted on (a stream frees released bytes).
+        var saved: (@Sendable () -> Void)? = nil
     }
 
     /// What the engine reports as it goes.
@@ -148,6 +153,8 @@ final class TransferEngine {
                     rateLimit: adapts ? limiter?.effectiveRate.map(Double.init) : nil,
                     readerIdle: adapts ? readerIdle(now: now) : nil
                 ))
+            guard outcome == nil else { break }
+            takeStreamProgress()
             guard outcome == nil else { break }
             multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
             // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
@@ -288,10 +295,13 @@ final class TransferEngine {
             syncer?.startWriteBack(range)
         case let .confirm(upTo):
             hasher?.advance(to: upTo)
+            configuration.stream?.advance(to: upTo)
         case let .hashAhead(upTo):
             hasher?.hashAhead(to: upTo)
+            configuration.stream?.readAhead(to: upTo)
         case let .rewind(position):
             hasher?.rewind(to: position)
+            configuration.stream?.rewind(to: position)
         case let .verify(segment, checks):
             // The machine checks pieces only of bytes written to a file, and its reader comes with them: unread
             // bytes never pass a check.
@@ -398,6 +408,16 @@ final class TransferEngine {
         takeAborts()
     }
 
+    /// Hands the machine what a stream's reader did since the last look: how far it and the digest have gone (the
+    /// window moves), or why it cannot go on.
+    private func takeStreamProgress() {
+        switch configuration.stream?.take() {
+        case let .moved(position)?: perform(machine.readerMoved(to: position))
+        case let .failed(error)?: perform(machine.readerFailed(error))
+        case nil: break
+        }
+    }
+
     /// Hands the machine the result of the last sync, once it is done.
     private func takeSync() {
         do {
@@ -426,6 +446,7 @@ final class TransferEngine {
         } catch {
             return perform(machine.checkpointFailed(error))
         }
+        checkpoints.saved?()
         perform(machine.checkpointSaved())
     }
 }
