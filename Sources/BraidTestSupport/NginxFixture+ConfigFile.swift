@@ -93,6 +93,9 @@ extension NginxFixture {
             if let cache = location.cache {
                 // Concurrent misses of one slice wait for the first to fill it (a loaded machine may take a while),
                 // so the origin serves each slice once.
+                if let bytesPerSecond = location.bytesPerSecond {
+                    lines += ["    limit_rate \(bytesPerSecond);", "    sendfile_max_chunk 64k;"]
+                }
                 return lines + [
                     "    slice \(cache.sliceSize);",
                     "    proxy_cache braid;",

@@ -68,10 +68,13 @@ extension NginxFixture {
 
         /// Serves every URI under `prefix` as a slice cache of `origin` (a URL prefix ending in `/`):
         /// `.sliceCache("/cache/", origin: nginx.url("/"))` serves the origin's `/a.bin` as `/cache/a.bin`.
-        public static func sliceCache(_ prefix: String, origin: String, sliceSize: String = "1m") -> Location {
+        /// With `bytesPerSecond`, each of its responses is sent at that rate (`limit_rate`).
+        public static func sliceCache(
+            _ prefix: String, origin: String, sliceSize: String = "1m", bytesPerSecond: Int? = nil
+        ) -> Location {
             precondition(prefix.hasPrefix("/") && prefix.hasSuffix("/"), "a prefix starts and ends with '/'")
             precondition(origin.hasSuffix("/"), "the origin is a URL prefix ending in '/'")
-            var result = Location(match: .prefix(prefix), target: "/", bytesPerSecond: nil, headers: [])
+            var result = Location(match: .prefix(prefix), target: "/", bytesPerSecond: bytesPerSecond, headers: [])
             result.cache = Cache(origin: origin, sliceSize: sliceSize)
             return result
         }

@@ -22,7 +22,10 @@ struct CachePeerFleetTests {
         let directory: TemporaryDirectory
         let digest: MD5Digest
 
-        static func start(caches count: Int, size: Int = CachePeerFleetTests.size) async throws -> Fleet {
+        /// With `slowCache`, that cache sends each response at 256 KiB/s: it is still serving while its clients run.
+        static func start(caches count: Int, size: Int = CachePeerFleetTests.size, slowCache: Int? = nil)
+            async throws -> Fleet
+        {
             let directory = try TemporaryDirectory(prefix: "braid-fleet")
             let root = directory.appending("www")
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -30,9 +33,11 @@ struct CachePeerFleetTests {
             try PseudoRandomContent(seed: 31).write(to: file, size: size)
             let origin = try await NginxFixture.start(.init(documentRoot: root, workerProcesses: 2))
             var caches: [NginxFixture] = []
-            for _ in 0..<count {
-                caches.append(
-                    try await NginxFixture.start(.init(locations: [.sliceCache("/cache/", origin: origin.url("/"))])))
+            for index in 0..<count {
+                let rate = index == slowCache ? 256 << 10 : nil
+                let location = NginxFixture.Location.sliceCache(
+                    "/cache/", origin: origin.url("/"), bytesPerSecond: rate)
+                caches.append(try await NginxFixture.start(.init(locations: [location])))
             }
             return Fleet(origin: origin, caches: caches, directory: directory, digest: try await .of(fileAt: file))
         }
@@ -94,7 +99,7 @@ struct CachePeerFleetTests {
 
     @Test("A cache killed while eight clients pull: every file right, the origin serves at most 1.5 times the file")
     func cacheKilledMidway() async throws {
-        let fleet = try await Fleet.start(caches: 3)
+        let fleet = try await Fleet.start(caches: 3, slowCache: 1)
         defer { fleet.shutdown() }
         let victim = fleet.caches[1]
 
