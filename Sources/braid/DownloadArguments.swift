@@ -198,6 +198,8 @@ struct DownloadArguments: ParsableArguments {
 
     @OptionGroup var request: RequestArguments
 
+    @OptionGroup var cachePeerArguments: CachePeerArguments
+
     @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
     var json = false
 
@@ -341,6 +343,8 @@ struct DownloadArguments: ParsableArguments {
         options.rateLimit = limitRate?.bytesPerSecond
         options.checksumFile = checksumFile
         request.apply(to: &options)
+        // Checked by `CachePeerArguments.validate()` before any command runs.
+        try? cachePeerArguments.apply(to: &options)
         options.overwrite = force
         options.repair = repair
         options.syncOnCompletion = !noFsync

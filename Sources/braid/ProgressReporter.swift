@@ -81,7 +81,10 @@ final class ProgressReporter: Sendable {
         guard result.fetchedBytes > 0 else { return saved + ", nothing fetched" }
         let speed = result.seconds > 0 ? Double(result.fetchedBytes) / result.seconds : 0
         let rate = "\(Formatting.bytes(Formatting.integer(speed)))/s"
-        let settled = result.connections.map { ", settled on \($0) connection\($0 == 1 ? "" : "s") (-n auto)" } ?? ""
+        var settled = result.connections.map { ", settled on \($0) connection\($0 == 1 ? "" : "s") (-n auto)" } ?? ""
+        if let peers = result.peerBytes {
+            settled += ", \(Formatting.bytes(peers)) of it from cache peers"
+        }
         guard result.resumedBytes > 0 else { return saved + ", " + rate + settled }
         return saved + ": \(Formatting.bytes(result.fetchedBytes)) fetched at \(rate), "
             + "\(Formatting.bytes(result.resumedBytes)) resumed" + settled
@@ -107,6 +110,7 @@ final class ProgressReporter: Sendable {
         text += "  \(progress.activeConnections) conn"
         if let target = progress.targetConnections, target != progress.activeConnections { text += " (→\(target))" }
         if progress.retries > 0 { text += "  \(progress.retries) retries" }
+        if let peers = progress.peerBytes { text += "  \(Formatting.bytes(peers)) from peers" }
         if isTerminal {
             text += "  [" + Self.segmentMap(progress, width: 24) + "]"
             statusLine.showLive(text)

@@ -47,6 +47,8 @@ public struct DownloadResult: Sendable, Equatable {
     public var unmodified = false
     /// With automatic connections, the number it settled on by the end; nil for a fixed count.
     public var connections: Int? = nil
+    /// With cache peers (`DownloadOptions.cachePeers`), the part of `fetchedBytes` they sent; nil without peers.
+    public var peerBytes: Int64? = nil
     /// Piece hashes every piece was checked against (`DownloadOptions.pieceHashes`), if there were some. When they
     /// came with the whole-file digest from the same Metalink, they stand for it: `verifiedDigest` is then nil.
     public var verifiedPieces: VerifiedPieces? = nil

@@ -58,6 +58,7 @@ extension DownloadJob {
         // file acts on the same state meanwhile.
         // Gathered before the partial file is created: a checksum file without a line for the name leaves nothing.
         let offered = try offeredDigests(for: resource, paths: paths)
+        try refuseUnverifiableCachePeers(resource, offered: offered, store: store)
         let file = try PartFile(lockingAt: paths.part)
         defer { file.close() }
         if keepsFinal && paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
@@ -80,7 +81,7 @@ extension DownloadJob {
         }
         stream?.start()
         defer { stream?.stop() }
-        let repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
+        var repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
         var checkpoints =
             plan.segmented ? checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
         if let stream {
@@ -103,7 +104,7 @@ extension DownloadJob {
             }
         }
         lifecycle.advance()
-        let verifyFile = { [plan] () throws(BraidError) in
+        let verifyFile = { [plan, repairSink] () throws(BraidError) in
             try verify(
                 file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
                 checkpoints: checkpoints, paths: paths)
@@ -111,7 +112,36 @@ extension DownloadJob {
         let extraction = try stream.map { stream throws(BraidError) in
             try finishStream(stream, length: length, paths: paths, verify: verifyFile)
         }
-        if stream == nil { try verifyFile() }
+        if stream == nil {
+            do {
+                try verifyFile()
+            } catch {
+                // Bytes cache peers served are fetched again from the origin, and only those that differ rewritten.
+                guard
+                    let pass = try peerRepairPass(
+                        after: error, written: transfer.written, plan: plan, resource: resource, store: store,
+                        file: file)
+                else { throw error }
+                pass.hasher.start()
+                defer { pass.hasher.stop() }
+                let passCheckpoints = self.checkpoints(for: resource, plan: pass.plan, store: store, repair: pass.sink)
+                if let passCheckpoints { try beginPeerRepair(pass, checkpoints: passCheckpoints) }
+                let repair = try runTransfer(
+                    resource, mirrors: mirrors, plan: pass.plan, file: file, sink: pass.sink, hasher: pass.hasher,
+                    checkpoints: passCheckpoints, paths: paths)
+                lifecycle.record(repair.statistics)
+                guard case .completed = repair.outcome else {
+                    return try unfinished(
+                        repair.outcome, plan: pass.plan, resource: resource, paths: paths, file: file,
+                        store: store)
+                }
+                reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
+                try verify(
+                    file, length: length, resource: resource, plan: pass.plan, hasher: pass.hasher, repair: pass.sink,
+                    checkpoints: passCheckpoints, paths: paths)
+                repairSink = pass.sink
+            }
+        }
         lifecycle.advance()
         if keepsFinal { try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal) }
         lifecycle.advance()
@@ -123,6 +153,7 @@ extension DownloadJob {
             DownloadResult.VerifiedPieces(algorithm: $0.algorithm, count: $0.digests.count)
         }
         result.repairedRanges = repairSink?.rewrittenRanges
+        result.peerBytes = options.cachePeers.isEmpty ? nil : lifecycle.spent.peerBytes
         result.extraction = extraction ?? nil
         if let repaired = result.repairedRanges { emit(.notice(Self.repairSummary(repaired))) }
         emit(.completed(result))
@@ -130,7 +161,7 @@ extension DownloadJob {
     }
 
     /// A transfer that did not complete: paused, restarted (its partial data discarded), or an error.
-    private func unfinished(
+    func unfinished(
         _ outcome: TransferMachine.Outcome,
         plan: TransferPlan,
         resource: RemoteResource,
@@ -249,7 +280,7 @@ extension DownloadJob {
 
     /// Where checkpoints of a segmented download go, and what every one of them records besides the segments: for
     /// a repair pass, that it is under way and what it has rewritten so far.
-    private func checkpoints(
+    func checkpoints(
         for resource: RemoteResource,
         plan: TransferPlan,
         store: ManifestStore,
@@ -277,7 +308,7 @@ extension DownloadJob {
 
     /// Checks the length always and the digest when one is known; a file of the wrong length is discarded, one
     /// that fails its digest is kept for a repair when it can be resumed (see `keepAfterMismatch`).
-    private func verify(
+    func verify(
         _ file: PartFile,
         length: Int64,
         resource: RemoteResource,

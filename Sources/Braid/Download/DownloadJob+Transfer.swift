@@ -8,6 +8,8 @@ extension DownloadJob {
         var outcome: TransferMachine.Outcome
         var statistics: TransferMachine.Statistics
         var resumedBytes: Int64
+        /// What the transfer wrote, and from which source (a cache peer, or the origin and its mirrors).
+        var written: [TransferMachine.WrittenSpan] = []
     }
 
     /// Runs the transfer of `plan` into `file` (or, without one, into a sink that discards) until it completes,
@@ -27,6 +29,7 @@ extension DownloadJob {
         stream: StreamSession? = nil,
         paths: DestinationPaths
     ) throws(BraidError) -> TransferRun {
+        let (plan, peers) = planWithCachePeers(plan, resource: resource)
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
         let automatic = plan.segmented && options.automaticConnections
         let origin = Origin(url: resource.resolvedURL)
@@ -44,6 +47,7 @@ extension DownloadJob {
             retryPolicy: options.retryPolicy,
             verified: plan.verified,
             pieceAlignment: plan.pieceHashes?.pieceLength,
+            sliceSize: peers?.router.sliceSize,
             window: stream.flatMap { stream in
                 plan.segmented
                     ? SegmentScheduler.Window(size: stream.options.window, from: stream.feed.base, connections: slots)
@@ -60,7 +64,7 @@ extension DownloadJob {
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
                 ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
-            file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints)
+            file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = plan.segmented ? try file?.openForReading() : nil
@@ -70,7 +74,7 @@ extension DownloadJob {
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
                 refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) },
-                stream: stream?.feed),
+                cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,
@@ -93,7 +97,8 @@ extension DownloadJob {
             }
         }
         return TransferRun(
-            outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes)
+            outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes,
+            written: engine.machine.written)
     }
 
     /// The machine that decides the transfer of `plan` from `resource` and its `mirrors` over `slots` connections;
@@ -108,13 +113,14 @@ extension DownloadJob {
         file: PartFile?,
         hasher: PrefixHasher?,
         readsAhead: Bool,
-        checkpoints: TransferEngine.Checkpoints?
+        checkpoints: TransferEngine.Checkpoints?,
+        peers: CachePeerSetup?
     ) -> TransferMachine {
         TransferMachine(
             resource: resource,
             sources: ([resource] + mirrors).map {
                 Source(resource: $0, usesRanges: plan.segmented)
-            },
+            } + (peers?.sources ?? []),
             scheduler: scheduler,
             configuration: TransferMachine.Configuration(
                 usesRanges: plan.segmented,
@@ -129,7 +135,8 @@ extension DownloadJob {
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil
-            )
+            ),
+            peers: peers?.router
         )
     }
 

@@ -77,6 +77,9 @@ struct SegmentScheduler: Sendable {
     /// When set, a steal splits a segment only at a multiple of this (the length of a hashed piece), so that
     /// every segment is made of whole pieces.
     let pieceAlignment: Int64?
+    /// When set, no join makes a segment cross a multiple of this (a cache peer's slice): each slice is one
+    /// peer's, and one request asks one peer.
+    let sliceSize: Int64?
     /// Where in `order` the first incomplete segment is, so the prefix is found without a full scan.
     private var prefixCursor = 0
     /// How far ahead of a reader of the file's bytes in order requests may reach (`-o -`, `--extract`); nil lets
@@ -117,6 +120,7 @@ struct SegmentScheduler: Sendable {
         retryPolicy: RetryPolicy = RetryPolicy(),
         verified: [Int64]? = nil,
         pieceAlignment: Int64? = nil,
+        sliceSize: Int64? = nil,
         window: Window? = nil
     ) {
         precondition(progress.isEmpty || progress.count == ranges.count, "progress must match the plan")
@@ -138,6 +142,7 @@ struct SegmentScheduler: Sendable {
         }
         recordsVerified = verified != nil
         self.pieceAlignment = pieceAlignment
+        self.sliceSize = sliceSize
         order = Array(segments.indices)
         self.connectionLimit = max(1, connectionLimit)
         self.minimumSteal = max(1, minimumSteal)
@@ -486,6 +491,7 @@ struct SegmentScheduler: Sendable {
             guard case let .waiting(notBefore) = segments[next].state, notBefore <= now, segments[next].flushed == 0,
                 segments[next].start == segments[index].end,
                 segments[index].remaining + segments[next].length <= pieceBytes,
+                sliceSize.map({ segments[index].start / $0 == (segments[next].end - 1) / $0 }) ?? true,
                 segments[next].end <= window?.end ?? .max
             else { break }
             segments[index].end = segments[next].end

@@ -164,9 +164,12 @@ struct TransferMachine {
         var startedAt: Double = 0
         /// The `Content-Digest` of the response's content, which its bytes are checked against.
         var contentDigest: ExpectedDigest?
+        /// The source whose connection the shared budget granted: `source`, or the origin for a cache peer's.
+        var heldSource: Int
 
         static func == (left: Attempt, right: Attempt) -> Bool {
             left.segment == right.segment && left.source == right.source && left.request == right.request
+                && left.heldSource == right.heldSource
                 && left.generation == right.generation
                 && left.status == right.status && left.accepted == right.accepted && left.verdict == right.verdict
                 && left.writeError?.code == right.writeError?.code
@@ -182,6 +185,8 @@ struct TransferMachine {
         var timeToFirstByte: Double?
         /// The number of connections an adaptive transfer settled on; nil for a fixed count.
         var connections: Int? = nil
+        /// Of `fetchedBytes`, those cache peers sent.
+        var peerBytes: Int64 = 0
     }
 
     let configuration: Configuration
@@ -207,6 +212,13 @@ struct TransferMachine {
     var avoidedSource: [Int: Int] = [:]
     /// Chooses the connection count, when it adapts.
     var policy: ConnectionPolicy?
+    /// Which cache peer serves each slice, and how the peers behaved; nil without peers.
+    var peers: CachePeerRouter?
+    /// Bytes cache peers sent.
+    var receivedFromPeers: Int64 = 0
+    /// What this run wrote into the file and from which source, merged, in the order written: the bytes that
+    /// peers served, and those no origin vouched for, are fetched again if the whole-file digest fails.
+    var written: [WrittenSpan] = []
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -220,8 +232,16 @@ struct TransferMachine {
     /// (what replaces them was written after the sync began).
     var syncMarks: [Int64]?
 
-    init(resource: RemoteResource, sources: [Source], scheduler: SegmentScheduler, configuration: Configuration) {
-        precondition(!sources.isEmpty, "a transfer needs a source")
+    /// - Parameter peers: the cache peers, when there are some: `sources` ends with one per peer
+    ///   (`Source(peer:host:serving:)`), after the origin and its mirrors.
+    init(
+        resource: RemoteResource,
+        sources: [Source],
+        scheduler: SegmentScheduler,
+        configuration: Configuration,
+        peers: CachePeerRouter? = nil
+    ) {
+        precondition(sources.contains { $0.peer == nil }, "a transfer needs an origin")
         self.resource = resource
         self.sources = sources
         self.scheduler = scheduler
@@ -229,6 +249,7 @@ struct TransferMachine {
         slots = Array(repeating: .idle, count: max(1, configuration.slots))
         answered = Array(repeating: false, count: slots.count)
         jitter = SplitMix64(seed: configuration.randomSeed)
+        self.peers = peers
     }
 
     // MARK: Queries
@@ -238,7 +259,8 @@ struct TransferMachine {
             fetchedBytes: receivedTotal - resumedBytes,
             retries: retries,
             timeToFirstByte: firstByteAt.map { $0 - startedAt },
-            connections: policy?.settled
+            connections: policy?.settled,
+            peerBytes: receivedFromPeers
         )
     }
 
@@ -268,6 +290,8 @@ struct TransferMachine {
             targetConnections: policy?.target,
             connectionsReason: policy.map { "\($0.reason)" },
             retries: retries,
+            peerBytes: peers == nil ? nil : receivedFromPeers,
+            originBytes: peers == nil ? nil : receivedTotal - resumedBytes - receivedFromPeers,
             segments: scheduler.order.map { index in
                 let segment = scheduler.segments[index]
                 var active = false
@@ -459,9 +483,9 @@ struct TransferMachine {
     }
 
     /// The live source with the fewest connections, among those not being renewed: segments spread evenly over the
-    /// URL and its mirrors.
+    /// URL and its mirrors. A cache peer is never chosen here: its slices are its own (`cachePeerSource(for:)`).
     private func chooseSource() -> Int? {
-        sources.indices.filter { sources[$0].alive && !sources[$0].refreshing }.min {
+        sources.indices.filter { isOrigin($0) && sources[$0].alive && !sources[$0].refreshing }.min {
             sources[$0].activeConnections < sources[$1].activeConnections
         }
     }
@@ -481,9 +505,12 @@ struct TransferMachine {
             // A steal: the segment before the new one in file order was cut short.
             actions.append(.shrink(slot: victimSlot, end: scheduler.segments[index].start))
         }
-        if avoidedSource[index] == source, !configuration.sharesConnections,
+        if let peer = cachePeerSource(for: index) {
+            // A slice of the file: the peer rendezvous hashing picks for it serves it, whatever was chosen.
+            source = peer
+        } else if avoidedSource[index] == source, !configuration.sharesConnections,
             let other = sources.indices.filter({
-                $0 != source && sources[$0].alive && !sources[$0].refreshing
+                $0 != source && isOrigin($0) && sources[$0].alive && !sources[$0].refreshing
             }).min(by: { sources[$0].activeConnections < sources[$1].activeConnections })
         {
             // Its bytes from this source failed their digest: another mirror serves it.
@@ -492,16 +519,22 @@ struct TransferMachine {
         lastSource[index] = source
         if sources[source].servesContentDigests { scheduler.pin(segment: index) }
         let segment = scheduler.segments[index]
-        let request =
-            configuration.usesRanges
-            ? TransferRequest(range: (segment.start + segment.flushed)..<segment.end, skip: 0, ranged: true)
+        let request: TransferRequest
+        if sources[source].peer != nil {
+            request = peerRequest(forSegment: index)
+            // Not cut short by a steal: a thief would ask the peer for the whole slice again.
+            scheduler.pin(segment: index)
+        } else if configuration.usesRanges {
+            request = TransferRequest(range: (segment.start + segment.flushed)..<segment.end, skip: 0, ranged: true)
+        } else {
             // Without ranges the body always starts at byte 0: skip what is already on disk.
-            : TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
+            request = TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
+        }
         sources[source].activeConnections += 1
         slots[slot] = .busy(
             Attempt(
                 segment: index, source: source, request: request, generation: sources[source].generation,
-                startedAt: now))
+                startedAt: now, heldSource: chosen))
         actions.append(.start(slot: slot, source: source, request: request))
         return actions
     }
@@ -561,13 +594,20 @@ struct TransferMachine {
 /// The range a request fills and how its body maps onto the file.
 struct TransferRequest: Equatable, Sendable {
     /// The file bytes the response fills, in order, from `range.lowerBound`; for a ranged request, exactly the
-    /// bytes asked for.
+    /// bytes asked for unless `asked` says otherwise.
     var range: Range<Int64>
-    /// Body bytes to drop before `range.lowerBound` (a single stream restarted from byte 0 skips what is on disk).
+    /// Body bytes to drop before `range.lowerBound` (a single stream restarted from byte 0 skips what is on disk,
+    /// a cache peer's whole slice what is before the segment).
     var skip: Int64
     /// Whether the request asks for `range` with a `Range` header (else it asks for the whole body).
     var ranged: Bool
+    /// The bytes a ranged request asks for when they are more than `range`: a cache peer is asked for its whole
+    /// slice, the one request its cache stores, and the bytes outside `range` are dropped.
+    var asked: Range<Int64>? = nil
+
+    /// The bytes the `Range` header asks for, which a `206` must answer exactly.
+    var requested: Range<Int64> { asked ?? range }
 
     /// The `Range` header's value without `bytes=`, or nil for the whole body.
-    var rangeHeader: String? { ranged ? "\(range.lowerBound)-\(range.upperBound - 1)" : nil }
+    var rangeHeader: String? { ranged ? "\(requested.lowerBound)-\(requested.upperBound - 1)" : nil }
 }

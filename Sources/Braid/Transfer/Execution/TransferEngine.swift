@@ -26,6 +26,8 @@ final class TransferEngine {
         var refresher: (Source) -> Result<Source, BraidError> = { _ in
             .failure(BraidError(.protocolViolation, "the URL cannot be followed again"))
         }
+        /// The cache peers the machine's peer sources stand for, and how requests to them are made.
+        var cachePeers = CachePeerRequests()
         /// The reader of a streamed download: it follows the confirmed prefix as the digest does, and its
         /// progress moves the window (see `StreamFeed`).
         var stream: StreamFeed?
@@ -318,12 +320,13 @@ final class TransferEngine {
 
     private func start(_ connection: Connection, source: Int, request: TransferRequest) {
         let target = machine.sources[source]
-        if connection.source != source || configuredURLs[connection.slot] != target.resource.resolvedURL {
+        let (url, options) = configuration.cachePeers.target(
+            of: target, origin: machine.sources[0], options: configuration.requestOptions)
+        if connection.source != source || configuredURLs[connection.slot] != url {
             // A different server, or a renewed URL: point the handle there (its keep-alive connection to the old
             // one is pooled).
-            connection.easy.configure(
-                url: target.resource.resolvedURL, options: configuration.requestOptions, headers: target.headers)
-            configuredURLs[connection.slot] = target.resource.resolvedURL
+            connection.easy.configure(url: url, options: options, headers: target.headers)
+            configuredURLs[connection.slot] = url
         }
         connection.begin(request, source: source)
         connection.easy.set(CURLOPT_RANGE, request.rangeHeader)
@@ -332,7 +335,7 @@ final class TransferEngine {
         configuration.logger.trace(
             "request",
             metadata: [
-                "braid.source": "\(PrintableText.sanitised(target.resource.resolvedURL))",
+                "braid.source": "\(PrintableText.sanitised(url))",
                 "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
                 "braid.connection": "\(connection.slot)",
             ]
