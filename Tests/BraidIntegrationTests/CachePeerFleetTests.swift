@@ -22,10 +22,11 @@ struct CachePeerFleetTests {
         let directory: TemporaryDirectory
         let digest: MD5Digest
 
-        /// With `slowCache`, that cache sends each response at 256 KiB/s: it is still serving while its clients run.
-        static func start(caches count: Int, size: Int = CachePeerFleetTests.size, slowCache: Int? = nil)
-            async throws -> Fleet
-        {
+        /// With `slowCache`, that cache sends each response at `slowRate` bytes per second: it is still serving
+        /// while its clients run.
+        static func start(
+            caches count: Int, size: Int = CachePeerFleetTests.size, slowCache: Int? = nil, slowRate: Int = 256 << 10
+        ) async throws -> Fleet {
             let directory = try TemporaryDirectory(prefix: "braid-fleet")
             let root = directory.appending("www")
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -34,7 +35,7 @@ struct CachePeerFleetTests {
             let origin = try await NginxFixture.start(.init(documentRoot: root, workerProcesses: 2))
             var caches: [NginxFixture] = []
             for index in 0..<count {
-                let rate = index == slowCache ? 256 << 10 : nil
+                let rate = index == slowCache ? slowRate : nil
                 let location = NginxFixture.Location.sliceCache(
                     "/cache/", origin: origin.url("/"), bytesPerSecond: rate)
                 caches.append(try await NginxFixture.start(.init(locations: [location])))
@@ -99,25 +100,32 @@ struct CachePeerFleetTests {
 
     @Test("A cache killed while eight clients pull: every file right, the origin serves at most 1.5 times the file")
     func cacheKilledMidway() async throws {
-        let fleet = try await Fleet.start(caches: 3, slowCache: 1)
-        defer { fleet.shutdown() }
-        let victim = fleet.caches[1]
+        // A loaded machine may not look in on the clients until they are done: then the scenario runs again with a
+        // slower cache, so that the kill lands while they pull, which the test then requires.
+        let rates = [256 << 10, 32 << 10]
+        for rate in rates {
+            let fleet = try await Fleet.start(caches: 3, slowCache: 1, slowRate: rate)
+            defer { fleet.shutdown() }
+            let victim = fleet.caches[1]
 
-        let clients = try (0..<8).map { try BraidCLI.start(fleet.arguments("copy-\($0).bin")) }
-        try await Polling.until("a client to ask the cache that is killed", timeout: .seconds(60)) {
-            LoopbackConnections.established(toPort: victim.port) > 0 || clients.allSatisfy { $0.status != nil }
-        }
-        let midway = clients.contains { $0.status == nil }
-        victim.shutdown()
-        #expect(midway, "the cache was killed while clients were still pulling")
-        for client in clients {
-            let status = try await client.waitForExit(timeout: .seconds(300))
-            #expect(status == .exited(0), "\(client.standardError)")
-        }
+            let clients = try (0..<8).map { try BraidCLI.start(fleet.arguments("copy-\($0).bin")) }
+            try await Polling.until("a client to ask the cache that is killed", timeout: .seconds(60)) {
+                LoopbackConnections.established(toPort: victim.port) > 0 || clients.allSatisfy { $0.status != nil }
+            }
+            let midway = clients.contains { $0.status == nil }
+            victim.shutdown()
+            for client in clients {
+                let status = try await client.waitForExit(timeout: .seconds(300))
+                #expect(status == .exited(0), "\(client.standardError)")
+            }
+            if !midway && rate != rates.last { continue }
+            #expect(midway, "the cache was killed while clients were still pulling")
 
-        for index in 0..<8 { #expect(try await fleet.isRight("copy-\(index).bin")) }
-        let served = try await fleet.originBytes(atLeast: Self.size)
-        #expect(served <= Self.size * 3 / 2, "the origin served \(served) bytes for 8 clients of \(Self.size)")
+            for index in 0..<8 { #expect(try await fleet.isRight("copy-\(index).bin")) }
+            let served = try await fleet.originBytes(atLeast: Self.size)
+            #expect(served <= Self.size * 3 / 2, "the origin served \(served) bytes for 8 clients of \(Self.size)")
+            return
+        }
     }
 
     @Test("A cache that is down is passed over: its slices go to the next peer, the file is right")
