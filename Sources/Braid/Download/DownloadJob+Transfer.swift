@@ -118,6 +118,7 @@ extension DownloadJob {
                 randomSeed: .random(in: 0...UInt64.max),
                 renewsURLs: plan.segmented,
                 adaptiveConnections: adaptive,
+                sizesPieces: plan.segmented,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil

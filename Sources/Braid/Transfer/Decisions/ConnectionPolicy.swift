@@ -172,15 +172,10 @@ struct ConnectionPolicy: Equatable, Sendable {
     private(set) var best: (count: Int, rate: Double)?
     /// The count the server accepted when it last refused one, and until when that caps the count.
     private var refusal: (accepted: Int, until: Double)?
-    /// How much one request may fetch when requests are costly: about 20 times what a connection receives while
-    /// it waits for a first byte, so that the wait is a twentieth of each request's time. It only grows, and stays
-    /// nil while requests are cheap (below 1 MiB).
-    private(set) var pieceBytes: Int64?
-    /// The last requests' times to first byte, for `pieceBytes`.
-    private var recentFirstBytes: [Double] = []
-    /// The previous sample, and the bytes a second one connection received since, smoothed.
-    private var lastSample: (time: Double, bytes: Int64)?
-    private var perConnectionRate: Double?
+    /// What requests cost (the recent times to first byte, a connection's rate), and so how much one may fetch.
+    private(set) var sizer = PieceSizer()
+    /// How much one request may fetch when requests are costly (`PieceSizer.pieceBytes`).
+    var pieceBytes: Int64? { sizer.pieceBytes }
     /// Times to first byte of requests answered since the count last changed, and at the best count.
     private var firstBytes: [Double] = []
     private var bestFirstByte: Double?
@@ -264,11 +259,11 @@ struct ConnectionPolicy: Equatable, Sendable {
         now: Double, receivedTotal: Int64, active: Int, receiving: Int? = nil, rateLimit: Double?,
         readerIdle: Double? = nil
     ) -> Bool {
-        sizePieces(now: now, receivedTotal: receivedTotal, active: active)
+        sizer.sample(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
         case .opening:
             // The opening request has told what a request costs: its one connection settles and is measured.
-            if !recentFirstBytes.isEmpty { settle(now: now) }
+            if sizer.typicalFirstByte != nil { settle(now: now) }
             return false
         case let .settling(since, ready):
             return sampleSettling(
@@ -364,9 +359,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         return decide(rate: rate, idle: idle, now: now, rateLimit: rateLimit)
     }
 
-    /// The time to a first byte lately (the quickest of the last requests': what a request costs at least, not a
-    /// moment of load, nor the handshakes of new connections), or nil before any.
-    private var typicalFirstByte: Double? { recentFirstBytes.min() }
+    /// The time to a first byte lately (`PieceSizer.typicalFirstByte`), or nil before any.
+    private var typicalFirstByte: Double? { sizer.typicalFirstByte }
 
     /// How long a new count runs, once all its connections receive, before it is measured: the quickest first byte,
     /// at least `settle`, at most `slowestSettle` (first bytes that a stalled start made slow must not stop the
@@ -435,8 +429,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// A request's first byte came `seconds` after it was sent (connecting not counted).
     mutating func firstByte(after seconds: Double) {
         if firstBytes.count < 256 { firstBytes.append(seconds) }
-        recentFirstBytes.append(seconds)
-        if recentFirstBytes.count > 32 { recentFirstBytes.removeFirst() }
+        sizer.firstByte(after: seconds)
     }
 
     /// The server refused a connection while `accepted` others ran: the count drops to those, and stays at most
@@ -465,7 +458,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// leave connections without work.
     func pieceSize(totalLength: Int64) -> Int64? {
         if case .opening = phase { return min(configuration.openingPiece, totalLength) }
-        guard recentFirstBytes.isEmpty || perConnectionRate == nil else {
+        guard !sizer.hasMeasured else {
             return pieceBytes.map { min($0, max(1, totalLength / Int64(2 * target))) }
         }
         // A remembered count starts all its connections at once: they share the file evenly, one request each
@@ -474,20 +467,6 @@ struct ConnectionPolicy: Equatable, Sendable {
             return min(16 << 20, totalLength / Int64(max(1, configuration.initial)))
         }
         return max(1, min(configuration.openingPiece, totalLength / Int64(max(1, target))))
-    }
-
-    /// Grows `pieceBytes` from the recent times to first byte and what a connection receives a second, from the
-    /// first samples on: a costly server is found out within the first requests, not after a measurement.
-    private mutating func sizePieces(now: Double, receivedTotal: Int64, active: Int) {
-        defer { lastSample = (now, receivedTotal) }
-        guard let lastSample, now > lastSample.time, active > 0 else { return }
-        let rate = Double(receivedTotal - lastSample.bytes) / (now - lastSample.time) / Double(active)
-        guard rate > 0 else { return }
-        let smoothed = perConnectionRate.map { ($0 + rate) / 2 } ?? rate
-        perConnectionRate = smoothed
-        guard let firstByte = typicalFirstByte else { return }
-        let piece = smoothed * firstByte * 20
-        if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
     }
 
     /// Decides from a window's `rate`, and the share of it the reading thread was idle (`idle`, when measured).

@@ -145,6 +145,16 @@ struct SegmentScheduler: Sendable {
 
     var flushedBytes: Int64 { segments.reduce(0) { $0 + $1.flushed } }
 
+    /// The bytes still to come, waiting or being fetched.
+    var bytesLeft: Int64 {
+        order[prefixCursor...].reduce(Int64(0)) { sum, index in
+            switch segments[index].state {
+            case .waiting, .active: sum + max(0, segments[index].remaining)
+            case .verifying, .complete: sum
+            }
+        }
+    }
+
     /// The segments in file order as a checkpoint records them in the manifest (with their verified bytes, when
     /// digests vouch for them).
     var manifestSegments: [Manifest.Segment] {

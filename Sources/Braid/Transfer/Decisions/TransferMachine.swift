@@ -29,6 +29,10 @@ struct TransferMachine {
         /// Chooses the number of connections while the transfer runs (`-n auto`), up to `slots`; nil keeps
         /// `slots` connections.
         var adaptiveConnections: ConnectionPolicy.Configuration?
+        /// Whether a fixed count sizes its requests from what they cost (`PieceSizer`): the plan's pieces joined where
+        /// first bytes are slow, and with one connection, the remainder in one request. Off, each request fetches
+        /// one of the plan's pieces (an adaptive count sizes them through its policy either way).
+        var sizesPieces = false
         /// Digests of the file's pieces: each segment's pieces are checked once it is written, and a bad piece is
         /// fetched again alone. Segments are then made of whole pieces.
         var pieceHashes: PieceHashes?
@@ -207,6 +211,8 @@ struct TransferMachine {
     var avoidedSource: [Int: Int] = [:]
     /// Chooses the connection count, when it adapts.
     var policy: ConnectionPolicy?
+    /// Sizes the requests of a fixed count, when it does (`Configuration.sizesPieces`).
+    var sizer: PieceSizer?
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -301,6 +307,8 @@ struct TransferMachine {
             let policy = ConnectionPolicy(configuration: adaptive, now: now)
             scheduler.setConnectionLimit(policy.target)
             self.policy = policy
+        } else if configuration.sizesPieces {
+            sizer = PieceSizer()
         }
         var actions = confirmPrefix()
         for index in scheduler.segmentsToVerify {
@@ -346,6 +354,7 @@ struct TransferMachine {
             actions.append(.progress(progress(now: now)))
         }
         state = .running(running)
+        sizer?.sample(now: now, receivedTotal: receivedTotal, active: scheduler.activeCount)
         let receiving = policy == nil ? 0 : receivingCount
         if policy?.sample(
             now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, receiving: receiving,
@@ -470,7 +479,9 @@ struct TransferMachine {
     private mutating func begin(slot: Int, source chosen: Int) -> [Action]? {
         var source = chosen
         let segmentCount = scheduler.segments.count
-        let pieceBytes = policy?.pieceSize(totalLength: scheduler.totalLength)
+        let pieceBytes =
+            policy?.pieceSize(totalLength: scheduler.totalLength)
+            ?? sizer?.pieceSize(connections: scheduler.connectionLimit, left: scheduler.bytesLeft)
         guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: pieceBytes) else {
             return nil
         }
