@@ -53,7 +53,9 @@ extension DownloadJob {
         let machine = transferMachine(
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
-                ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
+                ? ConnectionPolicy.Configuration(
+                    initial: 8, checksFewerAtStart: true, stepHorizon: 2, ceiling: ceiling, remembered: remembered)
+                : nil,
             file: file, hasher: hasher, checkpoints: checkpoints)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.

@@ -358,7 +358,8 @@ struct TransferMachine {
         let receiving = policy == nil ? 0 : receivingCount
         if policy?.sample(
             now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, receiving: receiving,
-            rateLimit: rateLimit, readerIdle: readerIdle) == true, let target = policy?.target
+            rateLimit: rateLimit, readerIdle: readerIdle, left: scheduler.bytesLeft) == true,
+            let target = policy?.target
         {
             scheduler.setConnectionLimit(target)
         }
