@@ -19,7 +19,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// Whether a starting count that is neither one request alone nor remembered is not yet known to pay: its
         /// first requests are the plan's own (small at the start, so that connections found surplus end soon), and
         /// when its first step up does not pay, half as many are tried at once (a server whose total is capped
-        /// then gets fewer connections within a second, not at the first recheck).
+        /// is then asked for fewer at once, not at the first recheck).
         var checksFewerAtStart = false
         /// The seconds the work left must last at the measured throughput for more connections to be tried: a step
         /// pays back its new connections' first bytes, its measuring and the risk of a refusal only over a longer
