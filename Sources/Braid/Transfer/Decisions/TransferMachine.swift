@@ -362,6 +362,7 @@ struct TransferMachine {
             let target = policy?.target
         {
             scheduler.setConnectionLimit(target)
+            actions += endSurplus(above: target)
         }
         return actions + hashAhead() + proceed()
     }
@@ -466,6 +467,24 @@ struct TransferMachine {
         // A slot left idle (beyond the count, or out of work) starts a new connection when it is used again.
         for slot in slots.indices where slots[slot] == .idle { answered[slot] = false }
         return actions
+    }
+
+    /// The count dropped to `target`: the connections beyond it, those with the most left to fetch, stop within
+    /// 64 KiB (`SegmentScheduler.takeBack`) and their rest waits for the others, so that a server is not kept busy
+    /// with connections the count no longer wants while each finishes its piece.
+    private mutating func endSurplus(above target: Int) -> [Action] {
+        let active = scheduler.order.compactMap { index -> (slot: Int, segment: Int)? in
+            guard case let .active(slot) = scheduler.segments[index].state else { return nil }
+            return (slot, index)
+        }
+        guard active.count > target else { return [] }
+        let surplus = active.sorted {
+            scheduler.segments[$0.segment].remaining > scheduler.segments[$1.segment].remaining
+        }
+        .prefix(active.count - target)
+        return surplus.compactMap { slot, segment in
+            scheduler.takeBack(segment: segment, keeping: 64 << 10).map { .shrink(slot: slot, end: $0) }
+        }
     }
 
     /// The live source with the fewest connections, among those not being renewed: segments spread evenly over the
