@@ -63,7 +63,9 @@ extension DownloadJob {
         let machine = transferMachine(
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
-                ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
+                ? ConnectionPolicy.Configuration(
+                    initial: 8, checksFewerAtStart: true, stepHorizon: 2, ceiling: ceiling, remembered: remembered)
+                : nil,
             file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
@@ -132,6 +134,8 @@ extension DownloadJob {
                 randomSeed: .random(in: 0...UInt64.max),
                 renewsURLs: plan.segmented,
                 adaptiveConnections: adaptive,
+                // A cache peer serves whole slices: requests keep the plan's slices rather than join them.
+                sizesPieces: plan.segmented && peers == nil,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil

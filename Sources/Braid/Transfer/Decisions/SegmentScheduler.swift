@@ -177,6 +177,16 @@ struct SegmentScheduler: Sendable {
 
     var flushedBytes: Int64 { segments.reduce(0) { $0 + $1.flushed } }
 
+    /// The bytes still to come, waiting or being fetched.
+    var bytesLeft: Int64 {
+        order[prefixCursor...].reduce(Int64(0)) { sum, index in
+            switch segments[index].state {
+            case .waiting, .active: sum + max(0, segments[index].remaining)
+            case .verifying, .complete: sum
+            }
+        }
+    }
+
     /// The segments in file order as a checkpoint records them in the manifest (with their verified bytes, when
     /// digests vouch for them).
     var manifestSegments: [Manifest.Segment] {
@@ -277,6 +287,29 @@ struct SegmentScheduler: Sendable {
         order.insert(newIndex, at: order.firstIndex(of: victim)! + 1)
         activate(newIndex, connection: connection)
         return newIndex
+    }
+
+    /// Takes back what an active segment's connection has still to fetch beyond about `keep` more bytes (the cut
+    /// aligned as a steal's): the rest becomes a waiting segment of its own, and the connection's transfer ends at the
+    /// new end. For a connection no longer wanted (the count dropped): it stops within `keep` bytes rather than
+    /// finishing its piece. Returns the new end, or nil when nothing worth a request is left to take back (or the
+    /// segment is pinned, or the plan is full).
+    mutating func takeBack(segment index: Int, keeping keep: Int64) -> Int64? {
+        guard case .active = segments[index].state, !segments[index].pinned, order.count < segmentLimit else {
+            return nil
+        }
+        let segment = segments[index]
+        let alignment: Int64 = pieceAlignment ?? 64 << 10
+        let wanted = segment.start + segment.received + max(1, keep)
+        let split = wanted / alignment * alignment + (wanted % alignment == 0 ? 0 : alignment)
+        guard split < segment.end, segment.end - split >= minimumSteal else { return nil }
+        segments[index].end = split
+        segments.append(
+            Segment(
+                start: split, end: segment.end, received: 0, flushed: 0, durable: 0, confirmed: 0,
+                state: .waiting(notBefore: 0)))
+        order.insert(segments.count - 1, at: order.firstIndex(of: index)! + 1)
+        return split
     }
 
     /// Bytes of a segment arrived from the network (they may still sit in a buffer).

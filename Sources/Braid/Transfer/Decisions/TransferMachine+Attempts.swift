@@ -39,6 +39,7 @@ extension TransferMachine {
         }
         if firstByteAt == nil { firstByteAt = now }
         policy?.firstByte(after: max(0, now - attempt.startedAt - setupSeconds))
+        sizer?.firstByte(after: max(0, now - attempt.startedAt - setupSeconds))
         return []
     }
 

@@ -29,6 +29,10 @@ struct TransferMachine {
         /// Chooses the number of connections while the transfer runs (`-n auto`), up to `slots`; nil keeps
         /// `slots` connections.
         var adaptiveConnections: ConnectionPolicy.Configuration?
+        /// Whether a fixed count sizes its requests from what they cost (`PieceSizer`): the plan's pieces joined where
+        /// first bytes are slow, and with one connection, the remainder in one request. Off, each request fetches
+        /// one of the plan's pieces (an adaptive count sizes them through its policy either way).
+        var sizesPieces = false
         /// Digests of the file's pieces: each segment's pieces are checked once it is written, and a bad piece is
         /// fetched again alone. Segments are then made of whole pieces.
         var pieceHashes: PieceHashes?
@@ -219,6 +223,8 @@ struct TransferMachine {
     /// What this run wrote into the file and from which source, merged, in the order written: the bytes that
     /// peers served, and those no origin vouched for, are fetched again if the whole-file digest fails.
     var written: [WrittenSpan] = []
+    /// Sizes the requests of a fixed count, when it does (`Configuration.sizesPieces`).
+    var sizer: PieceSizer?
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -325,6 +331,8 @@ struct TransferMachine {
             let policy = ConnectionPolicy(configuration: adaptive, now: now)
             scheduler.setConnectionLimit(policy.target)
             self.policy = policy
+        } else if configuration.sizesPieces {
+            sizer = PieceSizer()
         }
         var actions = confirmPrefix()
         for index in scheduler.segmentsToVerify {
@@ -370,12 +378,15 @@ struct TransferMachine {
             actions.append(.progress(progress(now: now)))
         }
         state = .running(running)
+        sizer?.sample(now: now, receivedTotal: receivedTotal, active: scheduler.activeCount)
         let receiving = policy == nil ? 0 : receivingCount
         if policy?.sample(
             now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, receiving: receiving,
-            rateLimit: rateLimit, readerIdle: readerIdle) == true, let target = policy?.target
+            rateLimit: rateLimit, readerIdle: readerIdle, left: scheduler.bytesLeft) == true,
+            let target = policy?.target
         {
             scheduler.setConnectionLimit(target)
+            actions += endSurplus(above: target)
         }
         return actions + hashAhead() + proceed()
     }
@@ -482,6 +493,24 @@ struct TransferMachine {
         return actions
     }
 
+    /// The count dropped to `target`: the connections beyond it, those with the most left to fetch, stop within
+    /// 64 KiB (`SegmentScheduler.takeBack`) and their rest waits for the others, so that a server is not kept busy
+    /// with connections the count no longer wants while each finishes its piece.
+    private mutating func endSurplus(above target: Int) -> [Action] {
+        let active = scheduler.order.compactMap { index -> (slot: Int, segment: Int)? in
+            guard case let .active(slot) = scheduler.segments[index].state else { return nil }
+            return (slot, index)
+        }
+        guard active.count > target else { return [] }
+        let surplus = active.sorted {
+            scheduler.segments[$0.segment].remaining > scheduler.segments[$1.segment].remaining
+        }
+        .prefix(active.count - target)
+        return surplus.compactMap { slot, segment in
+            scheduler.takeBack(segment: segment, keeping: 64 << 10).map { .shrink(slot: slot, end: $0) }
+        }
+    }
+
     /// The live source with the fewest connections, among those not being renewed: segments spread evenly over the
     /// URL and its mirrors. A cache peer is never chosen here: its slices are its own (`cachePeerSource(for:)`).
     private func chooseSource() -> Int? {
@@ -494,7 +523,9 @@ struct TransferMachine {
     private mutating func begin(slot: Int, source chosen: Int) -> [Action]? {
         var source = chosen
         let segmentCount = scheduler.segments.count
-        let pieceBytes = policy?.pieceSize(totalLength: scheduler.totalLength)
+        let pieceBytes =
+            policy?.pieceSize(totalLength: scheduler.totalLength)
+            ?? sizer?.pieceSize(connections: scheduler.connectionLimit, left: scheduler.bytesLeft)
         guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: pieceBytes) else {
             return nil
         }
