@@ -28,13 +28,16 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         // libxml2's pull reader for Metalink (FoundationXML would bring all of Foundation and ICU).
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
-        // Linux I/O calls Swift's Glibc module leaves out (sync_file_range, renameat2).
+        // libarchive's streaming reader, for unpacking an archive while it downloads (--extract).
+        .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        // Linux I/O calls Swift's Glibc module leaves out (sync_file_range, renameat2, fallocate's hole punching).
         .target(name: "CLinuxIO"),
 
         // The engine: planning, transfer, on-disk state and verification.
         .target(
             name: "Braid",
             dependencies: [
+                "CArchive",
                 "CCurl",
                 "CLibXML2",
                 "CLinuxIO",

@@ -28,7 +28,7 @@ class Location:
     """An nginx location serving a file or a directory, maybe throttled, maybe with headers."""
 
     match: str  # "^~ /throttled/" or "= /md5/large.bin"
-    alias: str
+    alias: str  # None for a location that serves nothing from disk (a proxy)
     limit_rate: int = 0
     headers: dict = field(default_factory=dict)
     # Further directives, written as given: "sendfile_max_chunk 64k;", "limit_conn perclient 8;".
@@ -43,6 +43,18 @@ class Location:
         directives = kwargs.pop("directives", [])
         return cls(f"^~ /{prefix.strip('/')}/", root.rstrip("/") + "/", limit_rate=rate,
                    directives=(["sendfile_max_chunk 64k;"] if paced else []) + directives, **kwargs)
+
+    @classmethod
+    def slice_cache(cls, prefix, origin, slice_size="16m"):
+        """A cache peer as a fleet deploys one: `/prefix/PATH` is `origin` + `PATH` through `proxy_cache` and the
+        `slice` module (aligned slices of `slice_size`, each fetched once with `Range` and stored under its URI and
+        slice; concurrent misses of one slice wait for the first, `proxy_cache_lock`). No alias: nothing is served
+        from the document root."""
+        return cls(f"^~ /{prefix.strip('/')}/", None, directives=[
+            f"slice {slice_size};", "proxy_cache peer;", "proxy_cache_key $uri$slice_range;",
+            "proxy_set_header Range $slice_range;", "proxy_cache_valid 200 206 1h;", "proxy_cache_lock on;",
+            "proxy_cache_lock_timeout 10m;", "proxy_cache_lock_age 10m;", "proxy_http_version 1.1;",
+            'proxy_set_header Connection "";', f"proxy_pass {quoted(origin)};"])
 
     @classmethod
     def conn_limited(cls, prefix, root, limit, rate=0, paced=False, retry_after=1):
@@ -108,6 +120,11 @@ class Nginx:
         self.http_directives = list(http_directives)
         if any("limit_conn " in directive for location in self.locations for directive in location.directives):
             self.http_directives += ["limit_conn_zone $binary_remote_addr zone=perclient:1m;", "limit_conn_status 503;"]
+        directives = [directive for location in self.locations for directive in location.directives]
+        if any(directive.startswith("proxy_cache ") for directive in directives):
+            self.http_directives.append(
+                f"proxy_cache_path {quoted(os.path.join(directory, 'cache'))} keys_zone=peer:64m max_size=256g "
+                "inactive=1d use_temp_path=off;")
         self.process = None
         self.port = None
         self.tls_port = None
@@ -243,7 +260,8 @@ class Nginx:
         ]
         for location in self.locations:
             lines.append(f"        location {location.match} {{")
-            lines.append(f"            alias {quoted(location.alias)};")
+            if location.alias is not None:
+                lines.append(f"            alias {quoted(location.alias)};")
             if location.limit_rate:
                 lines.append(f"            limit_rate {location.limit_rate};")
             for name, value in location.headers.items():

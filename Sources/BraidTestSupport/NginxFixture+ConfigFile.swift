@@ -46,6 +46,11 @@ extension NginxFixture {
             for temp in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
                 lines.append("    \(temp)_temp_path \(quoted(prefix + "/temp/" + temp));")
             }
+            if configuration.locations.contains(where: { $0.cache != nil }) {
+                lines.append(
+                    "    proxy_cache_path \(quoted(prefix + "/temp/cache")) keys_zone=braid:16m max_size=64g "
+                        + "inactive=1d use_temp_path=off;")
+            }
             lines += [
                 "    log_format braid '\(Self.logFormat)';",
                 "    access_log \(quoted(prefix + "/logs/access.log")) braid;",
@@ -87,6 +92,27 @@ extension NginxFixture {
             var lines = ["location \(modifier) \(quoted(uri)) {"]
             if let redirect = location.redirect {
                 return lines + ["    return \(redirect.status) \(quoted(redirect.location));", "}"]
+            }
+            if let cache = location.cache {
+                // Concurrent misses of one slice wait for the first to fill it (a loaded machine may take a while),
+                // so the origin serves each slice once.
+                if let bytesPerSecond = location.bytesPerSecond {
+                    lines += ["    limit_rate \(bytesPerSecond);", "    sendfile_max_chunk 64k;"]
+                }
+                return lines + [
+                    "    slice \(cache.sliceSize);",
+                    "    proxy_cache braid;",
+                    "    proxy_cache_key $uri$slice_range;",
+                    "    proxy_set_header Range $slice_range;",
+                    "    proxy_cache_valid 200 206 1h;",
+                    "    proxy_cache_lock on;",
+                    "    proxy_cache_lock_timeout 5m;",
+                    "    proxy_cache_lock_age 5m;",
+                    "    proxy_http_version 1.1;",
+                    "    proxy_set_header Connection \"\";",
+                    "    proxy_pass \(quoted(cache.origin));",
+                    "}",
+                ]
             }
             lines.append("    alias \(quoted(documentRoot + location.target));")
             if location.resetsHTTP2Streams {

@@ -25,6 +25,19 @@ extension NginxFixture {
         /// Resets every request made over HTTP/2 (`RST_STREAM` with `INTERNAL_ERROR`, nginx's answer to
         /// `return 444` on a stream) and serves HTTP/1.1 as usual: a server that offers HTTP/2 and fails it.
         public var resetsHTTP2Streams = false
+        /// Serves the URIs as a caching proxy of another server instead of from the document root.
+        public var cache: Cache?
+
+        /// A caching proxy in front of `origin`, as a fleet's cache peer is deployed: nginx's `slice` module cuts
+        /// every request into aligned slices of `sliceSize` (nginx's size syntax, `1m`), each fetched from the
+        /// origin once with `Range`, stored under its URI and slice, and shared by concurrent misses
+        /// (`proxy_cache_lock`).
+        public struct Cache: Sendable, Equatable {
+            /// The origin's URL prefix that the location's prefix maps to, e.g. `http://127.0.0.1:8080/`.
+            public var origin: String
+            /// The slice size, in nginx's syntax.
+            public var sliceSize: String
+        }
 
         /// Serves the directory `directory` of the document root under the URI prefix `prefix`.
         ///
@@ -54,6 +67,19 @@ extension NginxFixture {
             let file = file ?? path
             precondition(file.hasPrefix("/"), "a file path starts with '/'")
             return Location(match: .exact(path), target: file, bytesPerSecond: bytesPerSecond, headers: headers)
+        }
+
+        /// Serves every URI under `prefix` as a slice cache of `origin` (a URL prefix ending in `/`):
+        /// `.sliceCache("/cache/", origin: nginx.url("/"))` serves the origin's `/a.bin` as `/cache/a.bin`.
+        /// With `bytesPerSecond`, each of its responses is sent at that rate (`limit_rate`).
+        public static func sliceCache(
+            _ prefix: String, origin: String, sliceSize: String = "1m", bytesPerSecond: Int? = nil
+        ) -> Location {
+            precondition(prefix.hasPrefix("/") && prefix.hasSuffix("/"), "a prefix starts and ends with '/'")
+            precondition(origin.hasSuffix("/"), "the origin is a URL prefix ending in '/'")
+            var result = Location(match: .prefix(prefix), target: "/", bytesPerSecond: bytesPerSecond, headers: [])
+            result.cache = Cache(origin: origin, sliceSize: sliceSize)
+            return result
         }
 
         /// Redirects the single URI `path` to `location` with `status` (301, 302, 303, 307 or 308).

@@ -47,3 +47,11 @@ int braid_renameat_noreplace(int fromDirectory, const char *from, int toDirector
     return -1;
 #endif
 }
+
+int braid_punch_hole(int descriptor, int64_t offset, int64_t length) {
+    return fallocate(descriptor, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+}
+
+int braid_set_pipe_size(int descriptor, int size) {
+    return fcntl(descriptor, F_SETPIPE_SZ, size);
+}

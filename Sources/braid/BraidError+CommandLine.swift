@@ -32,6 +32,9 @@ extension BraidError.Remedy {
         case .repair: "run again with --repair to fetch it again and rewrite only the bytes that differ"
         case .objectStoreCredentials: "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"
         case .objectStoreRegion: "set AWS_REGION to the bucket's region"
+        case .expectDigest: inList ? "give its digest with checksum=ALG=HEX" : "give its digest with --checksum"
+        case .trustCachePeers: "use --trust-cache-peers to use the caches unchecked"
+        case .raiseUnpackedCap: "raise the cap with --max-unpacked SIZE if you trust the archive"
         default: nil
         }
     }
@@ -58,6 +61,8 @@ extension BraidError.Option {
         case .expectedDigest: "--checksum"
         case .checksumFile: "--checksum-file"
         case .rateLimit: "--limit-rate"
+        case .cachePeers: "--cache-peers"
+        case .sliceSize: "--slice-size"
         default: nil
         }
     }

@@ -18,6 +18,8 @@ struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
         abstract: "Run a download service driven by aria2's JSON-RPC clients and its own web page.",
+        // Said here: with the cache peers' options, the generated line would be the bare `<options>`.
+        usage: "braid daemon [<options>]",
         discussion: """
             Serves aria2's JSON-RPC 2.0 interface at /jsonrpc (HTTP POST and WebSocket, with notifications), so \
             aria2p, AriaNg and other aria2 front ends work unchanged, and a page of its own at /. Every download \
@@ -84,6 +86,8 @@ struct DaemonCommand: AsyncParsableCommand {
     )
     var maxOverallLimit: RateArgument?
 
+    @OptionGroup var cachePeerArguments: CachePeerArguments
+
     @Flag(name: [.short, .long], help: "Print nothing but errors: not even the address it listens on.")
     var quiet = false
 
@@ -140,6 +144,8 @@ struct DaemonCommand: AsyncParsableCommand {
         let directory = try downloadDirectory()
         var options = DownloadOptions()
         options.connections = connections
+        // Checked by `CachePeerArguments.validate()` before the command runs.
+        try? cachePeerArguments.apply(to: &options)
         let service = DaemonService(
             configuration: .init(
                 directory: directory.root,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Braid
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -15,9 +16,10 @@ extension DownloadArguments {
         if !metalink {
             if let output { options.destination = .file(output) }
             options.expectedDigest = try checksum.map { try ExpectedDigest(checksumArgument: $0) }
+            applyStream(to: &options)
         }
         let document = try await runOne(url, options: options, as: DownloadItem(id: 1, url: url, output: nil))
-        if metalink || Metalink.isMetalink(contentType: document.contentType) {
+        if options.stream == nil && (metalink || Metalink.isMetalink(contentType: document.contentType)) {
             try await runMetalink(readingAt: document.path, from: .served(for: url), ownsOutput: metalink)
         }
     }
@@ -40,12 +42,16 @@ extension DownloadArguments {
 
         let failure: BraidError?
         var finished: (path: String, contentType: String?)?
+        let refusedEntries = Mutex(0)
         if json {
             let writer = JSONEventWriter(inList: false, progressInterval: .seconds(progressInterval))
             if request.insecure { writer.notice("warning: --insecure: TLS certificates are not verified") }
             let outcome = await DownloadOutcome.run(download, as: item, reportingTo: writer)
             if let error = outcome.error { failure = await explain(error) } else { failure = nil }
-            if case let .success(result) = outcome.result { finished = (result.path, outcome.contentType) }
+            if case let .success(result) = outcome.result {
+                finished = (result.path, outcome.contentType)
+                refusedEntries.withLock { $0 = result.extraction?.refused.count ?? 0 }
+            }
             if let failure { StandardStreams.error("braid: \(failure.commandLineMessage())\n") }
         } else {
             let reporter = ProgressReporter(quiet: quiet)
@@ -56,6 +62,9 @@ extension DownloadArguments {
                 var contentType: String?
                 for await event in events {
                     if case let .started(resource, _, _) = event { contentType = resource.contentType }
+                    if case let .completed(result) = event {
+                        refusedEntries.withLock { $0 = result.extraction?.refused.count ?? 0 }
+                    }
                     reporter.handle(event)
                 }
                 return contentType
@@ -73,6 +82,11 @@ extension DownloadArguments {
         }
         guard let failure else {
             guard let finished else { preconditionFailure("Invalid state: a download succeeded with no path") }
+            let refused = refusedEntries.withLock { $0 }
+            if refused > 0 {
+                StandardStreams.error("braid: \(refused) entries of the archive were refused (see above)\n")
+                throw ExitCode(ExitStatus.failure.rawValue)
+            }
             return finished
         }
         if failure.code == .interrupted, signals.caughtSignal == SIGTERM {

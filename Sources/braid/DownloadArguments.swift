@@ -30,11 +30,44 @@ struct DownloadArguments: ParsableArguments {
         name: [.short, .customLong("output")],
         help: ArgumentHelp(
             "Save to FILE, creating its directory (default: the server's or the URL's name, made safe); a "
-                + "directory is refused: use -d.",
+                + "directory is refused: use -d. '-' writes the file to stdout in order while every connection "
+                + "fetches ahead (see --stream-window); the partial file and its manifest stay in -d DIR (default "
+                + "the current directory) until the end.",
             valueName: "FILE"),
         completion: .file()
     )
     var output: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Unpack the archive (tar, tar.gz, tar.bz2, tar.xz, tar.zst, zip) into DIR while it downloads; names "
+                + "that lead outside DIR, links out of it and device files are refused. Run the same command again "
+                + "to resume.",
+            valueName: "DIR"),
+        completion: .directory
+    )
+    var extract: String?
+
+    @Flag(help: "With --extract: keep the archive too, saved as usual (else its bytes are freed as they are unpacked).")
+    var keepArchive = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With -o - or --extract: how far the connections may fetch ahead of what is written out or unpacked "
+                + "(default 256M; at least 1M), held in FILE.part.",
+            valueName: "SIZE"),
+        transform: SizeArgument.init(parsing:)
+    )
+    var streamWindow: SizeArgument?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --extract: the most bytes the archive's entries may declare in all, sparse files at full size "
+                + "(default 100 times the archive, at least 1G); more is refused as a decompression bomb.",
+            valueName: "SIZE"),
+        transform: SizeArgument.init(parsing:)
+    )
+    var maxUnpacked: SizeArgument?
 
     @Option(
         name: [.short, .customLong("dir")],
@@ -165,6 +198,8 @@ struct DownloadArguments: ParsableArguments {
 
     @OptionGroup var request: RequestArguments
 
+    @OptionGroup var cachePeerArguments: CachePeerArguments
+
     @Flag(help: "Print newline-delimited JSON events on stdout instead of progress on stderr.")
     var json = false
 
@@ -234,7 +269,10 @@ struct DownloadArguments: ParsableArguments {
         if checksum != nil && checksumFile != nil {
             throw ValidationError("give either --checksum or --checksum-file, not both")
         }
-        if output != nil && directory != nil { throw ValidationError("use either -o FILE or -d DIR, not both") }
+        if output != nil && output != "-" && directory != nil {
+            throw ValidationError("use either -o FILE or -d DIR, not both")
+        }
+        try validateStream()
         try validateObjectStore()
         if !(progressInterval > 0 && progressInterval <= 86400) {
             throw ValidationError("--progress-interval must be more than 0 seconds and at most a day")
@@ -305,6 +343,8 @@ struct DownloadArguments: ParsableArguments {
         options.rateLimit = limitRate?.bytesPerSecond
         options.checksumFile = checksumFile
         request.apply(to: &options)
+        // Checked by `CachePeerArguments.validate()` before any command runs.
+        try? cachePeerArguments.apply(to: &options)
         options.overwrite = force
         options.repair = repair
         options.syncOnCompletion = !noFsync

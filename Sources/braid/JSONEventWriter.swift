@@ -108,6 +108,8 @@ final class JSONEventWriter: ListObserver {
                     ("connections", .integer(result.connections.map(Int64.init))),
                     // The ranges a repair pass rewrote; null without one (--repair).
                     ("repaired", Self.ranges(result.repairedRanges)),
+                    // Of `fetched`, the bytes cache peers sent; null without --cache-peers.
+                    ("peers", .integer(result.peerBytes)),
                 ]
             )
         case let .failure(error):
@@ -167,6 +169,11 @@ final class JSONEventWriter: ListObserver {
             progress.targetConnections.map { target in
                 [("target", .integer(Int64(target))), ("reason", .string(progress.connectionsReason))]
             } ?? []
+        // With --cache-peers: the bytes they sent in this run, and those the origin and its mirrors sent.
+        let peers: [(String, JSON)] =
+            progress.peerBytes.map { peers in
+                [("peers", .integer(peers)), ("origin", .integer(progress.originBytes))]
+            } ?? []
         write(
             "progress",
             id + [
@@ -176,7 +183,7 @@ final class JSONEventWriter: ListObserver {
                 ("eta", .number(progress.estimatedSecondsRemaining)),
                 ("connections", .integer(Int64(progress.activeConnections))),
                 ("retries", .integer(Int64(progress.retries))),
-            ] + adaptive + [("segments", .array(segments))]
+            ] + adaptive + peers + [("segments", .array(segments))]
         )
     }
 

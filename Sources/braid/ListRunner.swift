@@ -70,6 +70,7 @@ final class ListRunner: Sendable {
         options.headers = shared.headers + entry.headers
         if let proxy = entry.proxy { options.proxy = proxy }
         if let rateLimit = entry.rateLimit { options.rateLimit = rateLimit }
+        if let cachePeers = entry.cachePeers { options.cachePeers = cachePeers }
         // Running the same list again verifies and skips what is already complete instead of failing.
         options.skipExistingIfVerified = true
         return options

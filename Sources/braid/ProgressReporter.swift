@@ -64,13 +64,27 @@ final class ProgressReporter: Sendable {
     /// fetched, not counting those an earlier run left on disk.
     private static func summary(of result: DownloadResult) -> String {
         let check = result.verification
-        let saved =
-            "Saved \(PrintableText.escapingControlCharacters(result.path)) (\(Formatting.bytes(result.bytes)), \(check)) in "
-            + "\(Formatting.fixed(result.seconds, digits: 1)) s"
+        let path = PrintableText.escapingControlCharacters(result.path)
+        let what: String
+        if let extraction = result.extraction {
+            let skipped = extraction.skipped > 0 ? ", \(extraction.skipped) already in place" : ""
+            let kept = result.path.isEmpty ? "" : "; kept the archive as \(path)"
+            what =
+                "Unpacked \(extraction.written) entries into \(PrintableText.escapingControlCharacters(extraction.directory))"
+                + "\(skipped) (archive \(Formatting.bytes(result.bytes)), \(check)\(kept))"
+        } else if result.path.isEmpty {
+            what = "Wrote \(Formatting.bytes(result.bytes)) to stdout (\(check))"
+        } else {
+            what = "Saved \(path) (\(Formatting.bytes(result.bytes)), \(check))"
+        }
+        let saved = what + " in \(Formatting.fixed(result.seconds, digits: 1)) s"
         guard result.fetchedBytes > 0 else { return saved + ", nothing fetched" }
         let speed = result.seconds > 0 ? Double(result.fetchedBytes) / result.seconds : 0
         let rate = "\(Formatting.bytes(Formatting.integer(speed)))/s"
-        let settled = result.connections.map { ", settled on \($0) connection\($0 == 1 ? "" : "s") (-n auto)" } ?? ""
+        var settled = result.connections.map { ", settled on \($0) connection\($0 == 1 ? "" : "s") (-n auto)" } ?? ""
+        if let peers = result.peerBytes {
+            settled += ", \(Formatting.bytes(peers)) of it from cache peers"
+        }
         guard result.resumedBytes > 0 else { return saved + ", " + rate + settled }
         return saved + ": \(Formatting.bytes(result.fetchedBytes)) fetched at \(rate), "
             + "\(Formatting.bytes(result.resumedBytes)) resumed" + settled
@@ -96,6 +110,7 @@ final class ProgressReporter: Sendable {
         text += "  \(progress.activeConnections) conn"
         if let target = progress.targetConnections, target != progress.activeConnections { text += " (→\(target))" }
         if progress.retries > 0 { text += "  \(progress.retries) retries" }
+        if let peers = progress.peerBytes { text += "  \(Formatting.bytes(peers)) from peers" }
         if isTerminal {
             text += "  [" + Self.segmentMap(progress, width: 24) + "]"
             statusLine.showLive(text)

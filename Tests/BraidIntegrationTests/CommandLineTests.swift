@@ -58,7 +58,7 @@ struct CommandLineTests {
         arguments: [
             (["help", "get"], ["get", "--help"], "USAGE: braid get [<options>] [<url>]", "-o, --output <FILE>"),
             (["help", "bench"], ["bench", "-h"], "USAGE: braid bench [<options>] <url>", "--repeat <N>"),
-            (["help", "daemon"], ["daemon", "--help"], "USAGE: braid daemon [--dir <DIR>]", "-d, --dir <DIR>"),
+            (["help", "daemon"], ["daemon", "--help"], "USAGE: braid daemon [<options>]", "-d, --dir <DIR>"),
         ]
     )
     func subcommandHelp(helpArguments: [String], flagArguments: [String], usage: String, option: String) async throws {

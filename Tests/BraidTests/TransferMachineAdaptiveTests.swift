@@ -95,3 +95,42 @@ struct TransferMachineAdaptiveTests {
         #expect(machine.progress(now: 0.1).connectionsReason == "the server refused a connection")
     }
 }
+
+extension TransferMachineAdaptiveTests {
+    @Test("when the count drops, the connections beyond it stop within 64 KiB, and their rest waits for the others")
+    func surplusStops() {
+        var machine = Self.machine()
+        let total = 8 * Self.mebibytes8
+        func answer(_ actions: [TransferMachine.Action], now: Double) {
+            for case let .start(slot, _, request) in actions {
+                let range = request.range
+                _ = machine.responseHead(
+                    slot: slot,
+                    headers: TransferMachineTests.head(
+                        "HTTP/1.1 206 Partial Content",
+                        "Content-Range: bytes \(range.lowerBound)-\(range.upperBound - 1)/\(total)", "ETag: \"v1\""),
+                    now: now)
+            }
+        }
+        answer(machine.start(now: 0), now: 0.05)
+        var now = 0.05
+        var shrinks: [Int] = []
+        // 400 bytes a tick in all, however many connections share them: the step to 4 gains nothing.
+        while now < 10 && shrinks.isEmpty {
+            now += 0.1
+            let busy = (0..<8).filter { slot in
+                machine.scheduler.segments.contains { $0.state == .active(connection: slot) }
+            }
+            for slot in busy { machine.bytesReceived(slot: slot, count: 400 / busy.count) }
+            let actions = machine.tick(now: now)
+            answer(actions, now: now)
+            shrinks += actions.compactMap { if case let .shrink(slot, _) = $0 { slot } else { nil } }
+        }
+        #expect(machine.policy?.target == 2, "\(String(describing: machine.policy?.reason))")
+        #expect(shrinks.count == 2, "the two connections beyond the count are cut short")
+        let waiting = machine.scheduler.order.filter {
+            if case .waiting = machine.scheduler.segments[$0].state { true } else { false }
+        }
+        #expect(machine.scheduler.bytesLeft > 0 && !waiting.isEmpty)
+    }
+}

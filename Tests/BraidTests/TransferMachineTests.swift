@@ -281,7 +281,10 @@ struct TransferMachineTests {
         #expect(machine.responseHead(slot: 1, headers: Self.partial(100, 199), now: 0) == [])
         #expect(
             machine.slots[0]
-                == .busy(.init(segment: 0, source: 0, request: Self.ranged(0..<100), status: 206, accepted: true)))
+                == .busy(
+                    .init(
+                        segment: 0, source: 0, request: Self.ranged(0..<100), status: 206, accepted: true, heldSource: 0
+                    )))
     }
 
     @Test("A 206 for another range is aborted and retried after a backoff, as a protocol violation")

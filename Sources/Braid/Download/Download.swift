@@ -33,6 +33,11 @@ public final class Download: Sendable {
     /// next one, while every other event is kept.
     public let events: AsyncStream<DownloadEvent>
 
+    /// The file's bytes in order while the download runs, when `options.stream` targets `.chunks`: see
+    /// `DownloadChunks`. Empty for any other download.
+    public var chunks: DownloadChunks { DownloadChunks(channel: chunkChannel) }
+
+    private let chunkChannel = ChunkChannel()
     private let queue = EventQueue<DownloadEvent>()
     private let interrupter = Interrupter()
     private let currentState = Mutex(DownloadState.queued)
@@ -137,7 +142,8 @@ public final class Download: Sendable {
             claims: claims,
             pool: pool,
             label: label ?? URLUserinfo.removed(from: url),
-            logger: logger
+            logger: logger,
+            chunks: chunkChannel
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }
@@ -162,6 +168,7 @@ public final class Download: Sendable {
         currentState.withLock { $0 = final }
         report(.state(final))
         queue.finish()
+        if case let .failure(error) = result { chunkChannel.finish(error) } else { chunkChannel.finish(nil) }
         return result
     }
 

@@ -47,12 +47,17 @@ public struct DownloadResult: Sendable, Equatable {
     public var unmodified = false
     /// With automatic connections, the number it settled on by the end; nil for a fixed count.
     public var connections: Int? = nil
+    /// With cache peers (`DownloadOptions.cachePeers`), the part of `fetchedBytes` they sent; nil without peers.
+    public var peerBytes: Int64? = nil
     /// Piece hashes every piece was checked against (`DownloadOptions.pieceHashes`), if there were some. When they
     /// came with the whole-file digest from the same Metalink, they stand for it: `verifiedDigest` is then nil.
     public var verifiedPieces: VerifiedPieces? = nil
     /// After a repair pass (`DownloadOptions.repair`), the byte ranges of the kept data that differed from the
     /// server's and were rewritten, merged and in file order (empty when none differed); nil without a repair pass.
     public var repairedRanges: [Range<Int64>]? = nil
+    /// For an archive unpacked as it downloaded (`StreamTarget.extraction`), what was unpacked; `path` is then
+    /// the archive's, kept only with `StreamOptions.keepsFile`.
+    public var extraction: ExtractionSummary? = nil
 }
 
 extension DownloadResult {

@@ -53,13 +53,15 @@ extension DownloadJob {
         let store = ManifestStore(path: paths.manifest)
         // With timestamping, a file at the final name is replaced unless it is as new as the server's.
         let replacesFinal = options.overwrite || (options.timestamping && paths.exists(paths.final))
-        if options.timestamping && paths.exists(paths.final) && !store.exists,
+        // A stream whose file is not kept has nothing at the final name to check or to replace.
+        let keepsFinal = options.stream?.keepsFile ?? true
+        if keepsFinal && options.timestamping && paths.exists(paths.final) && !store.exists,
             let result = try keepIfUpToDate(paths: paths, resource: resource, started: started)
         {
             lifecycle.alreadyComplete()
             return .done(result)
         }
-        if paths.exists(paths.final) && !replacesFinal && !store.exists {
+        if keepsFinal && paths.exists(paths.final) && !replacesFinal && !store.exists {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
@@ -67,16 +69,17 @@ extension DownloadJob {
         // file acts on the same state meanwhile.
         // Gathered before the partial file is created: a checksum file without a line for the name leaves nothing.
         let offered = try offeredDigests(for: resource, paths: paths)
+        try refuseUnverifiableCachePeers(resource, offered: offered, store: store)
         let file = try PartFile(lockingAt: paths.part)
         defer { file.close() }
-        if paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
+        if keepsFinal && paths.exists(paths.final) && !replacesFinal, try file.currentSize() == 0 {
             // Another run finished this download between the check above and the lock, renaming its partial file:
             // the one just locked is a new, empty one.
             try? paths.part.unlink()
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        let plan = try resumeOrPlan(
+        var plan = try resumeOrPlan(
             resource, offered: offered, paths: paths, file: file, store: store, firstPiece: first?.range?.upperBound)
         let adopted = first.flatMap { plan.begins(with: $0) ? $0 : nil }
         if adopted == nil { first?.cancel() }
@@ -87,24 +90,37 @@ extension DownloadJob {
         }
         hasher?.start()
         defer { hasher?.stop() }
-        let repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
+        let stream = try options.stream.map { options throws(BraidError) in
+            try openStream(options, plan: &plan, resource: resource, file: file, store: store, hasher: hasher)
+        }
+        stream?.start()
+        defer { stream?.stop() }
+        var repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
         // A file fetched in one request keeps no manifest while it comes (a rerun fetches it again); only a digest
-        // mismatch records it, to keep the data for a repair.
-        let oneRequest = adopted != nil && plan.ranges.count == 1
-        let record =
+        // mismatch records it, to keep the data for a repair. A stream keeps one: its window's state is in it.
+        let oneRequest = adopted != nil && plan.ranges.count == 1 && stream == nil
+        var record =
             plan.segmented ? self.checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
+        if let stream {
+            record?.annotate = { stream.annotate(&$0) }
+            record?.saved = { stream.feed.checkpointSaved() }
+        }
         let checkpoints = oneRequest ? nil : record
         if repairSink != nil, plan.progress.isEmpty, let checkpoints {
             try beginRepair(checkpoints, plan: plan)
         }
         let transfer = try runTransfer(
             resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
-            checkpoints: checkpoints, paths: paths, adopting: adopted)
+            checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted)
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
-            return try unfinished(
-                transfer.outcome, plan: plan, resumable: checkpoints != nil, resource: resource, paths: paths,
-                file: file, store: store)
+            do {
+                return try unfinished(
+                    transfer.outcome, plan: plan, resumable: checkpoints != nil, resource: resource, paths: paths,
+                    file: file, store: store)
+            } catch {
+                throw stream?.explain(error, manifest: paths.manifest) ?? error
+            }
         }
         if options.syncOnCompletion && checkpoints == nil {
             // No syncer wrote its pieces back as they completed: the disk starts now, while the digest and the
@@ -112,27 +128,64 @@ extension DownloadJob {
             try? file.descriptor.startWriteBack(of: 0..<length)
         }
         lifecycle.advance()
-        try verify(
-            file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
-            checkpoints: record, paths: paths)
+        let verifyFile = { [plan, repairSink] () throws(BraidError) in
+            try verify(
+                file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
+                checkpoints: record, paths: paths)
+        }
+        let extraction = try stream.map { stream throws(BraidError) in
+            try finishStream(stream, length: length, paths: paths, verify: verifyFile)
+        }
+        if stream == nil {
+            do {
+                try verifyFile()
+            } catch {
+                // Bytes cache peers served are fetched again from the origin, and only those that differ rewritten.
+                guard
+                    let pass = try peerRepairPass(
+                        after: error, written: transfer.written, plan: plan, resource: resource, store: store,
+                        file: file)
+                else { throw error }
+                pass.hasher.start()
+                defer { pass.hasher.stop() }
+                let passCheckpoints = self.checkpoints(for: resource, plan: pass.plan, store: store, repair: pass.sink)
+                if let passCheckpoints { try beginPeerRepair(pass, checkpoints: passCheckpoints) }
+                let repair = try runTransfer(
+                    resource, mirrors: mirrors, plan: pass.plan, file: file, sink: pass.sink, hasher: pass.hasher,
+                    checkpoints: passCheckpoints, paths: paths)
+                lifecycle.record(repair.statistics)
+                guard case .completed = repair.outcome else {
+                    return try unfinished(
+                        repair.outcome, plan: pass.plan, resumable: passCheckpoints != nil, resource: resource,
+                        paths: paths, file: file, store: store)
+                }
+                reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
+                try verify(
+                    file, length: length, resource: resource, plan: pass.plan, hasher: pass.hasher, repair: pass.sink,
+                    checkpoints: passCheckpoints, paths: paths)
+                repairSink = pass.sink
+            }
+        }
         lifecycle.advance()
-        try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal)
+        if keepsFinal { try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal) }
         lifecycle.advance()
         var result = DownloadResult(
-            path: paths.final.path.string, bytes: length, verifiedDigest: plan.wholeFileDigest,
+            path: keepsFinal ? paths.final.path.string : "", bytes: length, verifiedDigest: plan.wholeFileDigest,
             resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
             statistics: lifecycle.spent)
         result.verifiedPieces = plan.pieceHashes.map {
             DownloadResult.VerifiedPieces(algorithm: $0.algorithm, count: $0.digests.count)
         }
         result.repairedRanges = repairSink?.rewrittenRanges
+        result.peerBytes = options.cachePeers.isEmpty ? nil : lifecycle.spent.peerBytes
+        result.extraction = extraction ?? nil
         if let repaired = result.repairedRanges { emit(.notice(Self.repairSummary(repaired))) }
         emit(.completed(result))
         return .done(result)
     }
 
     /// A transfer that did not complete: paused, restarted (its partial data discarded), or an error.
-    private func unfinished(
+    func unfinished(
         _ outcome: TransferMachine.Outcome,
         plan: TransferPlan,
         resumable: Bool,
@@ -264,7 +317,7 @@ extension DownloadJob {
 
     /// Where checkpoints of a segmented download go, and what every one of them records besides the segments: for
     /// a repair pass, that it is under way and what it has rewritten so far.
-    private func checkpoints(
+    func checkpoints(
         for resource: RemoteResource,
         plan: TransferPlan,
         store: ManifestStore,
@@ -292,7 +345,7 @@ extension DownloadJob {
 
     /// Checks the length always and the digest when one is known; a file of the wrong length is discarded, one
     /// that fails its digest is kept for a repair when it can be resumed (see `keepAfterMismatch`).
-    private func verify(
+    func verify(
         _ file: PartFile,
         length: Int64,
         resource: RemoteResource,

@@ -22,16 +22,13 @@ extension DownloadJob {
         }
         let written = manifest.segments.map { $0.start..<($0.start + $0.done) }
         let verified = manifest.segments.map { $0.start..<($0.start + ($0.verified ?? 0)) }
-        func inside(_ piece: Range<Int64>, _ intervals: [Range<Int64>]) -> Bool {
-            intervals.contains { $0.lowerBound <= piece.lowerBound && piece.upperBound <= $0.upperBound }
-        }
         // Per range, the pieces from its start that were written and not yet verified, up to the first gap.
         var candidates: [[PieceCheck]] = []
         for range in plan.ranges {
             var checks: [PieceCheck] = []
             for check in pieceHashes.checks(within: range, totalLength: length) {
-                guard inside(check.range, written) else { break }
-                if !inside(check.range, verified) { checks.append(check) }
+                guard Self.inside(check.range, written) else { break }
+                if !Self.inside(check.range, verified) { checks.append(check) }
             }
             candidates.append(checks)
         }
@@ -47,15 +44,36 @@ extension DownloadJob {
             }
             verifier.stop()
         }
-        // Each range keeps the pieces that match from its start; after a bad piece, the range is cut so that the
-        // good pieces after it are kept too, and only the bad one is fetched again.
+        let (ranges, progress) = Self.keeping(
+            plan.ranges, written: written, bad: bad, pieces: pieceHashes, length: length)
+        guard ranges.count <= Manifest.maximumSegments else {
+            throw BraidError(.manifest, "resuming would need more than \(Manifest.maximumSegments) segments")
+        }
+        plan.ranges = ranges
+        plan.progress = progress
+        plan.verified = progress
+        if checked > 0 {
+            let failed = bad.values.reduce(0) { $0 + $1.count }
+            emit(
+                .notice(
+                    "checked \(checked) pieces an earlier run wrote but had not verified: "
+                        + (failed == 0 ? "all match" : "\(failed) did not match and will be fetched again")))
+        }
+    }
+
+    /// Each range keeps the pieces that match from its start; after a bad piece, the range is cut so that the
+    /// good pieces after it are kept too, and only the bad one is fetched again.
+    static func keeping(
+        _ planned: [Range<Int64>], written: [Range<Int64>], bad: [Int: [Range<Int64>]], pieces: PieceHashes,
+        length: Int64
+    ) -> (ranges: [Range<Int64>], progress: [Int64]) {
         var ranges: [Range<Int64>] = []
         var progress: [Int64] = []
-        for (index, range) in plan.ranges.enumerated() {
+        for (index, range) in planned.enumerated() {
             var start = range.lowerBound
             var kept = start
-            for check in pieceHashes.checks(within: range, totalLength: length) {
-                guard inside(check.range, written) else { break }
+            for check in pieces.checks(within: range, totalLength: length) {
+                guard Self.inside(check.range, written) else { break }
                 guard bad[index, default: []].contains(check.range) else {
                     kept = check.range.upperBound
                     continue
@@ -70,19 +88,12 @@ extension DownloadJob {
                 progress.append(kept - start)
             }
         }
-        guard ranges.count <= Manifest.maximumSegments else {
-            throw BraidError(.manifest, "resuming would need more than \(Manifest.maximumSegments) segments")
-        }
-        plan.ranges = ranges
-        plan.progress = progress
-        plan.verified = progress
-        if checked > 0 {
-            let failed = bad.values.reduce(0) { $0 + $1.count }
-            emit(
-                .notice(
-                    "checked \(checked) pieces an earlier run wrote but had not verified: "
-                        + (failed == 0 ? "all match" : "\(failed) did not match and will be fetched again")))
-        }
+        return (ranges, progress)
+    }
+
+    /// Whether `piece` lies wholly within one of `intervals`.
+    static func inside(_ piece: Range<Int64>, _ intervals: [Range<Int64>]) -> Bool {
+        intervals.contains { $0.lowerBound <= piece.lowerBound && piece.upperBound <= $0.upperBound }
     }
 
     /// `ranges` with each boundary moved to the nearest multiple of `pieceLength`, so that every range is made of

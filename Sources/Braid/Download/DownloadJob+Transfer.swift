@@ -8,6 +8,8 @@ extension DownloadJob {
         var outcome: TransferMachine.Outcome
         var statistics: TransferMachine.Statistics
         var resumedBytes: Int64
+        /// What the transfer wrote, and from which source (a cache peer, or the origin and its mirrors).
+        var written: [TransferMachine.WrittenSpan] = []
     }
 
     /// Runs the transfer of `plan` into `file` (or, without one, into a sink that discards) until it completes,
@@ -24,9 +26,11 @@ extension DownloadJob {
         sink: (any TransferSink)? = nil,
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
+        stream: StreamSession? = nil,
         paths: DestinationPaths,
         adopting first: ParkedResponse? = nil
     ) throws(BraidError) -> TransferRun {
+        let (plan, peers) = planWithCachePeers(plan, resource: resource)
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
         let automatic = plan.segmented && options.automaticConnections
         let origin = Origin(url: resource.resolvedURL)
@@ -43,7 +47,13 @@ extension DownloadJob {
             connectionLimit: slots,
             retryPolicy: options.retryPolicy,
             verified: plan.verified,
-            pieceAlignment: plan.pieceHashes?.pieceLength
+            pieceAlignment: plan.pieceHashes?.pieceLength,
+            sliceSize: peers?.router.sliceSize,
+            window: stream.flatMap { stream in
+                plan.segmented
+                    ? SegmentScheduler.Window(size: stream.options.window, from: stream.feed.base, connections: slots)
+                    : nil
+            }
         )
         emit(.started(resource: resource, path: paths.final.path.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
@@ -54,8 +64,10 @@ extension DownloadJob {
         let machine = transferMachine(
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
-                ? ConnectionPolicy.Configuration(opensAlone: true, ceiling: ceiling, remembered: remembered) : nil,
-            file: file, hasher: hasher, checkpoints: checkpoints)
+                ? ConnectionPolicy.Configuration(
+                    initial: 8, checksFewerAtStart: true, stepHorizon: 2, ceiling: ceiling, remembered: remembered)
+                : nil,
+            file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = plan.segmented ? try file?.openForReading() : nil
@@ -66,7 +78,8 @@ extension DownloadJob {
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
                 refresher: { source, abandoned in
                     renew(source, options: requestOptions, usesRanges: plan.segmented, abandoned: abandoned)
-                }),
+                },
+                cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,
@@ -92,7 +105,8 @@ extension DownloadJob {
             }
         }
         return TransferRun(
-            outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes)
+            outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes,
+            written: engine.machine.written)
     }
 
     /// The machine that decides the transfer of `plan` from `resource` and its `mirrors` over `slots` connections;
@@ -106,13 +120,15 @@ extension DownloadJob {
         adaptive: ConnectionPolicy.Configuration?,
         file: PartFile?,
         hasher: PrefixHasher?,
-        checkpoints: TransferEngine.Checkpoints?
+        readsAhead: Bool,
+        checkpoints: TransferEngine.Checkpoints?,
+        peers: CachePeerSetup?
     ) -> TransferMachine {
         TransferMachine(
             resource: resource,
             sources: ([resource] + mirrors).map {
                 Source(resource: $0, usesRanges: plan.segmented)
-            },
+            } + (peers?.sources ?? []),
             scheduler: scheduler,
             configuration: TransferMachine.Configuration(
                 usesRanges: plan.segmented,
@@ -124,10 +140,13 @@ extension DownloadJob {
                 randomSeed: .random(in: 0...UInt64.max),
                 renewsURLs: plan.segmented,
                 adaptiveConnections: adaptive,
+                // A cache peer serves whole slices: requests keep the plan's slices rather than join them.
+                sizesPieces: plan.segmented && peers == nil,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
-                hashesAhead: hasher != nil && plan.pieceHashes == nil && plan.repairing == nil
-            )
+                hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil
+            ),
+            peers: peers?.router
         )
     }
 

@@ -31,6 +31,8 @@ struct DownloadJob: Sendable {
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
     let label: String
     let logger: Logger
+    /// Where `Download.chunks` takes a streamed download's bytes from.
+    var chunks: ChunkChannel? = nil
     let emit: @Sendable (DownloadEvent) -> Void
 
     /// How this download's requests are made; the user's credentials go to the origins the user named only: those

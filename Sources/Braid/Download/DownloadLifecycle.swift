@@ -51,6 +51,7 @@ struct DownloadLifecycle: Sendable, Equatable {
         spent.retries += statistics.retries
         spent.timeToFirstByte = spent.timeToFirstByte ?? statistics.timeToFirstByte
         spent.connections = statistics.connections ?? spent.connections
+        spent.peerBytes += statistics.peerBytes
     }
 
     /// The stage that just ended without an error moves the download on.

@@ -9,6 +9,7 @@
 ///   header=Authorization: Bearer …
 ///   proxy=socks5h://user:password@proxy.example:1080
 ///   limit-rate=2M
+///   cache-peers=http://cache-1:8080/{scheme}/{host}{path},http://cache-2:8080/{scheme}/{host}{path}
 /// https://one.example/b.bin	https://two.example/b.bin
 /// ```
 ///
@@ -35,6 +36,9 @@ public struct DownloadList: Sendable, Equatable {
         /// `limit-rate=RATE`, as `DownloadOptions.rateLimit`: this entry's own limit in bytes a second (`512K`,
         /// `10M`; `0` for none), in place of the one given for the whole list.
         public var rateLimit: Int64??
+        /// `cache-peers=LIST`, as `DownloadOptions.cachePeers`: this entry's cache peers, in place of the ones given
+        /// for the whole list; empty for none.
+        public var cachePeers: [CachePeer]?
         /// The line the URL was on, for messages.
         public var line: Int
     }
@@ -109,9 +113,16 @@ public struct DownloadList: Sendable, Equatable {
             } catch {
                 throw .usage("line \(line): \(error.message)")
             }
+        case "cache-peers":
+            do {
+                entry.cachePeers = try CachePeer.list(parsing: value)
+            } catch {
+                throw .usage("line \(line): \(error.message)")
+            }
         default:
             throw .usage(
-                "line \(line): unknown option '\(key)' (use out, checksum, connections, header, proxy or limit-rate)")
+                "line \(line): unknown option '\(key)' (use out, checksum, connections, header, proxy, limit-rate "
+                    + "or cache-peers)")
         }
     }
 }

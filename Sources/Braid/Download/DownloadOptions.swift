@@ -75,6 +75,20 @@ public struct DownloadOptions: Sendable {
     /// every piece once more, rewrite only the bytes that differ, and verify again; `DownloadResult.repairedRanges`
     /// says which were rewritten (`--repair`). Without kept data the download runs as usual.
     public var repair = false
+    /// Caches a fleet shares (`--cache-peers`): the file is cut into slices of `sliceSize` bytes, and each slice is
+    /// asked of the peer that rendezvous hashing picks for it, the same one on every host, so that the caches
+    /// fetch each slice from the origin once for the whole fleet. The origin is still probed; a peer's answer must
+    /// carry the origin's length and validators, and its bytes count only once a digest vouches for them: piece
+    /// hashes, or the whole-file digest, after which the bytes peers served are fetched again from the origin
+    /// where they differ. A peer that fails is left alone for a while and its slices go to the next one, then to
+    /// the origin: no failure of a peer fails the download. Peers are sent none of the user's credentials.
+    public var cachePeers: [CachePeer] = []
+    /// The bytes of each slice asked of a cache peer (`--slice-size`): the caches' own slice size, or a multiple
+    /// of it. 64 KiB to 4 GiB.
+    public var sliceSize: Int64 = Self.defaultSliceSize
+    /// Uses `cachePeers` even when no digest can vouch for what they serve (`--trust-cache-peers`); without it,
+    /// such a download is refused before any of its data is fetched.
+    public var trustsCachePeers = false
     /// Extra request header lines, `Name: value`. They are sent only to the origins (scheme, host and port) the
     /// user named (`credentialScope`), never to another one a redirect or a document leads to.
     public var headers: [String] = []
@@ -148,6 +162,10 @@ public struct DownloadOptions: Sendable {
     public var byteLimit: Int64?
     /// Receive and count the bytes but write nothing (for measuring the network path alone).
     public var discardData = false
+    /// Use the bytes while they arrive: write them in order to a descriptor, hand them out as `Download.chunks`,
+    /// or unpack them as an archive, while the connections fetch ahead within a window (see `StreamOptions`).
+    /// Nil saves the file as usual.
+    public var stream: StreamOptions?
 
     /// Checks, without any traffic and creating nothing, that the destination can be written: an output path is
     /// not a directory, and the directory exists and is writable or can be created. `Download` checks this
@@ -164,6 +182,10 @@ public struct DownloadOptions: Sendable {
     /// Checks what can be checked before any network traffic. A refused value is a usage error whose `option`
     /// names the property.
     public func validate() throws(BraidError) {
+        if let stream {
+            try stream.validate()
+            guard !repair, !measures else { throw .usage("a streamed download cannot be repaired or measured") }
+        }
         guard connections >= 1 else {
             throw .usage("the number of connections must be at least 1, got \(connections)", option: .connections)
         }
@@ -240,6 +262,12 @@ public struct DownloadOptions: Sendable {
         if let rateLimit, rateLimit < 0 {
             throw .usage("the rate limit must be positive (or none), not \(rateLimit)", option: .rateLimit)
         }
+        guard Self.sliceSizes.contains(sliceSize) else {
+            throw .usage("the slice size must be between 64 KiB and 4 GiB, got \(sliceSize) bytes", option: .sliceSize)
+        }
+        guard cachePeers.count <= Self.maximumCachePeers else {
+            throw .usage("at most \(Self.maximumCachePeers) cache peers, got \(cachePeers.count)", option: .cachePeers)
+        }
         for scheme in redirectSchemes.sorted() where scheme != "http" && scheme != "https" {
             throw .usage(
                 "redirects can only be allowed to http and https, not '\(scheme)'",
@@ -278,6 +306,14 @@ public struct DownloadOptions: Sendable {
             throw .usage("\(what) contains a control character", option: option)
         }
     }
+
+    /// The slice size a download asks of its cache peers unless told otherwise: nginx's and Varnish's
+    /// configurations in the manual use the same.
+    public static let defaultSliceSize: Int64 = 16 << 20
+    /// The slice sizes a download accepts.
+    static let sliceSizes: ClosedRange<Int64> = (64 << 10)...(4 << 30)
+    /// The most cache peers a download may name.
+    static let maximumCachePeers = 1024
 
     /// Timeouts libcurl accepts, in seconds.
     static let timeouts = 1...2_147_483

@@ -23,6 +23,10 @@ public struct DownloadProgress: Sendable, Equatable {
     public var connectionsReason: String?
     /// Requests retried so far.
     public var retries: Int
+    /// With cache peers (`DownloadOptions.cachePeers`), the bytes they sent in this run; nil without peers.
+    public var peerBytes: Int64?
+    /// With cache peers, the bytes the origin and its mirrors sent in this run; nil without peers.
+    public var originBytes: Int64?
     /// Segments in file order.
     public var segments: [Segment]
 

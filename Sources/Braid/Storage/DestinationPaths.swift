@@ -153,7 +153,7 @@ struct DestinationPaths: Sendable, Equatable {
 
     /// Creates the user's directory and its missing parents, with the permissions any new directory gets; through
     /// links, as `mkdir -p` does: the path is the user's own.
-    private static func createDirectory(_ directory: FilePath) throws(BraidError) {
+    static func createDirectory(_ directory: FilePath) throws(BraidError) {
         var missing: [FilePath] = []
         var current = directory
         while !current.isEmpty, (try? current.stat()) == nil {

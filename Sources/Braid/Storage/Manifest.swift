@@ -47,6 +47,9 @@ struct Manifest: Codable, Equatable, Sendable {
     var failedDigest: FailedDigest? = nil
     /// Set while a repair pass rewrites `FILE.part`: the segments are then the pass's progress, not the data's.
     var repair: Repair? = nil
+    /// Set for a download used while it arrives (`-o -`, `--extract`): what was released from `FILE.part`, and how
+    /// far an archive is unpacked. Absent from older manifests, which then describe no stream.
+    var stream: Stream? = nil
 
     /// Whether this manifest was written for `url`, compared without credentials on either side: manifests no
     /// longer store them, and older ones did.

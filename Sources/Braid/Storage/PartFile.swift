@@ -1,3 +1,4 @@
+import CLinuxIO
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -159,6 +160,12 @@ final class PartFile: Sendable {
         } catch {
             throw .localIO("cannot open \(path) for verification", error)
         }
+    }
+
+    /// Frees the disk blocks of `range`, which then reads as zeros, the file keeping its length: a stream's bytes
+    /// once used (`StreamFeed`). False where the file system cannot, and the bytes stay.
+    func freeBlocks(_ range: Range<Int64>) -> Bool {
+        braid_punch_hole(descriptor.rawValue, range.lowerBound, Int64(range.count)) == 0
     }
 
     func close() {

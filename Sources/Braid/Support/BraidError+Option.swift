@@ -6,7 +6,7 @@ extension BraidError {
             case connections, piecesPerConnection, maximumAttempts, byteLimit, stallTimeoutSeconds
             case connectTimeoutSeconds, durableCheckpointInterval, caCertificatePath, headers, redirectSchemes
             case proxy, noProxy, userAgent, netrcPath, cookieFilePath, expectedDigest, checksumFile, rateLimit,
-                connectionCounts, repeats, metalink, awsSignature, objectStore
+                connectionCounts, repeats, metalink, awsSignature, objectStore, cachePeers, sliceSize
         }
         fileprivate let base: Base
 
@@ -57,6 +57,11 @@ extension BraidError {
         /// An `ObjectStore` or the `s3://` URL of an object or prefix in one: its endpoint, region or credentials
         /// (as the environment gives them), or the bucket and key the URL names.
         public static let objectStore = Option(base: .objectStore)
+        /// `DownloadOptions.cachePeers`: a template that cannot name a peer's URL, or peers whose slices cannot be
+        /// verified.
+        public static let cachePeers = Option(base: .cachePeers)
+        /// `DownloadOptions.sliceSize`.
+        public static let sliceSize = Option(base: .sliceSize)
 
         /// The type and property the option is, such as `DownloadOptions.maximumAttempts`.
         public var description: String {

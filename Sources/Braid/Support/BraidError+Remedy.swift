@@ -4,7 +4,8 @@ extension BraidError {
     public struct Remedy: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, Sendable {
             case overwrite, discardPartialDownload, chooseAnotherDestination, trustCertificate, allowRedirectScheme
-            case saveIntoDirectory, repair, objectStoreCredentials, objectStoreRegion
+            case saveIntoDirectory, repair, objectStoreCredentials, objectStoreRegion, raiseUnpackedCap, expectDigest,
+                trustCachePeers
         }
         fileprivate let base: Base
 
@@ -28,8 +29,16 @@ extension BraidError {
         public static let objectStoreCredentials = Remedy(base: .objectStoreCredentials)
         /// Another `ObjectStore.region`: the bucket is in another region than the requests were signed for.
         public static let objectStoreRegion = Remedy(base: .objectStoreRegion)
+        /// A digest the file must match (`DownloadOptions.expectedDigest` or `checksumFile`), which vouches for
+        /// what cache peers serve.
+        public static let expectDigest = Remedy(base: .expectDigest)
+        /// Setting `DownloadOptions.trustsCachePeers` keeps what cache peers serve without checking it.
+        public static let trustCachePeers = Remedy(base: .trustCachePeers)
         /// Adding the redirect's scheme to `DownloadOptions.redirectSchemes`.
         public static let allowRedirectScheme = Remedy(base: .allowRedirectScheme)
+
+        /// A larger `ExtractionOptions.maximumUnpackedBytes` lets an archive declare more bytes unpacked.
+        public static let raiseUnpackedCap = Remedy(base: .raiseUnpackedCap)
 
         public var description: String { base.rawValue }
     }

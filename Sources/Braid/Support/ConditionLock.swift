@@ -25,6 +25,16 @@ final class ConditionLock: @unchecked Sendable {
     func unlock() { pthread_mutex_unlock(mutex) }
     /// Releases the lock while waiting; must be called with the lock held.
     func wait() { pthread_cond_wait(condition, mutex) }
+    /// Waits at most `seconds` (or until woken, which may also be spurious); must be called with the lock held.
+    func wait(seconds: Double) {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_cond_timedwait(condition, mutex, &deadline)
+    }
+
     func broadcast() { pthread_cond_broadcast(condition) }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {

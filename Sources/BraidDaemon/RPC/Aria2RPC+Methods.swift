@@ -60,6 +60,7 @@ extension Aria2RPC {
         }
     }
 
+    /// Carries out one call: the methods that change something here, the rest in `answer`.
     func call(_ method: String, _ parameters: Parameters) async throws(JSONRPC.Failure) -> JSON {
         switch method {
         case "aria2.addUri":
@@ -82,6 +83,37 @@ extension Aria2RPC {
         case "aria2.unpauseAll":
             service.unpauseAll()
             return .string("OK")
+        case "aria2.changeOption":
+            try changeOption(of: try parameters.gid(0), try parameters.options(1))
+            return .string("OK")
+        case "aria2.changeGlobalOption":
+            try changeGlobalOption(try parameters.options(0))
+            return .string("OK")
+        case "aria2.purgeDownloadResult":
+            service.purgeResults()
+            return .string("OK")
+        case "aria2.removeDownloadResult":
+            let gid = try parameters.gid(0)
+            try refusing { () throws(DownloadTable.Refusal) in try service.removeResult(gid) }
+            return .string("OK")
+        case "aria2.saveSession":
+            do throws(BraidError) {
+                try service.saveSession()
+            } catch {
+                throw .method(error.message)
+            }
+            return .string("OK")
+        case "aria2.shutdown", "aria2.forceShutdown":
+            requestShutdown()
+            return .string("OK")
+        default:
+            return try answer(method, parameters)
+        }
+    }
+
+    /// The methods that only read: a download's status, files and options, and the daemon's.
+    private func answer(_ method: String, _ parameters: Parameters) throws(JSONRPC.Failure) -> JSON {
+        switch method {
         case "aria2.tellStatus":
             let snapshot = try snapshot(try parameters.gid(0))
             return status(of: snapshot, keys: try parameters.keys(1))
@@ -102,23 +134,10 @@ extension Aria2RPC {
             return .array(page.map { status(of: $0, keys: keys) })
         case "aria2.getOption":
             return options(of: try snapshot(try parameters.gid(0)).task)
-        case "aria2.changeOption":
-            try changeOption(of: try parameters.gid(0), try parameters.options(1))
-            return .string("OK")
         case "aria2.getGlobalOption":
             return globalOptions()
-        case "aria2.changeGlobalOption":
-            try changeGlobalOption(try parameters.options(0))
-            return .string("OK")
         case "aria2.getGlobalStat":
             return globalStat()
-        case "aria2.purgeDownloadResult":
-            service.purgeResults()
-            return .string("OK")
-        case "aria2.removeDownloadResult":
-            let gid = try parameters.gid(0)
-            try refusing { () throws(DownloadTable.Refusal) in try service.removeResult(gid) }
-            return .string("OK")
         case "aria2.getVersion":
             return .object([
                 ("enabledFeatures", .array(["HTTPS", "Message Digest", "Metalink"].map { .string($0) })),
@@ -126,16 +145,6 @@ extension Aria2RPC {
             ])
         case "aria2.getSessionInfo":
             return .object([("sessionId", .string(sessionID))])
-        case "aria2.saveSession":
-            do throws(BraidError) {
-                try service.saveSession()
-            } catch {
-                throw .method(error.message)
-            }
-            return .string("OK")
-        case "aria2.shutdown", "aria2.forceShutdown":
-            requestShutdown()
-            return .string("OK")
         default:
             // At most a line of it: a request may name a method of megabytes, and the answer need not repeat it.
             throw .method("No such method: \(method.prefix(100))")

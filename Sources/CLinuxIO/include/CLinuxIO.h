@@ -19,6 +19,16 @@ double braid_thread_busy_seconds(void);
 /// with errno set: EEXIST when `to` exists, EINVAL where the kernel or file system cannot do it.
 int braid_renameat_noreplace(int fromDirectory, const char *_Nonnull from, int toDirectory, const char *_Nonnull to);
 
+/// Frees the disk blocks of a file range, which then reads as zeros, keeping the file's size (fallocate with
+/// FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE). Returns 0, or -1 with errno set: EOPNOTSUPP where the file system
+/// cannot.
+int braid_punch_hole(int descriptor, int64_t offset, int64_t length);
+
+/// Asks for a pipe's buffer to hold `size` bytes (fcntl F_SETPIPE_SZ): fewer switches between a writer and its
+/// reader. Returns the size the kernel chose, or -1 with errno set: EBADF when `descriptor` is not a pipe, EPERM
+/// above /proc/sys/fs/pipe-max-size.
+int braid_set_pipe_size(int descriptor, int size);
+
 /// O_PATH, which Swift's Glibc module leaves out (it needs _GNU_SOURCE): a descriptor that names a directory for the
 /// *at calls without the permission to list it.
 extern const int braid_open_path_flag;

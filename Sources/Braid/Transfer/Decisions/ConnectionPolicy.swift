@@ -16,6 +16,15 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// aria2 starts, one connection first). The opening request fetches at most `openingPiece` bytes.
         var opensAlone = false
         var openingPiece: Int64 = 64 << 20
+        /// Whether a starting count that is neither one request alone nor remembered is not yet known to pay: its
+        /// first requests are the plan's own (small at the start, so that connections found surplus end soon), and
+        /// when its first step up does not pay, half as many are tried at once (a server whose total is capped
+        /// is then asked for fewer at once, not at the first recheck).
+        var checksFewerAtStart = false
+        /// The seconds the work left must last at the measured throughput for more connections to be tried: a step
+        /// pays back its new connections' first bytes, its measuring and the risk of a refusal only over a longer
+        /// stretch. Nil tries more whatever is left.
+        var stepHorizon: Double?
         /// The most connections it may choose.
         var ceiling: Int
         /// The share by which a step must raise the throughput to be kept.
@@ -172,19 +181,14 @@ struct ConnectionPolicy: Equatable, Sendable {
     private(set) var best: (count: Int, rate: Double)?
     /// The count the server accepted when it last refused one, and until when that caps the count.
     private var refusal: (accepted: Int, until: Double)?
-    /// How much one request may fetch when requests are costly: about 20 times what a connection receives while
-    /// it waits for a first byte, so that the wait is a twentieth of each request's time. It only grows, and stays
-    /// nil while requests are cheap (below 1 MiB).
-    private(set) var pieceBytes: Int64?
-    /// The last requests' times to first byte, for `pieceBytes`.
-    private var recentFirstBytes: [Double] = []
-    /// The previous sample, and the bytes a second one connection received since, smoothed.
-    private var lastSample: (time: Double, bytes: Int64)?
-    private var perConnectionRate: Double?
+    /// What requests cost (the recent times to first byte, a connection's rate), and so how much one may fetch.
+    private(set) var sizer = PieceSizer()
+    /// How much one request may fetch when requests are costly (`PieceSizer.pieceBytes`).
+    var pieceBytes: Int64? { sizer.pieceBytes }
     /// Times to first byte of requests answered since the count last changed, and at the best count.
     private var firstBytes: [Double] = []
     private var bestFirstByte: Double?
-    /// The count it started with and why, and when a remembered one is to be checked with half as many.
+    /// The count it started with and why, and when it is to be checked with half as many.
     private let startingCount: Int
     private let startingReason: Reason
     private var fewerCheck: FewerCheck?
@@ -192,8 +196,12 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// starts once every connection of the one before receives, so that a server that takes no more refuses one wave's
     /// connections, not the whole step's. Nil once the count is reached, or when the step was a single wave.
     private(set) var waveGoal: Int?
+    /// The bytes of the file still to come at the last sample, when told.
+    private var left: Int64?
 
     private enum FewerCheck: Equatable {
+        /// When the first step up from the starting count does not pay.
+        case afterFirstStep
         /// After the first recheck's measurement.
         case atRecheck
         /// After this measurement.
@@ -214,6 +222,7 @@ struct ConnectionPolicy: Equatable, Sendable {
         } else {
             target = max(1, min(configuration.initial, configuration.ceiling))
             phase = .settling(since: now, ready: nil)
+            if configuration.checksFewerAtStart, target > 1 { fewerCheck = .afterFirstStep }
         }
         startingCount = target
         startingReason = reason
@@ -257,18 +266,19 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     /// Time passed: `receivedTotal` bytes have arrived so far, `active` connections are running, `receiving` of
     /// them have had their response's first byte (all of them, when not given), `rateLimit` (bytes a second)
-    /// caps the download, if anything does, and the thread that reads the connections has been idle (not running
-    /// on a CPU) `readerIdle` seconds in all (when it is measured). Returns whether `target`
-    /// changed.
+    /// caps the download, if anything does, the thread that reads the connections has been idle (not running
+    /// on a CPU) `readerIdle` seconds in all (when it is measured), and `left` bytes of the file are still to come
+    /// (when told, for `stepHorizon`). Returns whether `target` changed.
     mutating func sample(
         now: Double, receivedTotal: Int64, active: Int, receiving: Int? = nil, rateLimit: Double?,
-        readerIdle: Double? = nil
+        readerIdle: Double? = nil, left: Int64? = nil
     ) -> Bool {
-        sizePieces(now: now, receivedTotal: receivedTotal, active: active)
+        if let left { self.left = left }
+        sizer.sample(now: now, receivedTotal: receivedTotal, active: active)
         switch phase {
         case .opening:
             // The opening request has told what a request costs: its one connection settles and is measured.
-            if !recentFirstBytes.isEmpty { settle(now: now) }
+            if sizer.typicalFirstByte != nil { settle(now: now) }
             return false
         case let .settling(since, ready):
             return sampleSettling(
@@ -364,9 +374,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         return decide(rate: rate, idle: idle, now: now, rateLimit: rateLimit)
     }
 
-    /// The time to a first byte lately (the quickest of the last requests': what a request costs at least, not a
-    /// moment of load, nor the handshakes of new connections), or nil before any.
-    private var typicalFirstByte: Double? { recentFirstBytes.min() }
+    /// The time to a first byte lately (`PieceSizer.typicalFirstByte`), or nil before any.
+    private var typicalFirstByte: Double? { sizer.typicalFirstByte }
 
     /// How long a new count runs, once all its connections receive, before it is measured: the quickest first byte,
     /// at least `settle`, at most `slowestSettle` (first bytes that a stalled start made slow must not stop the
@@ -435,8 +444,7 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// A request's first byte came `seconds` after it was sent (connecting not counted).
     mutating func firstByte(after seconds: Double) {
         if firstBytes.count < 256 { firstBytes.append(seconds) }
-        recentFirstBytes.append(seconds)
-        if recentFirstBytes.count > 32 { recentFirstBytes.removeFirst() }
+        sizer.firstByte(after: seconds)
     }
 
     /// The server refused a connection while `accepted` others ran: the count drops to those, and stays at most
@@ -465,29 +473,16 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// leave connections without work.
     func pieceSize(totalLength: Int64) -> Int64? {
         if case .opening = phase { return min(configuration.openingPiece, totalLength) }
-        guard recentFirstBytes.isEmpty || perConnectionRate == nil else {
+        guard !sizer.hasMeasured else {
             return pieceBytes.map { min($0, max(1, totalLength / Int64(2 * target))) }
         }
         // A remembered count starts all its connections at once: they share the file evenly, one request each
         // where the file allows (at most `openingPiece`), as a fixed count's first requests do.
         guard case .remembered = startingReason else {
+            if configuration.checksFewerAtStart { return nil }
             return min(16 << 20, totalLength / Int64(max(1, configuration.initial)))
         }
         return max(1, min(configuration.openingPiece, totalLength / Int64(max(1, target))))
-    }
-
-    /// Grows `pieceBytes` from the recent times to first byte and what a connection receives a second, from the
-    /// first samples on: a costly server is found out within the first requests, not after a measurement.
-    private mutating func sizePieces(now: Double, receivedTotal: Int64, active: Int) {
-        defer { lastSample = (now, receivedTotal) }
-        guard let lastSample, now > lastSample.time, active > 0 else { return }
-        let rate = Double(receivedTotal - lastSample.bytes) / (now - lastSample.time) / Double(active)
-        guard rate > 0 else { return }
-        let smoothed = perConnectionRate.map { ($0 + rate) / 2 } ?? rate
-        perConnectionRate = smoothed
-        guard let firstByte = typicalFirstByte else { return }
-        let piece = smoothed * firstByte * 20
-        if piece >= Double(1 << 20), piece < 0x1p62 { pieceBytes = max(pieceBytes ?? 0, Int64(piece)) }
     }
 
     /// Decides from a window's `rate`, and the share of it the reading thread was idle (`idle`, when measured).
@@ -534,11 +529,16 @@ struct ConnectionPolicy: Equatable, Sendable {
                 slowerFirstByte
                     ? .slowerFirstByte(tried: tried) : .didNotPay(tried: tried, percent: Int((gain * 100).rounded())),
                 now: now)
-            // More connections lost throughput: they cost more than they bring, so fewer may do as well.
-            if gain < 0, target > 1 { stepDown(now: now) }
+            // More connections lost throughput: they cost more than they bring, so fewer may do as well; and a
+            // start not yet known to pay is checked with fewer as soon as more do not pay.
+            let checksFewer = fewerCheck == .afterFirstStep
+            if checksFewer { fewerCheck = nil }
+            if gain < 0 || checksFewer, target > 1 { stepDown(now: now) }
             return true
         }
         // Near-linear: the step gained at least 80 % of what the added connections would at the old rate each.
+        // The start paid to step up from: it is not to be checked with fewer.
+        if fewerCheck == .afterFirstStep { fewerCheck = nil }
         let linearGain = Double(target) / Double(best.count) - 1
         let linear = gain >= 0.8 * linearGain
         // A step to four times as many or more that gained under half of that: the count that pays lies below.
@@ -591,12 +591,18 @@ struct ConnectionPolicy: Equatable, Sendable {
     /// many, at most the ceiling and the `usable` ones (those that reach a rate limit at the measured rate each),
     /// opened in waves (`wave(after:toward:)`) and measured as one step: where each step costs a server's slow first
     /// bytes, few steps reach the count that pays, and the waves keep a server that takes no more than 8 (a common
-    /// limit) to refusing 4, as a step of its own would. Otherwise doubling up to 8, then half as many again. Returns
-    /// whether the count changed.
+    /// limit) to refusing 4, as a step of its own would. Otherwise doubling up to 8, then half as many again. None
+    /// while the work left lasts less than `stepHorizon` at the best throughput. Returns whether the count changed.
     private mutating func stepUp(gain: Double?, linear: Bool = false, usable: Int? = nil, now: Double) -> Bool {
         let ceiling = ceiling(now: now)
         guard target < ceiling else {
             hold(.ceiling, now: now)
+            return false
+        }
+        if let horizon = configuration.stepHorizon, let left, let best,
+            Double(left) < horizon * max(1, best.rate)
+        {
+            hold(.notEnoughWork, now: now)
             return false
         }
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting

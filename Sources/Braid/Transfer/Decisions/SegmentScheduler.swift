@@ -77,8 +77,36 @@ struct SegmentScheduler: Sendable {
     /// When set, a steal splits a segment only at a multiple of this (the length of a hashed piece), so that
     /// every segment is made of whole pieces.
     let pieceAlignment: Int64?
+    /// When set, no join makes a segment cross a multiple of this (a cache peer's slice): each slice is one
+    /// peer's, and one request asks one peer.
+    let sliceSize: Int64?
     /// Where in `order` the first incomplete segment is, so the prefix is found without a full scan.
     private var prefixCursor = 0
+    /// How far ahead of a reader of the file's bytes in order requests may reach (`-o -`, `--extract`); nil lets
+    /// them reach the end of the file.
+    private(set) var window: Window?
+
+    /// The bytes a streamed download may fetch ahead of what its reader has taken: no request reaches `end`, and
+    /// a waiting segment is started only once `grain` of it fits (or the rest of it), so that a reader that takes
+    /// a few bytes at a time does not cut the file into requests of a few bytes.
+    ///
+    /// Design: `docs/design/streaming.md#the-window`.
+    struct Window: Equatable, Sendable {
+        /// The window's length: `end` is the reader's position plus this.
+        var size: Int64
+        /// The smallest request the window starts.
+        var grain: Int64
+        /// Exclusive; it only moves forward.
+        var end: Int64
+
+        /// A window of `size` bytes from `position`, over `connections` connections: each request is at least an
+        /// eighth of a connection's share of it (at least 256 KiB), so that the window is spread over all of them.
+        init(size: Int64, from position: Int64, connections: Int) {
+            self.size = max(1, size)
+            grain = min(self.size, max(256 << 10, self.size / Int64(max(1, connections) * 8)))
+            end = position + self.size
+        }
+    }
 
     /// - Parameters:
     ///   - ranges: the plan, contiguous and in file order.
@@ -91,7 +119,9 @@ struct SegmentScheduler: Sendable {
         segmentLimit: Int = Manifest.maximumSegments,
         retryPolicy: RetryPolicy = RetryPolicy(),
         verified: [Int64]? = nil,
-        pieceAlignment: Int64? = nil
+        pieceAlignment: Int64? = nil,
+        sliceSize: Int64? = nil,
+        window: Window? = nil
     ) {
         precondition(progress.isEmpty || progress.count == ranges.count, "progress must match the plan")
         precondition(verified == nil || verified?.count == ranges.count, "verified marks must match the plan")
@@ -112,11 +142,13 @@ struct SegmentScheduler: Sendable {
         }
         recordsVerified = verified != nil
         self.pieceAlignment = pieceAlignment
+        self.sliceSize = sliceSize
         order = Array(segments.indices)
         self.connectionLimit = max(1, connectionLimit)
         self.minimumSteal = max(1, minimumSteal)
         self.segmentLimit = segmentLimit
         self.retryPolicy = retryPolicy
+        self.window = window
         advancePrefixCursor()
     }
 
@@ -144,6 +176,16 @@ struct SegmentScheduler: Sendable {
     var totalLength: Int64 { order.last.map { segments[$0].end } ?? 0 }
 
     var flushedBytes: Int64 { segments.reduce(0) { $0 + $1.flushed } }
+
+    /// The bytes still to come, waiting or being fetched.
+    var bytesLeft: Int64 {
+        order[prefixCursor...].reduce(Int64(0)) { sum, index in
+            switch segments[index].state {
+            case .waiting, .active: sum + max(0, segments[index].remaining)
+            case .verifying, .complete: sum
+            }
+        }
+    }
 
     /// The segments in file order as a checkpoint records them in the manifest (with their verified bytes, when
     /// digests vouch for them).
@@ -177,6 +219,13 @@ struct SegmentScheduler: Sendable {
 
     // MARK: Events
 
+    /// The reader of the file's bytes in order has taken them up to `position`: the window moves on, and segments
+    /// that now fit may start. A window never moves back.
+    mutating func moveWindow(to position: Int64) {
+        guard let current = window else { return }
+        window?.end = max(current.end, position + current.size)
+    }
+
     /// Lets `limit` connections be active from now on. Lowering it lets the connections above it finish what they
     /// fetch; they are given nothing more.
     mutating func setConnectionLimit(_ limit: Int) {
@@ -206,6 +255,7 @@ struct SegmentScheduler: Sendable {
                 let share = waiting / Int64(max(1, connectionLimit - activeCount))
                 join(followersOf: index, upTo: min(pieceBytes, max(share, segments[index].remaining)), now: now)
             }
+            cutAtWindow(index, now: now)
             activate(index, connection: connection)
             return index
         }
@@ -237,6 +287,29 @@ struct SegmentScheduler: Sendable {
         order.insert(newIndex, at: order.firstIndex(of: victim)! + 1)
         activate(newIndex, connection: connection)
         return newIndex
+    }
+
+    /// Takes back what an active segment's connection has still to fetch beyond about `keep` more bytes (the cut
+    /// aligned as a steal's): the rest becomes a waiting segment of its own, and the connection's transfer ends at the
+    /// new end. For a connection no longer wanted (the count dropped): it stops within `keep` bytes rather than
+    /// finishing its piece. Returns the new end, or nil when nothing worth a request is left to take back (or the
+    /// segment is pinned, or the plan is full).
+    mutating func takeBack(segment index: Int, keeping keep: Int64) -> Int64? {
+        guard case .active = segments[index].state, !segments[index].pinned, order.count < segmentLimit else {
+            return nil
+        }
+        let segment = segments[index]
+        let alignment: Int64 = pieceAlignment ?? 64 << 10
+        let wanted = segment.start + segment.received + max(1, keep)
+        let split = wanted / alignment * alignment + (wanted % alignment == 0 ? 0 : alignment)
+        guard split < segment.end, segment.end - split >= minimumSteal else { return nil }
+        segments[index].end = split
+        segments.append(
+            Segment(
+                start: split, end: segment.end, received: 0, flushed: 0, durable: 0, confirmed: 0,
+                state: .waiting(notBefore: 0)))
+        order.insert(segments.count - 1, at: order.firstIndex(of: index)! + 1)
+        return split
     }
 
     /// Bytes of a segment arrived from the network (they may still sit in a buffer).
@@ -450,7 +523,9 @@ struct SegmentScheduler: Sendable {
             let next = order[position + 1]
             guard case let .waiting(notBefore) = segments[next].state, notBefore <= now, segments[next].flushed == 0,
                 segments[next].start == segments[index].end,
-                segments[index].remaining + segments[next].length <= pieceBytes
+                segments[index].remaining + segments[next].length <= pieceBytes,
+                sliceSize.map({ segments[index].start / $0 == (segments[next].end - 1) / $0 }) ?? true,
+                segments[next].end <= window?.end ?? .max
             else { break }
             segments[index].end = segments[next].end
             let end = segments[next].end
@@ -470,9 +545,36 @@ struct SegmentScheduler: Sendable {
 
     private func nextWaiting(now: Double) -> Int? {
         for index in order[prefixCursor...] {
+            guard fitsWindow(index) else { return nil }
             if case let .waiting(notBefore) = segments[index].state, notBefore <= now { return index }
         }
         return nil
+    }
+
+    /// Whether the window lets segment `index` start: the rest of it fits, or at least a grain of it does. Segments
+    /// are in file order, so none after one that does not fit would fit either.
+    private func fitsWindow(_ index: Int) -> Bool {
+        guard let window else { return true }
+        let position = segments[index].start + segments[index].flushed
+        return segments[index].end <= window.end || window.end - position >= window.grain
+    }
+
+    /// Cuts a waiting segment that reaches past the window at the window's end (at a 64 KiB boundary when that
+    /// leaves a grain), the rest waiting as a segment of its own; with no room for another segment, it is left
+    /// whole, so that the download goes on, further ahead than the window.
+    private mutating func cutAtWindow(_ index: Int, now: Double) {
+        guard let window, segments[index].end > window.end, order.count < segmentLimit else { return }
+        let position = segments[index].start + segments[index].flushed
+        let alignment: Int64 = 64 << 10
+        let aligned = window.end / alignment * alignment
+        let cut = aligned - position >= window.grain ? aligned : window.end
+        guard cut > position, cut < segments[index].end else { return }
+        let rest = Segment(
+            start: cut, end: segments[index].end, received: 0, flushed: 0, durable: 0, confirmed: 0,
+            state: .waiting(notBefore: now))
+        segments[index].end = cut
+        segments.append(rest)
+        order.insert(segments.count - 1, at: order.firstIndex(of: index)! + 1)
     }
 
     /// The active segment with the most bytes still to come, if half of them is at least `minimum`.

@@ -1,5 +1,5 @@
 /// One server a transfer fetches from: the URL the user gave, or one of its mirrors, with its own validators,
-/// request headers and health.
+/// request headers and health; or a cache peer, which serves the origin's file at a URL of its own.
 struct Source: Equatable, Sendable {
     /// What the probe learnt; `resolvedURL` changes when an expired signed URL is renewed.
     private(set) var resource: RemoteResource
@@ -20,6 +20,10 @@ struct Source: Equatable, Sendable {
     var answeredSinceRenewal = true
     /// Whether its `206` responses carry a `Content-Digest`: its responses are then not cut short by steals.
     var servesContentDigests = false
+    /// For a cache peer, its index in the transfer's `CachePeerRouter`: asked only for the slices the router
+    /// gives it, at the URL the engine makes from its template and the origin's URL; nil for the origin and its
+    /// mirrors.
+    let peer: Int?
 
     /// Consecutive failures after which a source is dropped, while another is still alive.
     static let maximumFailures = 3
@@ -36,6 +40,17 @@ struct Source: Equatable, Sendable {
             headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
         }
         self.headers = headers
+        peer = nil
+    }
+
+    /// Cache peer `peer` of the router, reached at `host`, serving the origin's `resource`: its answers are held
+    /// to the origin's length and validators. It is sent no `If-Range` (a cache holding another version would
+    /// answer with the whole file) and no `Want-Content-Digest` (a digest a cache sends is only its own word).
+    init(peer: Int, host: String, serving resource: RemoteResource) {
+        self.resource = resource
+        self.host = host
+        headers = []
+        self.peer = peer
     }
 
     /// Whether a fresh probe of the URL as given found the same file: the same length and validators.

@@ -15,14 +15,20 @@ extension TransferMachine {
     ) -> [Action] {
         guard case var .busy(attempt) = slots[slot], !attempt.accepted, attempt.verdict == nil else { return [] }
         attempt.status = headers.status
-        attempt.verdict = ResponseCheck.verdict(
-            status: headers.status,
-            headers: headers,
-            request: attempt.request.range,
-            resource: sources[attempt.source].resource,
-            ranged: attempt.request.ranged,
-            wallClock: wallClock
-        )
+        if isOrigin(attempt.source) {
+            attempt.verdict = ResponseCheck.verdict(
+                status: headers.status,
+                headers: headers,
+                request: attempt.request.requested,
+                resource: sources[attempt.source].resource,
+                ranged: attempt.request.ranged,
+                wallClock: wallClock
+            )
+        } else {
+            attempt.verdict = ResponseCheck.peerVerdict(
+                status: headers.status, headers: headers, request: attempt.request.requested, origin: resource,
+                wallClock: wallClock)
+        }
         attempt.accepted = attempt.verdict == nil
         if attempt.accepted { attempt.contentDigest = contentDigest(of: attempt, headers: headers) }
         slots[slot] = .busy(attempt)
@@ -33,6 +39,7 @@ extension TransferMachine {
         }
         if firstByteAt == nil { firstByteAt = now }
         policy?.firstByte(after: max(0, now - attempt.startedAt - setupSeconds))
+        sizer?.firstByte(after: max(0, now - attempt.startedAt - setupSeconds))
         return []
     }
 
@@ -41,6 +48,7 @@ extension TransferMachine {
         guard case let .busy(attempt) = slots[slot] else { return }
         scheduler.received(segment: attempt.segment, bytes: Int64(count))
         receivedTotal += Int64(count)
+        if !isOrigin(attempt.source) { receivedFromPeers += Int64(count) }
     }
 
     /// Bytes of `slot`'s response reached the file; they are confirmed once its transfer ends.
@@ -55,7 +63,7 @@ extension TransferMachine {
     mutating func overran(slot: Int) -> [Action] {
         guard case var .busy(attempt) = slots[slot], attempt.verdict == nil else { return [] }
         let segment = scheduler.segments[attempt.segment]
-        if segment.end < attempt.request.range.upperBound || !attempt.request.ranged {
+        if segment.end < attempt.request.requested.upperBound || !attempt.request.ranged {
             attempt.verdict = .reachedEnd
         } else {
             attempt.verdict = .failure(
@@ -109,15 +117,20 @@ extension TransferMachine {
         self.now = now
         slots[slot] = .idle
         sources[attempt.source].activeConnections -= 1
-        var actions: [Action] = configuration.sharesConnections ? [.releaseConnection(source: attempt.source)] : []
+        var actions: [Action] =
+            configuration.sharesConnections ? [.releaseConnection(source: attempt.heldSource)] : []
         // Bytes a digest is to vouch for are confirmed only once checked; a response of which the digest cannot be
         // checked (it was cut short) leaves nothing behind.
         let checks = digestChecks(of: attempt, result: result)
         let confirms = configuration.pieceHashes == nil && attempt.contentDigest == nil
+        recordWritten(by: attempt)
         guard case .running = state else {
             // Ending: what the attempt wrote was accepted, so it stays; nothing is retried.
             _ = scheduler.ended(segment: attempt.segment, failure: nil, now: now, random: 0, confirms: confirms)
             return actions + confirmPrefix() + finishIfIdle()
+        }
+        if let peerEnded = peerAttemptEnded(attempt, result: result, now: now) {
+            return actions + confirmPrefix() + peerEnded + proceed()
         }
         if let renewal = renewal(after: attempt, now: now) {
             let confirmed = confirmPrefix()
@@ -229,7 +242,7 @@ extension TransferMachine {
         var fatal = false
         if case .fatal = failure { fatal = true }
         guard fatal || sources[source].failures >= Source.maximumFailures, sources[source].alive,
-            sources.indices.contains(where: { $0 != source && sources[$0].alive })
+            sources.indices.contains(where: { $0 != source && isOrigin($0) && sources[$0].alive })
         else { return failure }
         actions.append(drop(source, because: failure.message))
         return Self.elsewhere
@@ -243,7 +256,7 @@ extension TransferMachine {
         ending: inout Outcome?,
         actions: inout [Action]
     ) -> FailureKind? {
-        guard sources.indices.contains(where: { $0 != source && sources[$0].alive }) else {
+        guard sources.indices.contains(where: { $0 != source && isOrigin($0) && sources[$0].alive }) else {
             ending = outcome
             return nil
         }

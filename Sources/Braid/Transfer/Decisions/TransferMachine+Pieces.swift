@@ -13,7 +13,9 @@ extension TransferMachine {
     /// The digest a `206` response carries for its content, when the transfer checks them; from then on the
     /// source's responses are not cut short, and checkpoints record what was verified.
     mutating func contentDigest(of attempt: Attempt, headers: ResponseHeaders) -> ExpectedDigest? {
+        // A cache peer's digest is only its own word: its bytes are held to the origin's digests instead.
         guard configuration.checksContentDigests, configuration.pieceHashes == nil, attempt.request.ranged,
+            isOrigin(attempt.source),
             headers.status == 206, let value = headers["content-digest"],
             let digest = DigestHeaders.preferred(DigestHeaders.parseContentDigest(value))
         else { return nil }
@@ -46,6 +48,7 @@ extension TransferMachine {
         let source = lastSource[index]
         let (decision, refetch) = scheduler.verified(segment: index, bad: bad, now: now, random: jitter.nextUnit())
         var actions: [Action] = []
+        if !bad.isEmpty, let source { actions += peerServedBadBytes(source: source, ranges: bad) }
         switch decision {
         case .completed:
             let segment = scheduler.segments[index]
@@ -54,21 +57,16 @@ extension TransferMachine {
             for piece in refetch { avoidedSource[piece] = source }
             retries += 1
             let ranges = bad.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ", ")
-            let from = source.map { " from \(printable(source: $0))" } ?? ""
+            let from = source.map { " from \(sourceName($0))" } ?? ""
             actions.append(
                 .retry(reason: "bytes \(ranges)\(from) did not match their digest; fetching them again", delay: delay))
         case let .fail(code, message):
-            let from = source.map { " (last from \(printable(source: $0)))" } ?? ""
+            let from = source.map { " (last from \(sourceName($0)))" } ?? ""
             actions += confirmPrefix()
             return actions + end(with: .failed(BraidError(code, message + from)))
         case .verifying:
             preconditionFailure("Invalid state: a verified segment is verifying again")
         }
         return actions + confirmPrefix() + proceed()
-    }
-
-    /// A source's URL as given, fit to print: without credentials or control characters.
-    private func printable(source: Int) -> String {
-        PrintableText.sanitised(URLUserinfo.removed(from: sources[source].resource.requestedURL))
     }
 }

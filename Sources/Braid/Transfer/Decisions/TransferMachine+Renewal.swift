@@ -14,7 +14,8 @@ extension TransferMachine {
     /// (or wait for the renewal already under way) and put its segment back, without a failure counted. Nil
     /// leaves the attempt to the usual failure handling.
     mutating func renewal(after attempt: Attempt, now: Double) -> [Action]? {
-        guard configuration.renewsURLs, attempt.request.ranged, Self.expiryStatuses.contains(attempt.status),
+        guard configuration.renewsURLs, isOrigin(attempt.source), attempt.request.ranged,
+            Self.expiryStatuses.contains(attempt.status),
             case .failure(.fatal) = attempt.verdict, sources[attempt.source].alive
         else { return nil }
         let source = attempt.source
@@ -48,7 +49,7 @@ extension TransferMachine {
         self.now = now
         sources[source].refreshing = false
         guard case .running = state else { return [] }
-        let others = sources.indices.contains { $0 != source && sources[$0].alive }
+        let others = sources.indices.contains { $0 != source && isOrigin($0) && sources[$0].alive }
         switch result {
         case let .failure(error):
             // A stop asked for while following the URL ends the transfer by itself.

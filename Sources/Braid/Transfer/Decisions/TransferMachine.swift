@@ -29,6 +29,10 @@ struct TransferMachine {
         /// Chooses the number of connections while the transfer runs (`-n auto`), up to `slots`; nil keeps
         /// `slots` connections.
         var adaptiveConnections: ConnectionPolicy.Configuration?
+        /// Whether a fixed count sizes its requests from what they cost (`PieceSizer`): the plan's pieces joined where
+        /// first bytes are slow, and with one connection, the remainder in one request. Off, each request fetches
+        /// one of the plan's pieces (an adaptive count sizes them through its policy either way).
+        var sizesPieces = false
         /// Digests of the file's pieces: each segment's pieces are checked once it is written, and a bad piece is
         /// fetched again alone. Segments are then made of whole pieces.
         var pieceHashes: PieceHashes?
@@ -164,9 +168,12 @@ struct TransferMachine {
         var startedAt: Double = 0
         /// The `Content-Digest` of the response's content, which its bytes are checked against.
         var contentDigest: ExpectedDigest?
+        /// The source whose connection the shared budget granted: `source`, or the origin for a cache peer's.
+        var heldSource: Int
 
         static func == (left: Attempt, right: Attempt) -> Bool {
             left.segment == right.segment && left.source == right.source && left.request == right.request
+                && left.heldSource == right.heldSource
                 && left.generation == right.generation
                 && left.status == right.status && left.accepted == right.accepted && left.verdict == right.verdict
                 && left.writeError?.code == right.writeError?.code
@@ -182,6 +189,8 @@ struct TransferMachine {
         var timeToFirstByte: Double?
         /// The number of connections an adaptive transfer settled on; nil for a fixed count.
         var connections: Int? = nil
+        /// Of `fetchedBytes`, those cache peers sent.
+        var peerBytes: Int64 = 0
     }
 
     let configuration: Configuration
@@ -207,6 +216,15 @@ struct TransferMachine {
     var avoidedSource: [Int: Int] = [:]
     /// Chooses the connection count, when it adapts.
     var policy: ConnectionPolicy?
+    /// Which cache peer serves each slice, and how the peers behaved; nil without peers.
+    var peers: CachePeerRouter?
+    /// Bytes cache peers sent.
+    var receivedFromPeers: Int64 = 0
+    /// What this run wrote into the file and from which source, merged, in the order written: the bytes that
+    /// peers served, and those no origin vouched for, are fetched again if the whole-file digest fails.
+    var written: [WrittenSpan] = []
+    /// Sizes the requests of a fixed count, when it does (`Configuration.sizesPieces`).
+    var sizer: PieceSizer?
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -220,8 +238,16 @@ struct TransferMachine {
     /// (what replaces them was written after the sync began).
     var syncMarks: [Int64]?
 
-    init(resource: RemoteResource, sources: [Source], scheduler: SegmentScheduler, configuration: Configuration) {
-        precondition(!sources.isEmpty, "a transfer needs a source")
+    /// - Parameter peers: the cache peers, when there are some: `sources` ends with one per peer
+    ///   (`Source(peer:host:serving:)`), after the origin and its mirrors.
+    init(
+        resource: RemoteResource,
+        sources: [Source],
+        scheduler: SegmentScheduler,
+        configuration: Configuration,
+        peers: CachePeerRouter? = nil
+    ) {
+        precondition(sources.contains { $0.peer == nil }, "a transfer needs an origin")
         self.resource = resource
         self.sources = sources
         self.scheduler = scheduler
@@ -229,6 +255,7 @@ struct TransferMachine {
         slots = Array(repeating: .idle, count: max(1, configuration.slots))
         answered = Array(repeating: false, count: slots.count)
         jitter = SplitMix64(seed: configuration.randomSeed)
+        self.peers = peers
     }
 
     // MARK: Queries
@@ -238,7 +265,8 @@ struct TransferMachine {
             fetchedBytes: receivedTotal - resumedBytes,
             retries: retries,
             timeToFirstByte: firstByteAt.map { $0 - startedAt },
-            connections: policy?.settled
+            connections: policy?.settled,
+            peerBytes: receivedFromPeers
         )
     }
 
@@ -274,6 +302,8 @@ struct TransferMachine {
             targetConnections: policy?.target,
             connectionsReason: policy.map { "\($0.reason)" },
             retries: retries,
+            peerBytes: peers == nil ? nil : receivedFromPeers,
+            originBytes: peers == nil ? nil : receivedTotal - resumedBytes - receivedFromPeers,
             segments: scheduler.order.map { index in
                 let segment = scheduler.segments[index]
                 var active = false
@@ -307,6 +337,8 @@ struct TransferMachine {
             let policy = ConnectionPolicy(configuration: adaptive, now: now)
             scheduler.setConnectionLimit(policy.target)
             self.policy = policy
+        } else if configuration.sizesPieces {
+            sizer = PieceSizer()
         }
         var actions = confirmPrefix()
         for index in scheduler.segmentsToVerify {
@@ -352,12 +384,15 @@ struct TransferMachine {
             actions.append(.progress(progress(now: now)))
         }
         state = .running(running)
+        sizer?.sample(now: now, receivedTotal: receivedTotal, active: scheduler.activeCount)
         let receiving = policy == nil ? 0 : receivingCount
         if policy?.sample(
             now: now, receivedTotal: receivedTotal, active: scheduler.activeCount, receiving: receiving,
-            rateLimit: rateLimit, readerIdle: readerIdle) == true, let target = policy?.target
+            rateLimit: rateLimit, readerIdle: readerIdle, left: scheduler.bytesLeft) == true,
+            let target = policy?.target
         {
             scheduler.setConnectionLimit(target)
+            actions += endSurplus(above: target)
         }
         return actions + hashAhead() + proceed()
     }
@@ -464,10 +499,28 @@ struct TransferMachine {
         return actions
     }
 
+    /// The count dropped to `target`: the connections beyond it, those with the most left to fetch, stop within
+    /// 64 KiB (`SegmentScheduler.takeBack`) and their rest waits for the others, so that a server is not kept busy
+    /// with connections the count no longer wants while each finishes its piece.
+    private mutating func endSurplus(above target: Int) -> [Action] {
+        let active = scheduler.order.compactMap { index -> (slot: Int, segment: Int)? in
+            guard case let .active(slot) = scheduler.segments[index].state else { return nil }
+            return (slot, index)
+        }
+        guard active.count > target else { return [] }
+        let surplus = active.sorted {
+            scheduler.segments[$0.segment].remaining > scheduler.segments[$1.segment].remaining
+        }
+        .prefix(active.count - target)
+        return surplus.compactMap { slot, segment in
+            scheduler.takeBack(segment: segment, keeping: 64 << 10).map { .shrink(slot: slot, end: $0) }
+        }
+    }
+
     /// The live source with the fewest connections, among those not being renewed: segments spread evenly over the
-    /// URL and its mirrors.
+    /// URL and its mirrors. A cache peer is never chosen here: its slices are its own (`cachePeerSource(for:)`).
     private func chooseSource() -> Int? {
-        sources.indices.filter { sources[$0].alive && !sources[$0].refreshing }.min {
+        sources.indices.filter { isOrigin($0) && sources[$0].alive && !sources[$0].refreshing }.min {
             sources[$0].activeConnections < sources[$1].activeConnections
         }
     }
@@ -476,7 +529,9 @@ struct TransferMachine {
     private mutating func begin(slot: Int, source chosen: Int) -> [Action]? {
         var source = chosen
         let segmentCount = scheduler.segments.count
-        let pieceBytes = policy?.pieceSize(totalLength: scheduler.totalLength)
+        let pieceBytes =
+            policy?.pieceSize(totalLength: scheduler.totalLength)
+            ?? sizer?.pieceSize(connections: scheduler.connectionLimit, left: scheduler.bytesLeft)
         guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: pieceBytes) else {
             return nil
         }
@@ -487,9 +542,12 @@ struct TransferMachine {
             // A steal: the segment before the new one in file order was cut short.
             actions.append(.shrink(slot: victimSlot, end: scheduler.segments[index].start))
         }
-        if avoidedSource[index] == source, !configuration.sharesConnections,
+        if let peer = cachePeerSource(for: index) {
+            // A slice of the file: the peer rendezvous hashing picks for it serves it, whatever was chosen.
+            source = peer
+        } else if avoidedSource[index] == source, !configuration.sharesConnections,
             let other = sources.indices.filter({
-                $0 != source && sources[$0].alive && !sources[$0].refreshing
+                $0 != source && isOrigin($0) && sources[$0].alive && !sources[$0].refreshing
             }).min(by: { sources[$0].activeConnections < sources[$1].activeConnections })
         {
             // Its bytes from this source failed their digest: another mirror serves it.
@@ -498,16 +556,22 @@ struct TransferMachine {
         lastSource[index] = source
         if sources[source].servesContentDigests { scheduler.pin(segment: index) }
         let segment = scheduler.segments[index]
-        let request =
-            configuration.usesRanges
-            ? TransferRequest(range: (segment.start + segment.flushed)..<segment.end, skip: 0, ranged: true)
+        let request: TransferRequest
+        if sources[source].peer != nil {
+            request = peerRequest(forSegment: index)
+            // Not cut short by a steal: a thief would ask the peer for the whole slice again.
+            scheduler.pin(segment: index)
+        } else if configuration.usesRanges {
+            request = TransferRequest(range: (segment.start + segment.flushed)..<segment.end, skip: 0, ranged: true)
+        } else {
             // Without ranges the body always starts at byte 0: skip what is already on disk.
-            : TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
+            request = TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
+        }
         sources[source].activeConnections += 1
         slots[slot] = .busy(
             Attempt(
                 segment: index, source: source, request: request, generation: sources[source].generation,
-                startedAt: now))
+                startedAt: now, heldSource: chosen))
         actions.append(.start(slot: slot, source: source, request: request))
         return actions
     }
@@ -567,13 +631,20 @@ struct TransferMachine {
 /// The range a request fills and how its body maps onto the file.
 struct TransferRequest: Equatable, Sendable {
     /// The file bytes the response fills, in order, from `range.lowerBound`; for a ranged request, exactly the
-    /// bytes asked for.
+    /// bytes asked for unless `asked` says otherwise.
     var range: Range<Int64>
-    /// Body bytes to drop before `range.lowerBound` (a single stream restarted from byte 0 skips what is on disk).
+    /// Body bytes to drop before `range.lowerBound` (a single stream restarted from byte 0 skips what is on disk,
+    /// a cache peer's whole slice what is before the segment).
     var skip: Int64
     /// Whether the request asks for `range` with a `Range` header (else it asks for the whole body).
     var ranged: Bool
+    /// The bytes a ranged request asks for when they are more than `range`: a cache peer is asked for its whole
+    /// slice, the one request its cache stores, and the bytes outside `range` are dropped.
+    var asked: Range<Int64>? = nil
+
+    /// The bytes the `Range` header asks for, which a `206` must answer exactly.
+    var requested: Range<Int64> { asked ?? range }
 
     /// The `Range` header's value without `bytes=`, or nil for the whole body.
-    var rangeHeader: String? { ranged ? "\(range.lowerBound)-\(range.upperBound - 1)" : nil }
+    var rangeHeader: String? { ranged ? "\(requested.lowerBound)-\(requested.upperBound - 1)" : nil }
 }

@@ -48,6 +48,16 @@ final class Interrupter: Sendable {
         changed.withLock { changed.broadcast() }
     }
 
+    /// Wakes the poll of the transfer under way, if one is, so that it looks at once at what changed: a stream's
+    /// reader that moved on or failed.
+    func wake() {
+        state.withLock { state in
+            if let address = state.multi, let multi = UnsafeMutableRawPointer(bitPattern: address) {
+                _ = curl_multi_wakeup(multi)
+            }
+        }
+    }
+
     /// Lifts a pause.
     func resume() {
         state.withLock { state in

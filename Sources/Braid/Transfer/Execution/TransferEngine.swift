@@ -29,6 +29,11 @@ final class TransferEngine {
         var refresher: (Source, @escaping @Sendable () -> Bool) -> Result<Source, BraidError> = { _, _ in
             .failure(BraidError(.protocolViolation, "the URL cannot be followed again"))
         }
+        /// The cache peers the machine's peer sources stand for, and how requests to them are made.
+        var cachePeers = CachePeerRequests()
+        /// The reader of a streamed download: it follows the confirmed prefix as the digest does, and its
+        /// progress moves the window (see `StreamFeed`).
+        var stream: StreamFeed?
     }
 
     /// Where checkpoints go: the store, and the manifest they fill in with the machine's segments.
@@ -37,6 +42,8 @@ final class TransferEngine {
         var template: Manifest
         /// Fills in what else changes between checkpoints, such as the ranges a repair pass has rewritten.
         var annotate: (@Sendable (inout Manifest) -> Void)? = nil
+        /// Called once a checkpoint is saved: what it records may now be acted on (a stream frees released bytes).
+        var saved: (@Sendable () -> Void)? = nil
     }
 
     /// What the engine reports as it goes.
@@ -284,10 +291,13 @@ final class TransferEngine {
             syncer?.startWriteBack(range)
         case let .confirm(upTo):
             hasher?.advance(to: upTo)
+            configuration.stream?.advance(to: upTo)
         case let .hashAhead(upTo):
             hasher?.hashAhead(to: upTo)
+            configuration.stream?.readAhead(to: upTo)
         case let .rewind(position):
             hasher?.rewind(to: position)
+            configuration.stream?.rewind(to: position)
         case let .verify(segment, checks):
             // The machine checks pieces only of bytes written to a file, and its reader comes with them: unread
             // bytes never pass a check.
@@ -315,16 +325,16 @@ final class TransferEngine {
             // The transfer does not begin with the probe's first piece: its response is given up.
             adoption.cancel()
         }
-        if connection.source != source || configuredURLs[connection.slot] != target.resource.resolvedURL {
+        let (url, options) = configuration.cachePeers.target(
+            of: target, origin: machine.sources[0], options: configuration.requestOptions)
+        if connection.source != source || configuredURLs[connection.slot] != url {
             // A different server, or a renewed URL: point the handle there (its keep-alive connection to the old
             // one is pooled).
-            connection.easy.configure(
-                url: target.resource.resolvedURL, options: configuration.requestOptions, headers: target.headers)
-            configuredURLs[connection.slot] = target.resource.resolvedURL
+            connection.easy.configure(url: url, options: options, headers: target.headers)
+            configuredURLs[connection.slot] = url
         }
         connection.easy.setHTTPVersion(
-            for: target.resource.resolvedURL, options: configuration.requestOptions, multiplexes: multiplexes,
-            http2Failed: pool.http2Failed(target.resource.resolvedURL))
+            for: url, options: options, multiplexes: multiplexes, http2Failed: pool.http2Failed(url))
         connection.begin(request, source: source)
         connection.easy.set(CURLOPT_RANGE, request.rangeHeader)
         connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
@@ -332,7 +342,7 @@ final class TransferEngine {
         configuration.logger.trace(
             "request",
             metadata: [
-                "braid.source": "\(PrintableText.sanitised(target.resource.resolvedURL))",
+                "braid.source": "\(PrintableText.sanitised(url))",
                 "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
                 "braid.connection": "\(connection.slot)",
             ]
@@ -432,6 +442,16 @@ final class TransferEngine {
         takeAborts()
     }
 
+    /// Hands the machine what a stream's reader did since the last look: how far it and the digest have gone (the
+    /// window moves), or why it cannot go on.
+    private func takeStreamProgress() {
+        switch configuration.stream?.take() {
+        case let .moved(position)?: perform(machine.readerMoved(to: position))
+        case let .failed(error)?: perform(machine.readerFailed(error))
+        case nil: break
+        }
+    }
+
     /// Hands the machine the result of the last sync, once it is done.
     private func takeSync() {
         do {
@@ -473,6 +493,7 @@ final class TransferEngine {
         } catch {
             return perform(machine.checkpointFailed(error))
         }
+        checkpoints.saved?()
         perform(machine.checkpointSaved())
     }
 
@@ -525,6 +546,8 @@ extension TransferEngine: PoolClient {
                 rateLimit: adapts ? limiter?.effectiveRate.map(Double.init) : nil,
                 readerIdle: adapts ? readerIdle(now: now) : nil
             ))
+        guard outcome == nil else { return 0 }
+        takeStreamProgress()
         guard outcome == nil else { return 0 }
         return pollTimeout()
     }
