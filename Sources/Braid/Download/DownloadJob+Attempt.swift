@@ -98,7 +98,8 @@ extension DownloadJob {
         var repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
         // A file fetched in one request keeps no manifest while it comes (a rerun fetches it again); only a digest
         // mismatch records it, to keep the data for a repair. A stream keeps one: its window's state is in it.
-        let oneRequest = adopted != nil && plan.ranges.count == 1 && stream == nil
+        let oneRequest =
+            adopted != nil && plan.ranges.count == 1 && (resource.length ?? .max) <= Self.firstPiece && stream == nil
         var record =
             plan.segmented ? self.checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
         if let stream {
@@ -299,8 +300,14 @@ extension DownloadJob {
     }
 
     /// `ranges` with the first cut at `piece` when it is longer (and the plan has room for one more), so that the
-    /// plan begins with the probe's first piece.
+    /// plan begins with the probe's first piece; one range when that piece is the whole file.
     static func cut(_ ranges: [Range<Int64>], at piece: Int64?) -> [Range<Int64>] {
+        if let piece, let first = ranges.first, let last = ranges.last, first.lowerBound == 0,
+            piece >= last.upperBound
+        {
+            // The first request asked for the whole file: the plan is that one range.
+            return [0..<last.upperBound]
+        }
         guard let piece, let first = ranges.first, first.lowerBound < piece, piece < first.upperBound,
             ranges.count < SegmentPlanner.maximumSegments
         else { return ranges }

@@ -129,7 +129,7 @@ struct DownloadJob: Sendable {
         prober.isFirstContact = firstContact
         prober.multiplexes = probeMultiplexes
         if firstContact && local == nil && startsAfresh {
-            let (resource, first) = try prober.probeFirstPiece(url, piece: Self.firstPiece)
+            let (resource, first) = try prober.probeFirstPiece(url, piece: firstPiece)
             return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first)
         }
         switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
@@ -147,14 +147,21 @@ struct DownloadJob: Sendable {
     /// plan's first piece is exactly this (`SegmentPlanner`), and a smaller file is one request.
     static let firstPiece = SegmentPlanner.minimumSegment
 
+    /// What this download's first request asks for: one connection fetches the whole file in it (`bytes=0-`),
+    /// the rest the first piece.
+    var firstPiece: Int64 {
+        options.connections == 1 && !options.automaticConnections ? Prober.wholeFile : Self.firstPiece
+    }
+
     /// Whether the download starts afresh, so that its first request can be a GET of the first piece rather than a
     /// HEAD: nothing at the destination the URL names (a manifest to resume, a file to check or keep), no
     /// conditional request (`-N`), no measurement, no piece hashes (whose requests ask for digests the probe
-    /// would not), no repair, no S3 checksums (which S3 sends only with `HEAD`). A name the server then gives may
+    /// would not), no repair, no cache peers (whose slices the origin must not send: it gets a `HEAD`), no S3
+    /// checksums (which S3 sends only with `HEAD`). A name the server then gives may
     /// still hold a manifest: the first piece is then given up, and the download resumes as usual.
     var startsAfresh: Bool {
         guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair,
-            !Prober.asksS3ForChecksums(options.headers)
+            options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers)
         else {
             return false
         }

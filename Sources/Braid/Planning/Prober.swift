@@ -71,6 +71,9 @@ struct Prober {
     /// for another: with every connection to a host so held, none would be left for the `HEAD`s. A download that
     /// asks S3 for its checksums (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and whole objects,
     /// is probed with `HEAD` instead (`DownloadJob.startsAfresh`).
+    /// The first piece that is the whole file, however long: asked for as `bytes=0-`.
+    static let wholeFile = Int64.max
+
     func probeFirstPiece(_ url: String, piece: Int64) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
         precondition(piece > 0, "a first piece has bytes")
         let mismatch = { (headers: ResponseHeaders) in
@@ -275,7 +278,7 @@ struct Prober {
             switch method {
             case .head: handle.set(CURLOPT_NOBODY, true)
             case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
-            case let .firstPiece(bytes): handle.set(CURLOPT_RANGE, "0-\(bytes - 1)")
+            case let .firstPiece(bytes): handle.set(CURLOPT_RANGE, bytes == Self.wholeFile ? "0-" : "0-\(bytes - 1)")
             }
             let request = PoolRequest(handle, context: collector, isCancelled: isCancelled) { collector.parked }
             let code: CURLcode
