@@ -142,7 +142,8 @@ extension ResponsePlan {
             let total = Self.claimedLength(of: content, faults: faults)
             add("Content-Range", "bytes \(selected.lowerBound)-\(selected.upperBound - 1)/\(total)")
         }
-        addMetadata(of: content, faults: faults, partial: partial, context: context)
+        // A 206 whose body is the whole content is the whole representation: Content-MD5 describes it too.
+        addMetadata(of: content, faults: faults, partial: partial && selected != 0..<content.size, context: context)
         for case .contentDigest(let algorithms) in faults where !isHead {
             let values = algorithms.map { algorithm in
                 let digest = context.rangeDigest(content, selected, algorithm)

@@ -102,8 +102,8 @@ extension TestServer {
         case ignoreConditionals
         /// Sends a header with raw bytes for its value, for filenames that are not valid UTF-8.
         case rawHeader(name: String, value: [UInt8])
-        /// Sends `Content-MD5` (base64 of the MD5 of the whole representation) on `200` and `HEAD`; a wrong
-        /// one is the MD5 of another content.
+        /// Sends `Content-MD5` (base64 of the MD5 of the whole representation) on `200`, `HEAD` and a `206` whose
+        /// body is the whole representation, never on one of a part; a wrong one is the MD5 of another content.
         case contentMD5(correct: Bool)
         /// Sends an RFC 3230 `Digest` header (`MD5=<b64>,SHA-256=<b64>`) of the whole representation.
         case digest([TestContent.DigestAlgorithm], correct: Bool)

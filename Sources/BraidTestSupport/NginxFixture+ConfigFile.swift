@@ -8,7 +8,7 @@ extension NginxFixture {
     struct ConfigFile {
         /// The access log line format; `AccessLogEntry` parses exactly this.
         static let logFormat =
-            #"$status $bytes_sent $body_bytes_sent $connection $scheme "$request_completion" "$http_range" "$request""#
+            #"$status $bytes_sent $body_bytes_sent $connection $scheme $ssl_session_reused "$request_completion" "$http_range" "$request""#
         /// The URI the readiness probe asks for; it answers 204 without writing to the access log.
         static let readinessPath = "/.braid-fixture-ready"
         /// The response header carrying `readinessToken`, proving the answer came from this fixture's nginx.
@@ -19,6 +19,8 @@ extension NginxFixture {
         let documentRoot: String
         let port: Int
         let tls: (port: Int, certificate: String, key: String)?
+        /// The port for HTTP/2 in clear text with prior knowledge, when the configuration offers HTTP/2.
+        let h2cPort: Int?
         let readinessToken: String
         /// Whether to keep workers running as root: the default `nobody` cannot read a test's 0700 temp dirs.
         let runsWorkersAsRoot: Bool
@@ -57,12 +59,13 @@ extension NginxFixture {
             ]
             if let tls {
                 lines += [
-                    "        listen 127.0.0.1:\(tls.port) ssl;",
+                    "        listen 127.0.0.1:\(tls.port) ssl\(configuration.offersHTTP2 ? " http2" : "");",
                     "        ssl_certificate \(quoted(tls.certificate));",
                     "        ssl_certificate_key \(quoted(tls.key));",
                     "        ssl_protocols TLSv1.2 TLSv1.3;",
                 ]
             }
+            if let h2cPort { lines.append("        listen 127.0.0.1:\(h2cPort) http2;") }
             lines += [
                 "        server_name localhost;",
                 "        root \(quoted(documentRoot));",
@@ -112,6 +115,9 @@ extension NginxFixture {
                 ]
             }
             lines.append("    alias \(quoted(documentRoot + location.target));")
+            if location.resetsHTTP2Streams {
+                lines.append(#"    if ($server_protocol = "HTTP/2.0") { return 444; }"#)
+            }
             if let bytesPerSecond = location.bytesPerSecond {
                 // Strict pacing: without a cap on each sendfile chunk, every request sends its first ~2 MiB at once,
                 // and a response cut short by a steal has sent that much past where it was needed.

@@ -13,6 +13,9 @@ extension NginxFixture {
         public var locations: [Location]
         /// Whether to listen for HTTPS too, with a self-signed certificate for 127.0.0.1 and localhost.
         public var enablesTLS: Bool
+        /// Whether to offer HTTP/2: by ALPN on the HTTPS port (with `enablesTLS`), and in clear text with prior
+        /// knowledge (h2c) on a port of its own (`NginxFixture.url(_:h2c:)`); the plain port stays HTTP/1.1.
+        public var offersHTTP2: Bool
         /// How many worker processes nginx runs; one is plenty for tests, benchmarks may want more.
         public var workerProcesses: Int
         /// The nginx binary to run.
@@ -23,12 +26,14 @@ extension NginxFixture {
             documentRoot: URL? = nil,
             locations: [Location] = [],
             enablesTLS: Bool = false,
+            offersHTTP2: Bool = false,
             workerProcesses: Int = 1,
             executablePath: String = "/usr/sbin/nginx"
         ) {
             self.documentRoot = documentRoot
             self.locations = locations
             self.enablesTLS = enablesTLS
+            self.offersHTTP2 = offersHTTP2
             self.workerProcesses = workerProcesses
             self.executablePath = executablePath
         }

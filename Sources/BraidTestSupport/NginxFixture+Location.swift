@@ -22,6 +22,9 @@ extension NginxFixture {
         public let headers: [(name: String, value: String)]
         /// Answers every request with this redirect (`return STATUS URL`) instead of serving a file.
         public var redirect: (status: Int, location: String)?
+        /// Resets every request made over HTTP/2 (`RST_STREAM` with `INTERNAL_ERROR`, nginx's answer to
+        /// `return 444` on a stream) and serves HTTP/1.1 as usual: a server that offers HTTP/2 and fails it.
+        public var resetsHTTP2Streams = false
         /// Serves the URIs as a caching proxy of another server instead of from the document root.
         public var cache: Cache?
 

@@ -22,6 +22,8 @@ public final class NginxFixture: @unchecked Sendable {
     public let port: Int
     /// The HTTPS port on 127.0.0.1, when the configuration enables TLS.
     public let tlsPort: Int?
+    /// The port for HTTP/2 in clear text with prior knowledge (h2c), when the configuration offers HTTP/2.
+    public let h2cPort: Int?
     /// The directory nginx serves at `/`; tests put their files here.
     public let documentRoot: URL
     /// The self-signed certificate's PEM file, when TLS is enabled: pass it to clients as their CA file.
@@ -34,6 +36,7 @@ public final class NginxFixture: @unchecked Sendable {
     private init(
         port: Int,
         tlsPort: Int?,
+        h2cPort: Int?,
         documentRoot: URL,
         certificatePath: String?,
         directory: TemporaryDirectory,
@@ -41,6 +44,7 @@ public final class NginxFixture: @unchecked Sendable {
     ) {
         self.port = port
         self.tlsPort = tlsPort
+        self.h2cPort = h2cPort
         self.documentRoot = documentRoot
         self.certificatePath = certificatePath
         self.directory = directory
@@ -87,12 +91,14 @@ public final class NginxFixture: @unchecked Sendable {
         for attempt in 1...attempts {
             let port = try FreePort.pick()
             let tlsPort = certificate == nil ? nil : try FreePort.pick()
+            let h2cPort = configuration.offersHTTP2 ? try FreePort.pick() : nil
             let configFile = ConfigFile(
                 configuration: configuration,
                 prefix: directory.url.path,
                 documentRoot: documentRoot.path,
                 port: port,
                 tls: certificate.map { (tlsPort!, $0.certificatePath, $0.keyPath) },
+                h2cPort: h2cPort,
                 readinessToken: token,
                 runsWorkersAsRoot: geteuid() == 0
             )
@@ -118,6 +124,7 @@ public final class NginxFixture: @unchecked Sendable {
                 return NginxFixture(
                     port: port,
                     tlsPort: tlsPort,
+                    h2cPort: h2cPort,
                     documentRoot: documentRoot,
                     certificatePath: certificate?.certificatePath,
                     directory: directory,
@@ -132,9 +139,14 @@ public final class NginxFixture: @unchecked Sendable {
         preconditionFailure("Invalid state: the last start attempt either returns or throws")
     }
 
-    /// The URL of `path` on this server, e.g. `url("/file.bin")` or `url("/file.bin", tls: true)`.
-    public func url(_ path: String, tls: Bool = false) -> String {
+    /// The URL of `path` on this server, e.g. `url("/file.bin")` or `url("/file.bin", tls: true)`; with `h2c`, on
+    /// the port that speaks HTTP/2 in clear text only (prior knowledge).
+    public func url(_ path: String, tls: Bool = false, h2c: Bool = false) -> String {
         precondition(path.hasPrefix("/"), "a URL path starts with '/'")
+        if h2c {
+            guard let h2cPort else { preconditionFailure("HTTP/2 is not offered on this NginxFixture") }
+            return "http://127.0.0.1:\(h2cPort)\(path)"
+        }
         guard tls else { return "http://127.0.0.1:\(port)\(path)" }
         guard let tlsPort else { preconditionFailure("TLS is not enabled on this NginxFixture") }
         return "https://127.0.0.1:\(tlsPort)\(path)"

@@ -78,6 +78,16 @@ struct RequestArguments: ParsableArguments {
     )
     var userAgent: String?
 
+    @Flag(
+        name: .customLong("http1.1"),
+        help: "Use HTTP/1.1 for every request (by default HTTP/2 where the server offers it, but for segments).")
+    var http1 = false
+
+    @Flag(
+        name: .customLong("http2"),
+        help: "Use HTTP/2 for every request, segments too; for http:// URLs with prior knowledge (h2c).")
+    var http2 = false
+
     @Option(help: ArgumentHelp("Attempts per segment without progress before giving up.", valueName: "N"))
     var maxTries = 6
 
@@ -110,6 +120,10 @@ struct RequestArguments: ParsableArguments {
         return allowed
     }
 
+    func validate() throws {
+        if http1 && http2 { throw ValidationError("--http1.1 and --http2 cannot be used together") }
+    }
+
     func apply(to options: inout DownloadOptions) {
         options.headers = headers
         if let protoRedir { options.redirectSchemes = Self.redirectSchemes(protoRedir) }
@@ -123,6 +137,7 @@ struct RequestArguments: ParsableArguments {
         options.maximumAttempts = maxTries
         options.stallTimeoutSeconds = stallTimeout
         options.connectTimeoutSeconds = connectTimeout
+        options.httpVersion = http1 ? .http1 : http2 ? .http2 : .automatic
     }
 
     /// `~/.netrc`, where curl looks with `--netrc`.

@@ -12,11 +12,16 @@ import Testing
 @Suite("download manager events", .serialized)
 struct DownloadManagerEventsTests {
     static let content = TestContent(seed: 43, size: 1 << 20)
+    /// Larger than a first piece, so that a download keeps a manifest while it runs (one that fits is one request,
+    /// with none).
+    static let largerContent = TestContent(seed: 43, size: 2 << 20)
     static let patience = Duration.seconds(90)
 
-    /// Serves `/f` (1 MiB). With `stalling`, every body stops after 64 KiB and holds until the client lets go; with
+    /// Serves `/f` (`content`, 1 MiB unless given). With `stalling`, every body stops after 64 KiB and holds until the client lets go; with
     /// `firstRequests`, only the route's first that many requests do, and later ones are served in full.
-    static func server(stalling: Bool = false, firstRequests: Int? = nil) throws -> TestServer {
+    static func server(
+        stalling: Bool = false, firstRequests: Int? = nil, content: TestContent = content
+    ) throws -> TestServer {
         var faults: [TestServer.Fault] = []
         if stalling {
             let stall = TestServer.Fault.stall(afterBytes: 64 << 10)
@@ -177,7 +182,7 @@ struct DownloadManagerEventsTests {
         "cancel ends a waiting download at once, untouched; interruptAll interrupts the running one and ends the rest"
     )
     func cancelAndInterrupt() async throws {
-        let server = try Self.server(stalling: true)
+        let server = try Self.server(stalling: true, content: Self.largerContent)
         let directory = try TemporaryDirectory(prefix: "braid-manager")
         defer {
             server.shutdown()

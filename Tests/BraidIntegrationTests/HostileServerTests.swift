@@ -8,17 +8,16 @@ import Testing
 /// delivers the server's real file or refuses, and never hands a secret to an origin the user did not name.
 @Suite("hostile servers")
 struct HostileServerTests {
-    /// One piece, one connection: request 1 is the probe, request 2 the first range, request 3 its retry.
+    /// One piece, one connection: request 1 is the probe's GET of the first piece, which is the whole file, and
+    /// request 2 its retry.
     static let content = TestContent(seed: 91, size: 1 << 20)
 
     /// The first range delivers the right bytes and then runs past its end (no `Content-Length`, so only the
     /// closed connection ends it); Braid throws that response away. The retry sends `retry` bytes.
     static func overrunThen(wrongRetry: Bool) -> [TestServer.Fault] {
-        let firstRange: (TestServer.Fault) -> TestServer.Fault = {
-            .afterFirst(requests: 1, .onlyFirst(requests: 2, $0))
-        }
+        let firstRange: (TestServer.Fault) -> TestServer.Fault = { .onlyFirst(requests: 1, $0) }
         var faults = [firstRange(.closeDelimited), firstRange(.extraBytes(count: 64 << 10))]
-        if wrongRetry { faults.append(.afterFirst(requests: 2, .wrongBytes)) }
+        if wrongRetry { faults.append(.afterFirst(requests: 1, .wrongBytes)) }
         return faults
     }
 
@@ -195,7 +194,8 @@ struct HostileServerTests {
             }
         }
         #expect(downgrade.target.waitUntilIdle())
-        #expect(downgrade.target.requestLog.count >= 4)
+        // Each run's one request there: the file fits in its first piece.
+        #expect(downgrade.target.requestLog.count >= 2)
         #expect(downgrade.target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
     }
 

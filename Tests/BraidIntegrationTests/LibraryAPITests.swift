@@ -14,14 +14,14 @@ struct LibraryAPITests {
     /// at once on this 2-core machine, and a test's task may not run again for tens of seconds.
     static let patience = Duration.seconds(90)
 
-    /// 512 KiB/s per connection. With `holding`, the first run cannot finish on its own, however late the test
-    /// gets to act: the responses to its first requests (the probe and one GET per connection) send 256 KiB each
-    /// and then hold, until the client pauses or cancels; requests after those are served in full. On a loaded
-    /// machine the first tens of seconds of a full run can pass before a test's task runs again, long enough for
-    /// a throttled download to complete before it could be paused.
+    /// 512 KiB/s per connection. With `holding`, the first run cannot finish on its own, however late the test gets to
+    /// act: the responses to its first requests (one GET per connection, the first of them the probe) send 256 KiB each
+    /// and then hold, until the client pauses or cancels; requests after those are served in full. On a loaded machine
+    /// the first tens of seconds of a full run can pass before a test's task runs again, long enough for a throttled
+    /// download to complete before it could be paused.
     static func server(rate: Int = 512 << 10, holding: Bool = false) throws -> TestServer {
         var faults: [TestServer.Fault] = [.throttle(bytesPerSecond: rate)]
-        if holding { faults.append(.onlyFirst(requests: 5, .stall(afterBytes: 256 << 10))) }
+        if holding { faults.append(.onlyFirst(requests: 4, .stall(afterBytes: 256 << 10))) }
         let server = TestServer(routes: ["/f": .init(content: content, faults: faults)])
         try server.start()
         return server

@@ -121,7 +121,7 @@ struct ListDownloadTests {
         #expect(try Self.checked.firstDifference(fromFileAt: fixture.output("checked-renamed.bin").path) == nil)
     }
 
-    @Test("with -j 1 the second download opens no connection before the first has finished")
+    @Test("with -j 1 the second download opens no connection before the first has finished (it may reuse one)")
     func oneAtATime() async throws {
         let content = TestContent(seed: 5, size: 1 << 20)
         let throttle: [TestServer.Fault] = [.throttle(bytesPerSecond: 2 << 20)]
@@ -137,7 +137,8 @@ struct ListDownloadTests {
         let first = Set(fixture.requests(to: "/a.bin").map(\.connection))
         let second = Set(fixture.requests(to: "/b.bin").map(\.connection))
         #expect(!first.isEmpty && !second.isEmpty)
-        #expect(first.max()! < second.min()!, "connections \(first) then \(second)")
+        // The pool keeps the first download's connections alive: the second reuses them, or opens later ones.
+        #expect(second.subtracting(first).allSatisfy { $0 > first.max()! }, "connections \(first) then \(second)")
         #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
     }
 
@@ -167,7 +168,9 @@ struct ListDownloadTests {
         for path in ["/a.bin", "/b.bin"] {
             let connections = Set(fixture.requests(to: path, method: "GET").map(\.connection))
             #expect(connections.count <= min(cap, 4), "\(path) used \(connections.count) connections, cap \(cap)")
-            if cap >= 4 { #expect(connections.count == 4, "uncapped, each download uses its 4 connections") }
+            // Uncapped, its segments ran side by side; how many connections they took depends on whether one
+            // found another's idle in the pool when it started.
+            if cap >= 4 { #expect(connections.count >= 2, "uncapped, \(path) came over one connection") }
         }
         #expect(try content.firstDifference(fromFileAt: fixture.output("a.bin").path) == nil)
         #expect(try content.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)

@@ -49,10 +49,13 @@ public final class Download: Sendable {
     /// The final paths claimed by the downloads of the same `DownloadManager`, and how this one is named there.
     let claims: DestinationClaims?
     let label: String?
+    /// The manager's pool, shared with its other downloads; nil for a download made on its own, which runs on a
+    /// pool of its own (see `run()`).
+    let pool: TransferPool?
 
     /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
     public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
-        self.init(url: url, options: options, budget: nil, overallLimiter: nil, claims: nil, label: nil)
+        self.init(url: url, options: options, budget: nil, overallLimiter: nil, claims: nil, label: nil, pool: nil)
     }
 
     init(
@@ -61,9 +64,11 @@ public final class Download: Sendable {
         budget: ConnectionBudget?,
         overallLimiter: RateLimiter?,
         claims: DestinationClaims?,
-        label: String?
+        label: String?,
+        pool: TransferPool?
     ) {
         self.url = url
+        self.pool = pool
         self.options = options
         self.budget = budget
         limiter = RateLimiter(rate: options.rateLimit, parent: overallLimiter)
@@ -124,6 +129,10 @@ public final class Download: Sendable {
             ProcessInfo.processInfo.environment[$0]
         }
         logger.debug("\(route)")
+        // A download on its own gets a pool of its own rather than a process-wide one: nothing it does (its TLS
+        // settings, its idle connections, a stall) reaches another download the program runs.
+        let pool = self.pool ?? TransferPool()
+        defer { if self.pool == nil { pool.shutdown() } }
         let job = DownloadJob(
             url: url,
             options: options,
@@ -131,6 +140,7 @@ public final class Download: Sendable {
             budget: budget,
             limiter: limiter,
             claims: claims,
+            pool: pool,
             label: label ?? URLUserinfo.removed(from: url),
             logger: logger,
             chunks: chunkChannel

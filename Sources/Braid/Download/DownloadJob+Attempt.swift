@@ -30,14 +30,25 @@ extension DownloadJob {
         var failedDigest: Manifest.FailedDigest? = nil
         /// For a repair pass, the ranges rewritten so far (by the pass being continued); nil for a download.
         var repairing: [Range<Int64>]? = nil
+
+        /// Whether `first`, the probe's response to the first piece, is this plan's first request: a fresh plan
+        /// that starts with exactly its bytes (or, without ranges, the whole file from its start).
+        func begins(with first: ParkedResponse) -> Bool {
+            guard progress.isEmpty, repairing == nil, pieceHashes == nil, let start = ranges.first else { return false }
+            return segmented ? first.range == start : first.range == nil
+        }
     }
 
+    /// - Parameter first: the probe's response to the file's first piece, its body waiting: the transfer's first
+    ///   request when the plan begins with it, else given up.
     func attempt(
         _ resource: RemoteResource,
         mirrors: [RemoteResource],
+        first: ParkedResponse? = nil,
         started: Double,
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> AttemptOutcome {
+        defer { first?.cancel() }
         let paths = try claimDestination(for: resource)
         let store = ManifestStore(path: paths.manifest)
         // With timestamping, a file at the final name is replaced unless it is as new as the server's.
@@ -68,7 +79,10 @@ extension DownloadJob {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        var plan = try resumeOrPlan(resource, offered: offered, paths: paths, file: file, store: store)
+        var plan = try resumeOrPlan(
+            resource, offered: offered, paths: paths, file: file, store: store, firstPiece: first?.range?.upperBound)
+        let adopted = first.flatMap { plan.begins(with: $0) ? $0 : nil }
+        if adopted == nil { first?.cancel() }
         lifecycle.advance()
         // The whole-file digest is hashed unless the pieces vouch for every byte in its stead.
         let hasher = try plan.wholeFileDigest.map { digest throws(BraidError) in
@@ -82,32 +96,43 @@ extension DownloadJob {
         stream?.start()
         defer { stream?.stop() }
         var repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
-        var checkpoints =
-            plan.segmented ? checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
+        // A file fetched in one request keeps no manifest while it comes (a rerun fetches it again); only a digest
+        // mismatch records it, to keep the data for a repair. A stream keeps one: its window's state is in it.
+        let oneRequest =
+            adopted != nil && plan.ranges.count == 1 && (resource.length ?? .max) <= Self.firstPiece && stream == nil
+        var record =
+            plan.segmented ? self.checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
         if let stream {
-            checkpoints?.annotate = { stream.annotate(&$0) }
-            checkpoints?.saved = { stream.feed.checkpointSaved() }
+            record?.annotate = { stream.annotate(&$0) }
+            record?.saved = { stream.feed.checkpointSaved() }
         }
+        let checkpoints = oneRequest ? nil : record
         if repairSink != nil, plan.progress.isEmpty, let checkpoints {
             try beginRepair(checkpoints, plan: plan)
         }
         let transfer = try runTransfer(
             resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
-            checkpoints: checkpoints, stream: stream, paths: paths)
+            checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted)
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
             do {
                 return try unfinished(
-                    transfer.outcome, plan: plan, resource: resource, paths: paths, file: file, store: store)
+                    transfer.outcome, plan: plan, resumable: checkpoints != nil, resource: resource, paths: paths,
+                    file: file, store: store)
             } catch {
                 throw stream?.explain(error, manifest: paths.manifest) ?? error
             }
+        }
+        if options.syncOnCompletion && checkpoints == nil {
+            // No syncer wrote its pieces back as they completed: the disk starts now, while the digest and the
+            // other downloads' flushes run, and the flush before the rename has less to wait for.
+            try? file.descriptor.startWriteBack(of: 0..<length)
         }
         lifecycle.advance()
         let verifyFile = { [plan, repairSink] () throws(BraidError) in
             try verify(
                 file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
-                checkpoints: checkpoints, paths: paths)
+                checkpoints: record, paths: paths)
         }
         let extraction = try stream.map { stream throws(BraidError) in
             try finishStream(stream, length: length, paths: paths, verify: verifyFile)
@@ -132,8 +157,8 @@ extension DownloadJob {
                 lifecycle.record(repair.statistics)
                 guard case .completed = repair.outcome else {
                     return try unfinished(
-                        repair.outcome, plan: pass.plan, resource: resource, paths: paths, file: file,
-                        store: store)
+                        repair.outcome, plan: pass.plan, resumable: passCheckpoints != nil, resource: resource,
+                        paths: paths, file: file, store: store)
                 }
                 reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
                 try verify(
@@ -164,6 +189,7 @@ extension DownloadJob {
     func unfinished(
         _ outcome: TransferMachine.Outcome,
         plan: TransferPlan,
+        resumable: Bool,
         resource: RemoteResource,
         paths: DestinationPaths,
         file: PartFile,
@@ -178,7 +204,7 @@ extension DownloadJob {
         switch outcome {
         case let .failed(error): throw error
         case .stopped(.paused): return .paused(paths)
-        case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: plan.segmented)
+        case let .stopped(reason): throw Self.stop(reason, paths: paths, resumable: resumable)
         default: preconditionFailure("Invalid state: \(outcome) is not an unfinished transfer")
         }
     }
@@ -217,7 +243,8 @@ extension DownloadJob {
         offered: [ExpectedDigest],
         paths: DestinationPaths,
         file: PartFile,
-        store: ManifestStore
+        store: ManifestStore,
+        firstPiece: Int64? = nil
     ) throws(BraidError) -> TransferPlan {
         let earlier = try loadManifest(store, file: file, resource: resource, offered: offered)
         var plan: TransferPlan
@@ -228,7 +255,9 @@ extension DownloadJob {
                 // A repair pass compares every byte with the server's instead.
                 if plan.repairing == nil { try resumePieces(&plan, manifest: manifest, file: file, length: length) }
             } else {
-                plan = TransferPlan(ranges: freshPlan(length: length), segmented: true, digest: earlier.digest)
+                plan = TransferPlan(
+                    ranges: Self.cut(freshPlan(length: length), at: firstPiece), segmented: true,
+                    digest: earlier.digest)
                 if let pieceHashes = options.pieceHashes {
                     plan.ranges = Self.aligned(plan.ranges, to: pieceHashes.pieceLength)
                     plan.verified = Array(repeating: 0, count: plan.ranges.count)
@@ -268,6 +297,21 @@ extension DownloadJob {
         manifest.digestHex = digest.hex
         manifest.digestSource = digest.source
         try store.save(manifest, durable: options.syncOnCompletion)
+    }
+
+    /// `ranges` with the first cut at `piece` when it is longer (and the plan has room for one more), so that the
+    /// plan begins with the probe's first piece; one range when that piece is the whole file.
+    static func cut(_ ranges: [Range<Int64>], at piece: Int64?) -> [Range<Int64>] {
+        if let piece, let first = ranges.first, let last = ranges.last, first.lowerBound == 0,
+            piece >= last.upperBound
+        {
+            // The first request asked for the whole file: the plan is that one range.
+            return [0..<last.upperBound]
+        }
+        guard let piece, let first = ranges.first, first.lowerBound < piece, piece < first.upperBound,
+            ranges.count < SegmentPlanner.maximumSegments
+        else { return ranges }
+        return [first.lowerBound..<piece, piece..<first.upperBound] + ranges.dropFirst()
     }
 
     func freshPlan(length: Int64) -> [Range<Int64>] {

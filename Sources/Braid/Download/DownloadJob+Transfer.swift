@@ -27,7 +27,8 @@ extension DownloadJob {
         hasher: PrefixHasher? = nil,
         checkpoints: TransferEngine.Checkpoints? = nil,
         stream: StreamSession? = nil,
-        paths: DestinationPaths
+        paths: DestinationPaths,
+        adopting first: ParkedResponse? = nil
     ) throws(BraidError) -> TransferRun {
         let (plan, peers) = planWithCachePeers(plan, resource: resource)
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
@@ -75,7 +76,9 @@ extension DownloadJob {
             sink: sink ?? file ?? DiscardingSink(),
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
-                refresher: { source in renew(source, options: requestOptions, usesRanges: plan.segmented) },
+                refresher: { source, abandoned in
+                    renew(source, options: requestOptions, usesRanges: plan.segmented, abandoned: abandoned)
+                },
                 cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
             interrupter: interrupter,
             budget: budget,
@@ -88,7 +91,10 @@ extension DownloadJob {
                 progress: { [emit] progress in emit(.progress(progress)) },
                 retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
                 notice: { [emit] message in emit(.notice(message)) }
-            )
+            ),
+            pool: pool.driver,
+            sharesPool: budget != nil,
+            adopting: first
         )
         let outcome = engine.run()
         if let stats, let origin, let learned = engine.machine.policy?.learned, limiter?.effectiveRate == nil {
@@ -145,19 +151,23 @@ extension DownloadJob {
     }
 
     /// Follows `source`'s URL as given again, redirects and all, as the probe did: a signed URL it redirected to
-    /// may have expired. The machine decides whether what it finds is the same file.
+    /// may have expired. The machine decides whether what it finds is the same file; once the transfer no longer
+    /// wants the answer (`abandoned`), it gives up.
     private func renew(
         _ source: Source,
         options requestOptions: RequestOptions,
-        usesRanges: Bool
+        usesRanges: Bool,
+        abandoned: @escaping @Sendable () -> Bool
     ) -> Result<Source, BraidError> {
-        let prober = Prober(
+        var prober = Prober(
             options: requestOptions,
+            pool: pool,
             retryPolicy: options.retryPolicy,
             onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
             onNotice: { [emit] message in emit(.notice(message)) },
-            isCancelled: { [interrupter] in interrupter.isEnding }
+            isCancelled: { [interrupter] in interrupter.isEnding || abandoned() }
         )
+        prober.multiplexes = !usesRanges
         do throws(BraidError) {
             let resource = try prober.probe(source.resource.requestedURL)
             return .success(Source(resource: resource, usesRanges: usesRanges))

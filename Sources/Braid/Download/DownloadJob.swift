@@ -26,6 +26,8 @@ struct DownloadJob: Sendable {
     let limiter: RateLimiter?
     /// Final paths claimed by the downloads of the same `DownloadManager`, if any.
     let claims: DestinationClaims?
+    /// Where the download's requests run: its manager's pool, or one of its own.
+    let pool: TransferPool
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
     let label: String
     let logger: Logger
@@ -39,6 +41,14 @@ struct DownloadJob: Sendable {
         var requestOptions = options.requestOptions
         requestOptions.credentials = options.credentialScope ?? CredentialScope(userNamed: [url] + options.mirrors)
         return requestOptions
+    }
+
+    /// Whether the probe may share a connection over HTTP/2: in a list (a manager's download), where many small
+    /// files share few connections and every request asks for HTTP/2 (`TransferEngine.init`'s `sharesPool`);
+    /// else only for one connection, since the segments of a download on its own use HTTP/1.1, and the probe's
+    /// connection then serves one of them.
+    var probeMultiplexes: Bool {
+        budget != nil || (options.connections == 1 && !options.automaticConnections)
     }
 
     func run() throws(BraidError) -> DownloadResult {
@@ -59,10 +69,10 @@ struct DownloadJob: Sendable {
                 defer { firstContact = false }
                 // Only the first probe asks whether the file changed: a later one continues a download under way.
                 let local = firstContact && options.timestamping && !options.measures ? try timestampedCopy() : nil
-                let (resource, mirrors): (RemoteResource, [RemoteResource])
+                let (resource, mirrors, first): (RemoteResource, [RemoteResource], ParkedResponse?)
                 switch try probe(lifecycle, firstContact: firstContact, unlessNewer: local) {
-                case let .found(found, foundMirrors):
-                    (resource, mirrors) = (found, foundMirrors)
+                case let .found(found, foundMirrors, parked):
+                    (resource, mirrors, first) = (found, foundMirrors, parked)
                 case let .notModified(copy):
                     lifecycle.notModified()
                     return notModified(copy, started: started)
@@ -71,7 +81,7 @@ struct DownloadJob: Sendable {
                 let outcome =
                     options.measures
                     ? try measure(resource, mirrors: mirrors, started: started, lifecycle: &lifecycle)
-                    : try attempt(resource, mirrors: mirrors, started: started, lifecycle: &lifecycle)
+                    : try attempt(resource, mirrors: mirrors, first: first, started: started, lifecycle: &lifecycle)
                 switch outcome {
                 case let .done(result):
                     return result
@@ -93,8 +103,9 @@ struct DownloadJob: Sendable {
 
     /// What a probe found.
     enum Probed {
-        /// The URL's resource, and the mirrors that serve the same file.
-        case found(RemoteResource, mirrors: [RemoteResource])
+        /// The URL's resource, the mirrors that serve the same file, and the probe's response to the file's first
+        /// piece, when the probe asked for it.
+        case found(RemoteResource, mirrors: [RemoteResource], first: ParkedResponse?)
         /// The server answered `304 Not Modified`: its file is not newer than this local copy.
         case notModified(LocalCopy)
     }
@@ -108,6 +119,7 @@ struct DownloadJob: Sendable {
     ) throws(BraidError) -> Probed {
         var prober = Prober(
             options: requestOptions,
+            pool: pool,
             retryPolicy: options.retryPolicy,
             onRetry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
             onNotice: { [emit] message in emit(.notice(message)) },
@@ -115,6 +127,11 @@ struct DownloadJob: Sendable {
         )
         prober.trustsHead = !lifecycle.distrustsHead
         prober.isFirstContact = firstContact
+        prober.multiplexes = probeMultiplexes
+        if firstContact && local == nil && startsAfresh {
+            let (resource, first) = try prober.probeFirstPiece(url, piece: firstPiece)
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first)
+        }
         switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
         case .notModified:
             // A probe without conditions is never answered "not modified" (`Prober.probe(_:conditions:)`).
@@ -122,8 +139,37 @@ struct DownloadJob: Sendable {
             return .notModified(local)
         case var .resource(resource):
             if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
-            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober))
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: nil)
         }
+    }
+
+    /// The bytes the first request of a fresh download asks for: the smallest piece a plan cuts, so that the
+    /// plan's first piece is exactly this (`SegmentPlanner`), and a smaller file is one request.
+    static let firstPiece = SegmentPlanner.minimumSegment
+
+    /// What this download's first request asks for: one connection fetches the whole file in it (`bytes=0-`),
+    /// the rest the first piece.
+    var firstPiece: Int64 {
+        options.connections == 1 && !options.automaticConnections ? Prober.wholeFile : Self.firstPiece
+    }
+
+    /// Whether the download starts afresh, so that its first request can be a GET of the first piece rather than a
+    /// HEAD: nothing at the destination the URL names (a manifest to resume, a file to check or keep), no
+    /// conditional request (`-N`), no measurement, no piece hashes (whose requests ask for digests the probe
+    /// would not), no repair, no cache peers (whose slices the origin must not send: it gets a `HEAD`), no S3
+    /// checksums (which S3 sends only with `HEAD`). A name the server then gives may
+    /// still hold a manifest: the first piece is then given up, and the download resumes as usual.
+    var startsAfresh: Bool {
+        guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair,
+            options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers)
+        else {
+            return false
+        }
+        guard let place = try? DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url),
+            let paths = try? DestinationPaths.open(place, creating: false)
+        else { return true }
+        return !paths.exists(paths.manifest) && !paths.exists(paths.part)
+            && (options.overwrite || !paths.exists(paths.final))
     }
 
     /// How one pass from the probe's answer ended.

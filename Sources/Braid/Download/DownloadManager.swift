@@ -86,6 +86,9 @@ public final class DownloadManager: Sendable {
     private let budget: ConnectionBudget
     private let limiter: RateLimiter
     private let claims = DestinationClaims()
+    /// One multi handle and thread for every download of the manager: connections, TLS sessions and DNS answers
+    /// are reused from one download to the next, within the connection caps.
+    private let pool: TransferPool
     let state: Mutex<State>
 
     public init(limits: Limits = Limits()) {
@@ -95,6 +98,10 @@ public final class DownloadManager: Sendable {
             maximumConnections: limits.maximumConnections,
             maximumPerHost: limits.maximumConnectionsPerHost
         )
+        pool = TransferPool(
+            limits: TransferPool.Limits(
+                maximumConnectionsPerHost: limits.maximumConnectionsPerHost,
+                maximumConnections: limits.maximumConnections))
         state = Mutex(
             State(
                 queue: DownloadQueue(
@@ -126,7 +133,9 @@ public final class DownloadManager: Sendable {
     /// - Parameter label: how the error of another download that wants the same final path names this one
     ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
     public func makeDownload(url: String, options: DownloadOptions, label: String? = nil) -> Download {
-        Download(url: url, options: options, budget: budget, overallLimiter: limiter, claims: claims, label: label)
+        Download(
+            url: url, options: options, budget: budget, overallLimiter: limiter, claims: claims, label: label,
+            pool: pool)
     }
 
     /// Connections in use now across the manager's downloads.

@@ -2,6 +2,21 @@ import SystemPackage
 
 /// Everything a download can be told: where it goes, how many connections, what it must match.
 public struct DownloadOptions: Sendable {
+    /// The HTTP version of a download's requests.
+    public enum HTTPVersion: Sendable, Equatable {
+        /// HTTP/2 over HTTPS where the server offers it (ALPN), for requests that may share a connection: a
+        /// probe, a small file, a single stream. The segments of a file fetched over several connections at once
+        /// use HTTP/1.1, one TCP connection each, so that a server's or a network's per-connection caps add up.
+        /// Plain `http://` is HTTP/1.1.
+        case automatic
+        /// HTTP/1.1 for every request (`--http1.1`).
+        case http1
+        /// HTTP/2 for every request, the segments of a file multiplexed on shared connections (`--http2`): over
+        /// HTTPS where the server offers it, over plain `http://` with prior knowledge (h2c), which a server
+        /// that does not speak it refuses.
+        case http2
+    }
+
     /// Where the file goes: an exact path, a directory in which the name is chosen from the server's
     /// `Content-Disposition` or the URL, or a place below a directory that a document or a client named.
     ///
@@ -138,6 +153,8 @@ public struct DownloadOptions: Sendable {
     public var syncOnCompletion = true
     /// Seconds between syncs that make progress durable against a power cut.
     public var durableCheckpointInterval: Double = 5
+    /// Which HTTP version requests ask for (`--http1.1`, `--http2`); see `HTTPVersion`.
+    public var httpVersion = HTTPVersion.automatic
     /// Print libcurl's protocol trace to stderr.
     public var verbose = false
     /// Fetch only the first `byteLimit` bytes of the resource (for measuring throughput, as `braid bench` does).
@@ -318,6 +335,7 @@ public struct DownloadOptions: Sendable {
         options.connectTimeoutSeconds = connectTimeoutSeconds
         options.stallTimeoutSeconds = stallTimeoutSeconds
         options.verbose = verbose
+        options.httpVersion = httpVersion
         return options
     }
 

@@ -16,11 +16,16 @@ import CCurl
 /// (`Range: bytes=0-0`) settles it from `Content-Range`. A conditional probe (`-N`) sends `If-Modified-Since` with
 /// its first request, and ends at a `304 Not Modified`.
 ///
+/// Each request runs on the download's `TransferPool`, so its connection is kept for the transfer's first range
+/// request (or the next download's probe) and no second handshake is made; the calling thread waits for it.
+///
 /// Redirects are followed here, one hop at a time, not by libcurl: each hop is sent the user's credentials only if
 /// its origin is one the user named (`CredentialScope`, applied as the hop is configured), a redirect to a scheme
 /// outside `redirectSchemes` is refused, and one from HTTPS down to plain HTTP is reported before it is followed.
 struct Prober {
     let options: RequestOptions
+    /// Where the requests run.
+    let pool: TransferPool
     var retryPolicy: RetryPolicy
     var onRetry: @Sendable (String, Double) -> Void = { _, _ in }
     /// Told of what the user should know: a redirect that leaves HTTPS.
@@ -31,6 +36,9 @@ struct Prober {
     /// Whether this is the run's first request to the server: failures that will not mend fail sooner
     /// (`RetryPolicy.attemptsForFirstContact`).
     var isFirstContact = false
+    /// Whether the requests may share a connection over HTTP/2 (`EasyHandle.setHTTPVersion`): not when the
+    /// download's segments will run side by side over HTTP/1.1, so that the probe's connection serves one of them.
+    var multiplexes = true
 
     /// What a conditional probe found.
     enum Answer: Equatable {
@@ -51,6 +59,113 @@ struct Prober {
         let answer = try probeHeaders(url, conditions: conditions)
         if case let .resource(resource) = answer { try RemoteResource.checkLength(resource.length) }
         return answer
+    }
+
+    /// Probes a file the download will fetch afresh with its first request: a GET of its first `piece` bytes,
+    /// whose head gives the length, validators, digests and range support. Its body is left paused on the pool for
+    /// the transfer to adopt (`ParkedResponse`); the caller cancels it if it does not.
+    ///
+    /// A `HEAD` follows only where that GET cannot tell the file's digests: a `206` of part of the file that
+    /// carries `Content-MD5` (which then describes the part), and an empty file, which has no first piece to ask
+    /// for. The first piece is given up before it, so that no download holds a paused connection while it waits
+    /// for another: with every connection to a host so held, none would be left for the `HEAD`s. A download that
+    /// asks S3 for its checksums (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and whole objects,
+    /// is probed with `HEAD` instead (`DownloadJob.startsAfresh`).
+    /// The first piece that is the whole file, however long: asked for as `bytes=0-`.
+    static let wholeFile = Int64.max
+
+    func probeFirstPiece(_ url: String, piece: Int64) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
+        precondition(piece > 0, "a first piece has bytes")
+        let mismatch = { (headers: ResponseHeaders) in
+            "the server answered a request for bytes 0-\(piece - 1) with a Content-Range that does not match: "
+                + "'\(headers["content-range"] ?? "(none)")'"
+        }
+        let response = try withRetries { () throws(ProbeFailure) in
+            let response = try request(url, method: .firstPiece(piece), conditions: [])
+            guard response.headers.status == 206,
+                let contentRange = response.headers["content-range"].flatMap(ContentRange.init),
+                let range = contentRange.range, let total = contentRange.completeLength
+            else { return response }
+            guard range.lowerBound != 0 || range.upperBound != min(piece, total) - 1 else { return response }
+            // A wrong range is retried, as a range request's is.
+            response.parked?.cancel()
+            throw ProbeFailure(
+                kind: .transient(
+                    .protocolViolation, mismatch(response.headers), retryAfter: nil, refusedConnection: false),
+                headers: response.headers)
+        }
+        let headers = response.headers
+        var resource = RemoteResource(
+            requestedURL: url,
+            resolvedURL: response.effectiveURL ?? url,
+            length: nil,
+            acceptsRanges: false,
+            etag: headers["etag"],
+            lastModified: headers["last-modified"],
+            suggestedFilename: headers["content-disposition"].flatMap(ContentDisposition.filename),
+            digests: [],
+            contentType: headers["content-type"]
+        )
+        var parkedRange: Range<Int64>?
+        do throws(BraidError) {
+            switch headers.status {
+            case 206:
+                guard let contentRange = headers["content-range"].flatMap(ContentRange.init),
+                    let range = contentRange.range, let total = contentRange.completeLength
+                else {
+                    // A length too long for Braid is said as such; any other unreadable Content-Range is a violation.
+                    let claimed = headers["content-range"]?.split(separator: "/").last.flatMap { Int64($0) }
+                    try RemoteResource.checkLength(claimed)
+                    throw .protocolViolation(mismatch(headers))
+                }
+                let whole = range.upperBound + 1 == total
+                resource.length = total
+                resource.acceptsRanges = true
+                // The body is the whole file when it covers it: its Content-MD5 is the file's.
+                resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: !whole)
+                parkedRange = 0..<(range.upperBound + 1)
+                try RemoteResource.checkLength(resource.length)
+                if !whole && headers["content-md5"] != nil {
+                    response.parked?.cancel()
+                    resource.digests += wholeFileDigests(at: resource)
+                    return (resource, nil)
+                }
+            case 200:
+                resource.length = headers.contentLength
+                resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: false)
+                try RemoteResource.checkLength(resource.length)
+            case 416:
+                // An empty file: nothing to fetch, and only a HEAD can tell its digests.
+                response.parked?.cancel()
+                return (try probe(url), nil)
+            default:
+                throw failure(for: headers)
+            }
+        } catch {
+            response.parked?.cancel()
+            throw error
+        }
+        return (resource, response.parked.map { ParkedResponse($0, headers: headers, range: parkedRange) })
+    }
+
+    /// Whether `headers` ask S3 for its checksums, which it sends only with whole objects and `HEAD`.
+    static func asksS3ForChecksums(_ headers: [String]) -> Bool {
+        headers.contains { $0.lowercased().hasPrefix("x-amz-checksum-mode:") }
+    }
+
+    /// The digests a `HEAD` of `resource`'s URL offers for the whole file, when it describes the same file (the
+    /// same length and validators); none when it fails or does not.
+    private func wholeFileDigests(at resource: RemoteResource) -> [ExpectedDigest] {
+        var head = self
+        head.retryPolicy.maximumAttempts = min(2, retryPolicy.maximumAttempts)
+        guard
+            let answer = try? head.withRetries({ () throws(ProbeFailure) in
+                try head.request(resource.resolvedURL, method: .head, conditions: [])
+            }),
+            (200..<300).contains(answer.headers.status), answer.headers.contentLength == resource.length,
+            answer.headers["etag"] == resource.etag, answer.headers["last-modified"] == resource.lastModified
+        else { return [] }
+        return DigestHeaders.digests(in: answer.headers, isPartialResponse: false)
     }
 
     private func probeHeaders(_ url: String, conditions: [String]) throws(BraidError) -> Answer {
@@ -124,11 +239,17 @@ struct Prober {
         return .resource(resource)
     }
 
-    private enum Method { case head, rangedGet }
+    private enum Method {
+        case head, rangedGet
+        /// A GET of the first bytes, its body paused for the transfer (`probeFirstPiece`).
+        case firstPiece(Int64)
+    }
 
     private struct Response {
         var headers: ResponseHeaders
         var effectiveURL: String?
+        /// A `firstPiece` request whose `2xx` body waits, paused.
+        var parked: PoolRequest?
     }
 
     /// Runs one probe request, following redirects; a transport failure or a retryable status is thrown as
@@ -140,7 +261,15 @@ struct Prober {
         while true {
             let collector = ProbeCollector()
             // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
-            handle.configure(url: current, options: options, headers: conditions)
+            var headers = conditions
+            if case .firstPiece = method {
+                collector.parksBody = true
+                // As the range requests ask (`Source`): a digest of the piece lets it be checked as it lands.
+                headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
+            }
+            handle.configure(url: current, options: options, headers: headers)
+            let fallenBack = pool.driver.http2Failed(current)
+            handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: fallenBack)
             let context = Unmanaged.passUnretained(collector).toOpaque()
             handle.set(CURLOPT_HEADERDATA, pointer: context)
             handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
@@ -149,8 +278,24 @@ struct Prober {
             switch method {
             case .head: handle.set(CURLOPT_NOBODY, true)
             case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
+            case let .firstPiece(bytes): handle.set(CURLOPT_RANGE, bytes == Self.wholeFile ? "0-" : "0-\(bytes - 1)")
             }
-            let code = withExtendedLifetime(collector) { handle.perform() }
+            let request = PoolRequest(handle, context: collector, isCancelled: isCancelled) { collector.parked }
+            let code: CURLcode
+            switch request.perform(on: pool) {
+            case .parked:
+                return Response(headers: collector.headers, effectiveURL: current, parked: request)
+            case let .ended(result):
+                code = result
+            }
+            if code == CURLE_ABORTED_BY_CALLBACK && isCancelled() {
+                throw ProbeFailure(kind: .fatal(.cancelled, "cancelled while probing"), headers: nil)
+            }
+            if EasyHandle.failedInHTTP2(code) && !fallenBack {
+                pool.driver.recordHTTP2Failure(current)
+                // A server that offers HTTP/2 and then resets its streams: this hop again, over HTTP/1.1.
+                continue
+            }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
                 let failure = TransportFailure(code, detail: handle.describe(code))
                 throw ProbeFailure(
@@ -160,18 +305,18 @@ struct Prober {
                     transport: failure
                 )
             }
-            let headers = collector.headers
-            if Self.redirectStatuses.contains(headers.status), let target = handle.redirectURL {
+            let received = collector.headers
+            if Self.redirectStatuses.contains(received.status), let target = handle.redirectURL {
                 hops += 1
-                current = try follow(from: current, to: target, hops: hops, status: headers.status)
+                current = try follow(from: current, to: target, hops: hops, status: received.status)
                 continue
             }
-            if headers.status >= 400 {
+            if received.status >= 400 {
                 let kind = FailureKind.classify(
-                    status: headers.status, retryAfter: headers["retry-after"], wallClock: TransferEngine.wallClock())
-                if case .transient = kind { throw ProbeFailure(kind: kind, headers: headers) }
+                    status: received.status, retryAfter: received["retry-after"], wallClock: TransferEngine.wallClock())
+                if case .transient = kind { throw ProbeFailure(kind: kind, headers: received) }
             }
-            return Response(headers: headers, effectiveURL: current)
+            return Response(headers: received, effectiveURL: current)
         }
     }
 
@@ -272,10 +417,19 @@ private struct ProbeFailure: Error {
     var transport: TransportFailure?
 }
 
-/// Gathers the probe's response headers and stops the body as soon as it starts.
+/// Gathers the probe's response headers and stops the body as soon as it starts, unless it is small enough to
+/// read to its end, which keeps the connection for the next request.
 private final class ProbeCollector {
     var headers = ResponseHeaders()
     var stoppedOnPurpose = false
+    /// Whether a `2xx` body is paused at its first byte, for the transfer to adopt, rather than stopped.
+    var parksBody = false
+    /// Whether it was.
+    var parked = false
+    /// Body bytes of a redirect or an error read so far.
+    private var discarded = 0
+    /// The most of a redirect's or an error's body read to keep the connection: more costs more than a new one.
+    private static let discardable = 64 << 10
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> ProbeCollector {
         Unmanaged<ProbeCollector>.fromOpaque(userdata!).takeUnretainedValue()
@@ -288,8 +442,18 @@ private final class ProbeCollector {
 
     static let writeCallback: braid_curl_data_callback = { _, size, count, userdata in
         let collector = ProbeCollector.from(userdata)
+        let status = collector.headers.status
+        if collector.parksBody && (200..<300).contains(status) {
+            // libcurl keeps the chunk and hands it to whatever write callback the handle has when it resumes.
+            collector.parked = true
+            return braid_curl_pause_write
+        }
         // One byte of a 206 is all a probe needs; a 200's whole body is not wanted here at all.
-        if collector.headers.status == 206 && size * count <= 1 { return size * count }
+        if status == 206 && size * count <= 1 { return size * count }
+        if !(200..<300).contains(status) && collector.discarded + size * count <= ProbeCollector.discardable {
+            collector.discarded += size * count
+            return size * count
+        }
         collector.stoppedOnPurpose = true
         return braid_curl_abort_write
     }

@@ -24,6 +24,17 @@ CURLcode braid_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value
 
 CURLMcode braid_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
+/// A libcurl share handle for DNS look-ups and TLS sessions, with a mutex per kind of shared data, so that easy
+/// handles used on different threads may share it (libcurl calls the locks; it never shares connections here).
+typedef struct braid_share braid_share;
+
+/// A new share of DNS and TLS sessions; NULL when out of memory.
+braid_share *_Nullable braid_share_create(void);
+/// The libcurl handle, for `CURLOPT_SHARE`.
+CURLSH *braid_share_handle(braid_share *share);
+/// Frees the share; no easy handle may use it any more.
+void braid_share_destroy(braid_share *share);
+
 /// Reads one finished-transfer message; returns 1 and fills `easy`/`result` when there was one, 0 otherwise.
 int braid_multi_next_done(CURLM *multi, CURL *_Nullable *_Nonnull easy, CURLcode *result);
 

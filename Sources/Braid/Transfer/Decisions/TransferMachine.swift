@@ -275,6 +275,12 @@ struct TransferMachine {
         return false
     }
 
+    /// Whether requests still start: not yet ending.
+    var isRunning: Bool {
+        if case .running = state { return true }
+        return false
+    }
+
     /// How long the executor may wait for the network before the machine wants a `tick`.
     func pollTimeout(now: Double) -> Double {
         // Only a retry coming due soon shortens the wait; work that is due but cannot start (the shared budget

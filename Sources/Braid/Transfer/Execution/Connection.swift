@@ -11,7 +11,8 @@ import CCurl
 /// connection takes over the rest) are never written.
 final class Connection {
     let slot: Int
-    let easy = EasyHandle()
+    /// Reused from request to request; replaced only by a response adopted from the probe (`adopt`).
+    private(set) var easy = EasyHandle()
     unowned let engine: TransferEngine
 
     /// Whether a request is in flight.
@@ -43,11 +44,30 @@ final class Connection {
         self.engine = engine
         capacity = bufferSize
         directWriteMinimum = max(1, bufferSize / 4)
+        installCallbacks()
+    }
+
+    private func installCallbacks() {
         let context = Unmanaged.passUnretained(self).toOpaque()
         easy.set(CURLOPT_HEADERDATA, pointer: context)
         easy.set(CURLOPT_HEADERFUNCTION, callback: Self.headerCallback)
         easy.set(CURLOPT_WRITEDATA, pointer: context)
         easy.set(CURLOPT_WRITEFUNCTION, callback: Self.writeCallback)
+    }
+
+    /// Takes over `handle`, whose response is under way with its body paused (the probe's first piece): its
+    /// callbacks come here from now on. `begin` the request, then `resumeAdopted`.
+    func adopt(_ handle: EasyHandle) {
+        precondition(!isBusy, "Invalid state: connection \(slot) is busy")
+        easy = handle
+        installCallbacks()
+    }
+
+    /// Lets the adopted response's body flow, its head being `head`: libcurl hands over the chunk it kept at the
+    /// pause before this returns, if the head is accepted.
+    func resumeAdopted(head: ResponseHeaders) {
+        headers = head
+        _ = braid_easy_resume_receiving(easy.raw)
     }
 
     deinit {

@@ -5,6 +5,8 @@ import CCurl
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The receive buffer size set, if any.
+    private var receiveBufferSize: Int?
     /// libcurl writes a detailed message here when a transfer fails.
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
@@ -45,6 +47,14 @@ final class EasyHandle {
 
     func set(_ option: CURLoption, callback: braid_curl_data_callback?) {
         check(braid_easy_setopt_data_callback(raw, option, callback), option)
+    }
+
+    /// Sets libcurl's receive buffer size (`CURLOPT_BUFFERSIZE`) unless it already is that: libcurl refuses to
+    /// change it while the handle holds a buffer, which it may keep after a failed transfer.
+    func setReceiveBufferSize(_ size: Int) {
+        guard receiveBufferSize != size else { return }
+        set(CURLOPT_BUFFERSIZE, size)
+        receiveBufferSize = size
     }
 
     /// Replaces the request's extra header lines; the list lives as long as the handle or the next call.
@@ -89,12 +99,6 @@ final class EasyHandle {
         return String(cString: pointer)
     }
 
-    /// Runs the configured request to completion on the calling thread.
-    func perform() -> CURLcode {
-        errorBuffer[0] = 0
-        return curl_easy_perform(raw)
-    }
-
     /// The most specific description libcurl has of the last failure.
     func describe(_ code: CURLcode) -> String {
         let detail = String(cString: errorBuffer)
@@ -103,6 +107,13 @@ final class EasyHandle {
 
     func clearError() {
         errorBuffer[0] = 0
+    }
+
+    /// Runs the configured request to completion on the calling thread, outside any pool: for an object store's
+    /// listing pages, which come before the downloads and share no connection with them.
+    func perform() -> CURLcode {
+        clearError()
+        return curl_easy_perform(raw)
     }
 
     /// Every value a caller or a server can influence is validated before it gets here (`DownloadOptions.validate`,

@@ -43,9 +43,7 @@ final class Interrupter: Sendable {
             case (nil, _), (.paused, .interrupted), (.paused, .cancelled): state.reason = reason
             default: break
             }
-            if let address = state.multi, let multi = UnsafeMutableRawPointer(bitPattern: address) {
-                _ = curl_multi_wakeup(multi)
-            }
+            if let address = state.multi { MultiHandle.wake(address: address) }
         }
         changed.withLock { changed.broadcast() }
     }
@@ -81,9 +79,9 @@ final class Interrupter: Sendable {
         }
     }
 
-    func register(_ multi: MultiHandle) {
-        let address = UInt(bitPattern: multi.raw)
-        state.withLock { $0.multi = address }
+    /// Wakes the multi handle at `multiAddress` (a pool's) on every stop, until `unregister()`.
+    func register(multiAddress: UInt) {
+        state.withLock { $0.multi = multiAddress }
     }
 
     func unregister() {

@@ -33,4 +33,5 @@ struct RequestOptions: Sendable {
     /// 16 connections within a few MiB while each write still amortises its system call.
     var receiveBufferSize = 128 << 10
     var verbose = false
+    var httpVersion = DownloadOptions.HTTPVersion.automatic
 }

@@ -10,11 +10,13 @@ import SystemPackage
     import Foundation
 #endif
 
-/// Performs one transfer on the calling thread: libcurl's multi loop, positional writes, the manifest store, the
-/// syncer's thread and the verifier's feed.
+/// Performs one transfer as a client of a `TransferPool`: its requests on the pool's multi handle, positional
+/// writes, the manifest store, the syncer's thread and the verifier's feed.
 ///
 /// It decides nothing. libcurl's callbacks and the passing of time become events of the `TransferMachine`, and
-/// the engine performs the actions the machine returns.
+/// the engine performs the actions the machine returns. While attached it is confined to the pool's thread, which
+/// it shares with other downloads: whatever may block for long (following a URL again, a durable checkpoint's
+/// sync) is an errand for the download's own thread, which waits in `run()` meanwhile.
 final class TransferEngine {
     struct Configuration {
         var machine: TransferMachine.Configuration
@@ -22,8 +24,9 @@ final class TransferEngine {
         /// Small received chunks are gathered into blocks of this size before each positional write.
         var writeBlockSize = 128 << 10
         var logger = Logger(label: "braid", factory: { _ in SwiftLogNoOpLogHandler() })
-        /// Follows a source's URL as given again (on this thread), for a fresh URL to the same file.
-        var refresher: (Source) -> Result<Source, BraidError> = { _ in
+        /// Follows a source's URL as given again, for a fresh URL to the same file: on the download's thread, and
+        /// given way to once its second argument says the transfer no longer wants the answer.
+        var refresher: (Source, @escaping @Sendable () -> Bool) -> Result<Source, BraidError> = { _, _ in
             .failure(BraidError(.protocolViolation, "the URL cannot be followed again"))
         }
         /// The cache peers the machine's peer sources stand for, and how requests to them are made.
@@ -60,7 +63,15 @@ final class TransferEngine {
     private let checkpoints: Checkpoints?
     private let syncer: DurabilitySyncer?
     private let reports: Reports
-    private let multi: MultiHandle
+    private let pool: TransferPool.Driver
+    /// The download's thread, waiting in `run()`, and what it does for the pool's thread.
+    private let errands: Errands
+    /// Whether its requests may share connections over HTTP/2 (`EasyHandle.setHTTPVersion`): not when the file's
+    /// segments run side by side, each over a connection of its own, on a pool of its own.
+    private let multiplexes: Bool
+    /// The probe's first response, its body paused, until the first request it covers adopts it (or another
+    /// request starts first, and it is given up).
+    private var adoption: ParkedResponse?
     /// Checks written pieces against their digests, on its own threads.
     private let verifier: PieceVerifier?
     private var connections: [Connection] = []
@@ -74,6 +85,12 @@ final class TransferEngine {
     /// Where the next round of resuming throttled connections begins, so that none is always served last.
     private var resumeCursor = 0
     private var outcome: TransferMachine.Outcome?
+    private var stopRequested = false
+    /// Errands handed to the download's thread whose answers are still to come.
+    private var errandsOut = 0
+    /// A durable checkpoint is being saved on the download's thread: other saves wait for it (`deferredSave`).
+    private var durableSaveInFlight = false
+    private var deferredSave: (segments: [Manifest.Segment], durable: Bool)?
     /// For an adaptive count: when this thread's busy seconds were first read and what they were, when last, and
     /// the idle seconds that reading gave.
     private var busyAtStart: (time: Double, busy: Double)?
@@ -84,6 +101,12 @@ final class TransferEngine {
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
     ///   - pieceReader: a descriptor open for reading on the file, which the engine owns, for checking pieces
     ///     against digests; nil only when nothing is written, and so nothing is checked.
+    ///   - sharesPool: whether other downloads' requests run on `pool` (a list, the daemon). Every request then
+    ///     asks for HTTP/2 over HTTPS, segments too: libcurl 7.88 takes an in-use HTTP/1.1 connection for one that
+    ///     can multiplex once any connection to its host speaks HTTP/2 (its `ConnectionExists` judges by host, not
+    ///     by connection), and a request that asks for HTTP/2 is then sent on it behind another's, its response
+    ///     read from the middle of that one's ("Received HTTP/0.9 when not allowed"). Requests of both versions to
+    ///     one host must not share a multi handle.
     init(
         machine: TransferMachine,
         sink: any TransferSink,
@@ -95,7 +118,10 @@ final class TransferEngine {
         checkpoints: Checkpoints?,
         syncer: DurabilitySyncer?,
         pieceReader: FileDescriptor? = nil,
-        reports: Reports
+        reports: Reports,
+        pool: TransferPool.Driver,
+        sharesPool: Bool = false,
+        adopting adoption: ParkedResponse? = nil
     ) {
         self.machine = machine
         self.sink = sink
@@ -107,71 +133,41 @@ final class TransferEngine {
         self.checkpoints = checkpoints
         self.syncer = syncer
         self.reports = reports
-        let multi = MultiHandle(maximumConnections: machine.slots.count)
-        self.multi = multi
-        // A finished check wakes the poll at once: the multi handle outlives the verifier, stopped in `run()`.
-        let address = UInt(bitPattern: multi.raw)
+        self.pool = pool
+        self.adoption = adoption
+        errands = Errands(waking: pool.multiAddress)
+        multiplexes =
+            sharesPool || !machine.configuration.usesRanges || machine.slots.count == 1
+            || machine.scheduler.segments.count == 1
+        // A finished check wakes the pool at once: the pool outlives the verifier, stopped in `run()`.
+        let address = pool.multiAddress
         verifier = pieceReader.map { reader in
-            PieceVerifier(reading: reader) {
-                if let multi = UnsafeMutableRawPointer(bitPattern: address) { _ = curl_multi_wakeup(multi) }
-            }
+            PieceVerifier(reading: reader) { MultiHandle.wake(address: address) }
         }
     }
 
-    /// Runs until the machine finishes the transfer.
+    /// Runs the transfer on the pool until the machine finishes it, doing the errands the pool's thread hands over
+    /// meanwhile on this one.
     func run() -> TransferMachine.Outcome {
-        // With a digest to verify, hashing is the critical path whenever the network outruns one core's worth of
-        // MD5: let the verifier thread have the CPU first. Only this thread is affected, and only while it runs.
-        let previousNice = hasher == nil ? nil : braid_set_thread_nice(5)
-        interrupter.register(multi)
-        tickets = budget.map { budget in machine.sources.map { budget.register(host: $0.host) } } ?? []
-        connections = machine.slots.indices.map {
-            Connection(slot: $0, engine: self, bufferSize: configuration.writeBlockSize)
-        }
-        configuredURLs = Array(repeating: nil, count: connections.count)
-        defer {
-            interrupter.unregister()
-            verifier?.stop()
-            for connection in connections where connection.isBusy { multi.remove(connection.easy) }
-            for ticket in tickets { budget?.unregister(ticket) }
-            if let previousNice { _ = braid_set_thread_nice(previousNice) }
-        }
-        var stopRequested = false
-        perform(machine.start(now: Self.now()))
-        while outcome == nil {
-            if !stopRequested, let reason = interrupter.reason {
-                stopRequested = true
-                perform(machine.stopRequested(reason))
-                continue
+        pool.attach(self)
+        let outcome = errands.serve { [configuration] errand in
+            switch errand {
+            case let .refresh(source, current, abandoned):
+                return .refreshed(source: source, configuration.refresher(current, abandoned))
+            case let .saveDurably(manifest, store):
+                do throws(BraidError) {
+                    try store.save(manifest, durable: true)
+                    return .saved(nil)
+                } catch {
+                    return .saved(error)
+                }
             }
-            // Only an adaptive count reads them: no walk of the limiter chain per loop for a fixed one.
-            let now = Self.now()
-            let adapts = machine.policy != nil
-            perform(
-                machine.tick(
-                    now: now,
-                    rateLimit: adapts ? limiter?.effectiveRate.map(Double.init) : nil,
-                    readerIdle: adapts ? readerIdle(now: now) : nil
-                ))
-            guard outcome == nil else { break }
-            takeStreamProgress()
-            guard outcome == nil else { break }
-            multi.poll(timeoutMilliseconds: Int(pollTimeout() * 1000))
-            // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken
-            // off the handle early could still have its end waiting to be read, and be reported twice.
-            performing += 1
-            _ = multi.perform()
-            while let finished = multi.nextFinished() { end(handle: finished.handle, code: finished.result) }
-            performing -= 1
-            takeAborts()
-            takeSync()
-            takeVerified()
-            resumeThrottled()
         }
-        return outcome!
+        verifier?.stop()
+        return outcome
     }
 
-    /// The seconds this thread has been idle since the transfer began: not running on a CPU. Not
+    /// The seconds the pool's thread has been idle since the transfer began: not running on a CPU. Not
     /// the time in `poll`, which misses a thread asleep elsewhere (a write waiting for the disk) and so would take a
     /// reader that waits as one that cannot keep up. Read from the kernel at most every 5 ms: a stale reading is
     /// off by at most the idle share of those 5 ms, little where it matters (a thread that is hardly idle) and
@@ -271,8 +267,8 @@ final class TransferEngine {
         case let .releaseConnection(source):
             budget?.release(tickets[source])
         case let .refreshSource(source):
-            let result = configuration.refresher(machine.sources[source])
-            perform(machine.sourceRefreshed(source: source, result: result, now: Self.now()))
+            errandsOut += 1
+            errands.send(.refresh(source: source, machine.sources[source], abandoned: errands.isAbandoned))
         case let .start(slot, source, request):
             start(connections[slot], source: source, request: request)
         case let .shrink(slot, end):
@@ -315,11 +311,20 @@ final class TransferEngine {
             reports.notice(message)
         case let .finish(outcome):
             self.outcome = outcome
+            errands.abandon()
         }
     }
 
     private func start(_ connection: Connection, source: Int, request: TransferRequest) {
         let target = machine.sources[source]
+        if let adoption {
+            self.adoption = nil
+            if source == 0, adoption.covers(request), let easy = adoption.adopt() {
+                return startAdopted(connection, easy: easy, head: adoption.headers, source: source, request: request)
+            }
+            // The transfer does not begin with the probe's first piece: its response is given up.
+            adoption.cancel()
+        }
         let (url, options) = configuration.cachePeers.target(
             of: target, origin: machine.sources[0], options: configuration.requestOptions)
         if connection.source != source || configuredURLs[connection.slot] != url {
@@ -328,6 +333,8 @@ final class TransferEngine {
             connection.easy.configure(url: url, options: options, headers: target.headers)
             configuredURLs[connection.slot] = url
         }
+        connection.easy.setHTTPVersion(
+            for: url, options: options, multiplexes: multiplexes, http2Failed: pool.http2Failed(url))
         connection.begin(request, source: source)
         connection.easy.set(CURLOPT_RANGE, request.rangeHeader)
         connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
@@ -340,11 +347,38 @@ final class TransferEngine {
                 "braid.connection": "\(connection.slot)",
             ]
         )
-        multi.add(connection.easy)
+        pool.add(connection.easy, for: self)
+    }
+
+    /// Starts `request` on `connection` with the probe's response to it, already under way: no request is sent.
+    private func startAdopted(
+        _ connection: Connection, easy: EasyHandle, head: ResponseHeaders, source: Int, request: TransferRequest
+    ) {
+        pool.transfer(easy, to: self)
+        connection.adopt(easy)
+        // The probe's handle carries the probe's headers: the next request configures it afresh.
+        configuredURLs[connection.slot] = nil
+        connection.begin(request, source: source)
+        connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
+        configuration.logger.trace(
+            "request",
+            metadata: [
+                "braid.source": "\(PrintableText.sanitised(machine.sources[source].resource.resolvedURL))",
+                "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
+                "braid.connection": "\(connection.slot)", "braid.adopted": "true",
+            ]
+        )
+        performing += 1
+        connection.resumeAdopted(head: head)
+        performing -= 1
     }
 
     private func end(handle: UnsafeMutableRawPointer, code: CURLcode) {
         guard let connection = connections.first(where: { $0.easy.raw == handle }), connection.isBusy else { return }
+        if EasyHandle.failedInHTTP2(code), connection.source >= 0 {
+            // The server offers HTTP/2 and resets its streams: the retry, and every later request there, use 1.1.
+            pool.recordHTTP2Failure(machine.sources[connection.source].resource.resolvedURL)
+        }
         // libcurl's code becomes Braid's own kind of failure here, at the boundary: the machine never sees libcurl.
         let result: TransferResult =
             code == CURLE_OK ? .finished : .failed(TransportFailure(code, detail: connection.easy.describe(code)))
@@ -364,7 +398,7 @@ final class TransferEngine {
         performing += 1
         connection.dropKeptChunk()
         performing -= 1
-        multi.remove(connection.easy)
+        pool.remove(connection.easy)
         // A response without a body (an error status, an empty range) is checked at its end.
         // Writing what is buffered can fail and abort this very transfer: that abort must not end it a second time.
         performing += 1
@@ -435,20 +469,121 @@ final class TransferEngine {
         }
     }
 
+    /// Saves a checkpoint: at once on this thread, or for a durable one (which syncs), on the download's thread.
+    /// Saves wait while a durable one is under way, so that two never write the manifest at once; the last one
+    /// asked for is made when it is done.
     private func save(_ segments: [Manifest.Segment], durable: Bool) {
         guard let checkpoints else { return perform(machine.checkpointSaved()) }
+        guard !durableSaveInFlight else {
+            deferredSave = (segments, durable || deferredSave?.durable == true)
+            return
+        }
         var manifest = checkpoints.template
         manifest.bootID = BootID.current
         manifest.segments = segments
         checkpoints.annotate?(&manifest)
+        if durable {
+            durableSaveInFlight = true
+            errandsOut += 1
+            errands.send(.saveDurably(manifest, checkpoints.store))
+            return
+        }
         do {
-            try checkpoints.store.save(manifest, durable: durable)
+            try checkpoints.store.save(manifest, durable: false)
         } catch {
             return perform(machine.checkpointFailed(error))
         }
         checkpoints.saved?()
         perform(machine.checkpointSaved())
     }
+
+    /// Hands the machine what the download's thread did.
+    private func takeErrands() {
+        for answer in errands.takeAnswers() {
+            errandsOut -= 1
+            switch answer {
+            case let .refreshed(source, result):
+                perform(machine.sourceRefreshed(source: source, result: result, now: Self.now()))
+            case let .saved(error):
+                durableSaveInFlight = false
+                // Only a running transfer cares how a durable checkpoint went: the final one is the later save.
+                if let error, machine.isRunning { perform(machine.checkpointFailed(error)) }
+                if let deferred = deferredSave {
+                    deferredSave = nil
+                    save(deferred.segments, durable: deferred.durable)
+                }
+            }
+        }
+    }
+}
+
+// MARK: On the pool
+
+extension TransferEngine: PoolClient {
+    func attached(to pool: TransferPool.Driver) {
+        interrupter.register(multiAddress: pool.multiAddress)
+        tickets = budget.map { budget in machine.sources.map { budget.register(host: $0.host) } } ?? []
+        connections = machine.slots.indices.map {
+            Connection(slot: $0, engine: self, bufferSize: configuration.writeBlockSize)
+        }
+        configuredURLs = Array(repeating: nil, count: connections.count)
+        pool.keepIdleConnections(connections.count + 4)
+        perform(machine.start(now: Self.now()))
+    }
+
+    func step(now: Double) -> Double {
+        guard outcome == nil else { return 0 }
+        if !stopRequested, let reason = interrupter.reason {
+            stopRequested = true
+            perform(machine.stopRequested(reason))
+            guard outcome == nil else { return 0 }
+        }
+        // Only an adaptive count reads them: no walk of the limiter chain per loop for a fixed one.
+        let adapts = machine.policy != nil
+        perform(
+            machine.tick(
+                now: now,
+                rateLimit: adapts ? limiter?.effectiveRate.map(Double.init) : nil,
+                readerIdle: adapts ? readerIdle(now: now) : nil
+            ))
+        guard outcome == nil else { return 0 }
+        takeStreamProgress()
+        guard outcome == nil else { return 0 }
+        return pollTimeout()
+    }
+
+    func willPerform() {
+        // Aborts wait until the callbacks have run and every finished transfer was read: a transfer taken off the
+        // handle early could still have its end waiting to be read, and be reported twice.
+        performing += 1
+    }
+
+    func finished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {
+        end(handle: handle, code: result)
+    }
+
+    func didPerform() {
+        performing -= 1
+        takeAborts()
+        takeSync()
+        takeVerified()
+        takeErrands()
+        resumeThrottled()
+    }
+
+    var isFinished: Bool { outcome != nil && errandsOut == 0 }
+
+    func detached() {
+        adoption?.cancel()
+        interrupter.unregister()
+        for connection in connections where connection.isBusy { pool.remove(connection.easy) }
+        for ticket in tickets { budget?.unregister(ticket) }
+        // The handles are cleaned up here, on the pool's thread, off the multi handle.
+        connections = []
+        errands.finish(outcome!)
+    }
+
+    var yieldsToVerifier: Bool { hasher != nil }
 }
 
 @available(*, unavailable)

@@ -1,0 +1,39 @@
+/// The first response of a fresh download: the probe read its head, and its body waits, paused on the pool, for the
+/// transfer to write it. The probe then costs no request of its own, and the download receives one round trip
+/// sooner (see [the transfer note](../../../../docs/design/transfer.md#probe)).
+///
+/// `TransferEngine` adopts it as the request of its first piece when that piece is exactly the bytes it carries;
+/// otherwise, or when the download ends before, it is cancelled and its connection closed.
+final class ParkedResponse: @unchecked Sendable {
+    // @unchecked: `request` is touched from other threads only through `cancel()`, which it makes thread-safe;
+    // `adopt()` is called on the pool's thread, and the rest is immutable.
+
+    /// The response head.
+    let headers: ResponseHeaders
+    /// The bytes of the file its body carries: the first `n` of a `206`; nil for a `200`, the whole file.
+    let range: Range<Int64>?
+    private let request: PoolRequest
+
+    init(_ request: PoolRequest, headers: ResponseHeaders, range: Range<Int64>?) {
+        self.request = request
+        self.headers = headers
+        self.range = range
+    }
+
+    /// Whether its body is what `request` asks for: the same range, or the whole file from its start.
+    func covers(_ request: TransferRequest) -> Bool {
+        guard request.skip == 0, request.range.lowerBound == 0 else { return false }
+        guard let range else { return !request.ranged }
+        return request.ranged && request.range == range
+    }
+
+    /// On the pool's thread: takes the request over, its body still paused; nil once it was cancelled.
+    func adopt() -> EasyHandle? {
+        request.adopt()
+    }
+
+    /// Gives the response up, from any thread; nothing once it was adopted.
+    func cancel() {
+        request.cancel()
+    }
+}

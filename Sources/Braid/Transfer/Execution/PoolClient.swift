@@ -1,0 +1,25 @@
+import CCurl
+
+/// Something with requests on a `TransferPool`: a transfer engine, or one probe request.
+///
+/// A client is attached from any thread. From then on every call below is made on the pool's thread, each round in
+/// this order: `step`, then (once the network has something) `willPerform`, `finished` for each of its requests
+/// that ended, and `didPerform`. Once `isFinished`, it is detached: `detached()` is the last call.
+protocol PoolClient: AnyObject {
+    /// Joined the pool: the client adds its first requests with `pool.add`.
+    func attached(to pool: TransferPool.Driver)
+    /// Timed work before the pool waits for the network; returns how many seconds the client lets it wait.
+    func step(now: Double) -> Double
+    /// libcurl is about to run callbacks.
+    func willPerform()
+    /// One of the client's requests ended with `result`; it is still on the pool until the client removes it.
+    func finished(_ handle: UnsafeMutableRawPointer, result: CURLcode)
+    /// libcurl has run this round's callbacks, and every ended request was reported.
+    func didPerform()
+    /// Whether the client is done: none of its requests is on the pool, and none will be added.
+    var isFinished: Bool { get }
+    /// Left the pool. The pool keeps no reference to the client afterwards.
+    func detached()
+    /// Whether the pool's thread should let verifier threads have the CPU first while the client runs.
+    var yieldsToVerifier: Bool { get }
+}

@@ -1,0 +1,148 @@
+import CCurl
+import Synchronization
+
+/// One request run on a `TransferPool` for a thread that waits for it, such as a probe's: its connection comes from
+/// the pool's cache and goes back to it, for the transfer's requests (or the next download's) to use.
+///
+/// The caller configures `easy` (its callbacks included) before `perform`, and reads it after: while the request
+/// runs, only the pool's thread touches it.
+///
+/// A request can also stop half-way, its body paused (its write callback returned `CURL_WRITEFUNC_PAUSE` and said
+/// so through `parks`): `perform` then returns `.parked` while the request stays on the pool, until a transfer
+/// engine adopts it (`adopt()`, on the pool's thread) or it is cancelled (`cancel()`, from any thread).
+final class PoolRequest: PoolClient {
+    /// How a request left its waiting caller.
+    enum Outcome: Equatable {
+        /// It ended with libcurl's result; a cancelled one with `CURLE_ABORTED_BY_CALLBACK`.
+        case ended(CURLcode)
+        /// Its response head arrived and its body waits, paused, on the pool.
+        case parked
+    }
+
+    let easy: EasyHandle
+    private let isCancelled: @Sendable () -> Bool
+    /// Whether the body has been paused to wait for an adopter; read on the pool's thread.
+    private let parks: () -> Bool
+    /// The object the callbacks are given as their context: kept alive while the request is on the pool.
+    private let context: AnyObject?
+    private let done = ConditionLock()
+    /// Set on the pool's thread when the request ended or parked; read by the waiting thread under `done`.
+    private var outcome: Outcome?
+    /// What other threads share with the pool's: a cancellation asked for, and whether a transfer engine took the
+    /// request over, under one lock so that adoption and cancellation never both happen.
+    private let shared = Mutex(Shared())
+
+    private struct Shared {
+        var cancelled = false
+        var adopted = false
+        /// The pool's multi handle, to wake it when a cancellation is asked for.
+        var wakeAddress: UInt?
+    }
+
+    init(
+        _ easy: EasyHandle,
+        context: AnyObject? = nil,
+        isCancelled: @escaping @Sendable () -> Bool,
+        parks: @escaping () -> Bool = { false }
+    ) {
+        self.easy = easy
+        self.context = context
+        self.isCancelled = isCancelled
+        self.parks = parks
+    }
+
+    /// Runs the request on `pool` and returns once it ended or parked.
+    func perform(on pool: TransferPool) -> Outcome {
+        easy.clearError()
+        done.withLock { outcome = nil }
+        shared.withLock { $0.wakeAddress = pool.driver.multiAddress }
+        pool.attach(self)
+        done.lock()
+        defer { done.unlock() }
+        while outcome == nil { done.wait() }
+        return outcome!
+    }
+
+    /// Gives up a parked request (its connection is closed, its body unread), from any thread; nothing once an
+    /// engine adopted it.
+    func cancel() {
+        let address = shared.withLock { shared in
+            shared.cancelled = true
+            return shared.wakeAddress
+        }
+        if let address { MultiHandle.wake(address: address) }
+    }
+
+    // MARK: On the pool's thread
+
+    private var pool: TransferPool.Driver?
+    /// How the request ended on the pool, once it did (handed over counts as ended: it is no longer this client's).
+    private var ended: CURLcode?
+    private var isParked = false
+
+    /// Takes the parked request over for a transfer engine, which then owns `easy` on the pool (see
+    /// `TransferPool.Driver.transfer`); nil when it was cancelled or never parked.
+    func adopt() -> EasyHandle? {
+        let parked = isParked && ended == nil
+        let taken = shared.withLock { shared in
+            guard !shared.cancelled, parked else { return false }
+            shared.adopted = true
+            return true
+        }
+        guard taken else { return nil }
+        ended = CURLE_OK
+        return easy
+    }
+
+    func attached(to pool: TransferPool.Driver) {
+        self.pool = pool
+        ended = nil
+        isParked = false
+        pool.add(easy, for: self)
+    }
+
+    func step(now: Double) -> Double {
+        guard ended == nil else { return 0 }
+        let cancelled = shared.withLock { $0.cancelled && !$0.adopted }
+        if cancelled || isCancelled() {
+            pool?.remove(easy)
+            ended = CURLE_ABORTED_BY_CALLBACK
+            return 0
+        }
+        // Often enough to notice a cancellation soon.
+        return 0.05
+    }
+
+    func willPerform() {}
+
+    func finished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {
+        pool?.remove(easy)
+        ended = result
+    }
+
+    func didPerform() {
+        guard ended == nil, !isParked, parks() else { return }
+        isParked = true
+        report(.parked)
+    }
+
+    var isFinished: Bool { ended != nil }
+
+    func detached() {
+        pool = nil
+        // A parked request already answered its caller.
+        if !isParked, let ended { report(.ended(ended)) }
+    }
+
+    var yieldsToVerifier: Bool { false }
+
+    private func report(_ outcome: Outcome) {
+        done.withLock {
+            self.outcome = outcome
+            done.broadcast()
+        }
+    }
+}
+
+@available(*, unavailable)
+extension PoolRequest: Sendable {}

@@ -1,0 +1,179 @@
+import CCurl
+import CLinuxIO
+import Synchronization
+
+extension TransferPool {
+    /// The pool's loop and its multi handle. `attach`, `stop` and `wake` may be called from any thread; everything
+    /// else runs on the pool's thread.
+    final class Driver: @unchecked Sendable {
+        // @unchecked: `inbox` is behind a Mutex, `multiAddress` is immutable, and the rest is touched only on the
+        // pool's thread (`run()` and the clients' calls back into `add` and `remove`). The thread holds the driver
+        // until `shutdown()` joins it; the pool calls that when it goes.
+        private struct Inbox {
+            var arrivals: [Arrival] = []
+            var stopping = false
+            /// The pool's thread, started with the first client.
+            var thread: WorkerThread?
+        }
+
+        /// A client on its way to the pool's thread, which alone calls it from then on.
+        private struct Arrival: @unchecked Sendable {
+            // @unchecked: handed over once, under the inbox's lock, and never touched again by the sender.
+            let client: any PoolClient
+        }
+
+        private let inbox = Mutex(Inbox())
+        /// The origins whose HTTP/2 failed (a stream reset, a broken session): later requests use HTTP/1.1.
+        private let http2Failures = Mutex<Set<Origin>>([])
+        private let multi: MultiHandle
+        /// The multi handle's address, for `curl_multi_wakeup` from other threads.
+        let multiAddress: UInt
+        private let share: OpaquePointer
+        private var clients: [any PoolClient] = []
+        /// The client each request on the multi handle belongs to, by the easy handle's address.
+        private var owners: [UInt: any PoolClient] = [:]
+        private var idleConnections = 0
+        private var yielding = 0
+        private var previousNice: Int32?
+
+        init(limits: Limits) {
+            multi = MultiHandle(
+                maximumPerHost: limits.maximumConnectionsPerHost, maximumTotal: limits.maximumConnections)
+            multiAddress = UInt(bitPattern: multi.raw)
+            guard let share = braid_share_create() else { fatalError("curl_share_init failed: out of memory") }
+            self.share = share
+            keepIdleConnections(max(16, limits.maximumConnections ?? 0))
+        }
+
+        deinit {
+            // The multi handle goes first: no easy handle uses the share after it.
+            braid_share_destroy(share)
+        }
+
+        /// Runs `client` on the pool's thread, starting the thread with the first client.
+        func attach(_ client: any PoolClient) {
+            inbox.withLock { inbox in
+                precondition(!inbox.stopping, "Invalid state: a client attached to a pool that was shut down")
+                inbox.arrivals.append(Arrival(client: client))
+                guard inbox.thread == nil else { return }
+                let thread = WorkerThread { [self] in run() }
+                thread.start()
+                inbox.thread = thread
+            }
+            wake()
+        }
+
+        /// Ends the thread once no client is attached, and waits for it; calling it again does nothing.
+        func shutdown() {
+            let thread = inbox.withLock { inbox in
+                defer { inbox.thread = nil }
+                inbox.stopping = true
+                return inbox.thread
+            }
+            wake()
+            thread?.join()
+        }
+
+        /// Whether requests to `url`'s origin use HTTP/1.1 because its HTTP/2 failed, from any thread.
+        func http2Failed(_ url: String) -> Bool {
+            guard let origin = Origin(url: url) else { return false }
+            return http2Failures.withLock { $0.contains(origin) }
+        }
+
+        /// Remembers that HTTP/2 failed at `url`'s origin, from any thread; returns whether it is news.
+        @discardableResult
+        func recordHTTP2Failure(_ url: String) -> Bool {
+            guard let origin = Origin(url: url) else { return false }
+            return http2Failures.withLock { $0.insert(origin).inserted }
+        }
+
+        /// Wakes the pool's wait for the network, from any thread.
+        func wake() {
+            MultiHandle.wake(address: multiAddress)
+        }
+
+        // MARK: On the pool's thread
+
+        /// Starts `easy`'s request for `client`.
+        func add(_ easy: EasyHandle, for client: any PoolClient) {
+            easy.set(CURLOPT_SHARE, pointer: UnsafeMutableRawPointer(braid_share_handle(share)))
+            owners[UInt(bitPattern: easy.raw)] = client
+            multi.add(easy)
+        }
+
+        /// Hands `easy`'s request, already on the pool, to `client`: its end is reported there from now on.
+        func transfer(_ easy: EasyHandle, to client: any PoolClient) {
+            owners[UInt(bitPattern: easy.raw)] = client
+        }
+
+        /// Takes `easy`'s request off the pool; its connection stays in the cache if it can be used again.
+        func remove(_ easy: EasyHandle) {
+            multi.remove(easy)
+            owners[UInt(bitPattern: easy.raw)] = nil
+        }
+
+        /// Keeps at least `count` idle connections alive for later requests.
+        func keepIdleConnections(_ count: Int) {
+            guard count > idleConnections else { return }
+            idleConnections = count
+            multi.setIdleConnections(count)
+        }
+
+        func run() {
+            while true {
+                let (arrivals, stopping) = inbox.withLock { inbox in
+                    defer { inbox.arrivals = [] }
+                    return (inbox.arrivals, inbox.stopping)
+                }
+                for arrival in arrivals { join(arrival.client) }
+                if stopping && clients.isEmpty { break }
+                let now = TransferEngine.now()
+                var timeout = 1.0
+                for client in clients { timeout = min(timeout, client.step(now: now)) }
+                detachFinished()
+                // The wake-up that came with `stopping` may have been taken by the last wait already.
+                if stopping && clients.isEmpty { break }
+                multi.poll(timeoutMilliseconds: clients.isEmpty ? 60_000 : Int(max(0, timeout) * 1000))
+                for client in clients { client.willPerform() }
+                _ = multi.perform()
+                while let finished = multi.nextFinished() {
+                    owners[UInt(bitPattern: finished.handle)]?.finished(finished.handle, result: finished.result)
+                }
+                for client in clients { client.didPerform() }
+                detachFinished()
+            }
+            if let previousNice { _ = braid_set_thread_nice(previousNice) }
+        }
+
+        private func join(_ client: any PoolClient) {
+            clients.append(client)
+            if client.yieldsToVerifier {
+                // With a digest to verify, hashing is the critical path whenever the network outruns one core's
+                // worth of MD5: the verifier threads have the CPU first while such a client runs.
+                yielding += 1
+                if yielding == 1 { previousNice = braid_set_thread_nice(5) }
+            }
+            client.attached(to: self)
+        }
+
+        private func detachFinished() {
+            guard clients.contains(where: \.isFinished) else { return }
+            var remaining: [any PoolClient] = []
+            for client in clients {
+                guard client.isFinished else {
+                    remaining.append(client)
+                    continue
+                }
+                if client.yieldsToVerifier {
+                    yielding -= 1
+                    if yielding == 0, let previous = previousNice {
+                        _ = braid_set_thread_nice(previous)
+                        previousNice = nil
+                    }
+                }
+                client.detached()
+            }
+            clients = remaining
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Braid
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Testing
+
+/// The first request of a fresh download is a GET of its first piece, whose head is the probe (issue 29), and a file
+/// that fits in that piece is that one request, with no manifest beside it (issue 28).
+@Suite("The first request", .serialized)
+struct FirstRequestTests {
+    @Test("a large file's first request is a GET of its first piece; no HEAD is sent")
+    func firstRequestIsRangedGet() async throws {
+        let harness = try FaultToleranceTests.Harness(size: 6 << 20, faults: [])
+        defer { harness.shutdown() }
+
+        let download = await harness.run()
+
+        try harness.expectExactFile(download)
+        #expect(harness.server.waitUntilIdle())
+        let log = harness.server.requestLog
+        #expect(!log.contains { $0.method == "HEAD" }, "\(log.map(\.method))")
+        let first = try #require(log.min { $0.connection < $1.connection })
+        #expect(first.method == "GET" && first.range == "bytes=0-1048575", "\(first)")
+        // Every byte was fetched once: the first piece's body was written, not asked for again.
+        #expect(log.filter { $0.status == 206 }.reduce(0) { $0 + $1.bodyBytesSent } == harness.content.size)
+    }
+
+    @Test("a first GET that claims a longer file than the later range requests find is caught, and the file is right")
+    func firstGetLiesAboutLength() async throws {
+        let size: UInt64 = 6 << 20
+        let harness = try FaultToleranceTests.Harness(
+            size: size, faults: [.onlyFirst(requests: 1, .claimLength(String(size + 12345)))])
+        defer { harness.shutdown() }
+
+        let download = await harness.run()
+
+        try harness.expectExactFile(download)
+        #expect(download.notices.contains { $0.contains("Content-Range") }, "\(download.notices)")
+        #expect(harness.server.waitUntilIdle())
+        // The lie was in the first request, the GET of the first piece: no HEAD came before it.
+        let first = try #require(harness.server.requestLog.min { $0.connection < $1.connection })
+        #expect(first.method == "GET" && first.range == "bytes=0-1048575", "\(first)")
+    }
+
+    @Test("a first GET answered with the wrong range is asked again, and none of its bytes are written")
+    func firstGetWrongRange() async throws {
+        let harness = try FaultToleranceTests.Harness(
+            size: 6 << 20, faults: [.onlyFirst(requests: 1, .shiftRange(offsetBy: 4096))])
+        defer { harness.shutdown() }
+
+        let download = await harness.run()
+
+        try harness.expectExactFile(download)
+        #expect(harness.server.waitUntilIdle())
+        let log = harness.server.requestLog
+        #expect(!log.contains { $0.method == "HEAD" }, "\(log.map(\.method))")
+        #expect(log.filter { $0.range == "bytes=0-1048575" }.count == 2, "\(log.map { ($0.method, $0.range) })")
+    }
+
+    @Test("a file that fits in the first piece is one GET, and no manifest is written while it comes")
+    func smallFileIsOneRequest() async throws {
+        let content = TestContent(seed: 4, size: 600 << 10)
+        let server = TestServer(routes: [
+            "/small.bin": .init(content: content, faults: [.throttle(bytesPerSecond: 1 << 20)])
+        ])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-first")
+        defer { directory.remove() }
+        let path = directory.appending("small.bin").path
+        var options = DownloadOptions()
+        options.destination = .file(path)
+        let download = Download(url: server.url("/small.bin"), options: options)
+        // Looked at while bytes arrive: a manifest would be written at the start and with every checkpoint.
+        let sawManifest = Task {
+            var seen = false
+            for await event in download.events {
+                if case let .progress(progress) = event, progress.downloadedBytes > 0 {
+                    seen = seen || FileManager.default.fileExists(atPath: path + ".braid")
+                }
+            }
+            return seen
+        }
+
+        let result = try await download.run()
+
+        #expect(await sawManifest.value == false, "a manifest was written for a file fetched in one request")
+        #expect(result.bytes == Int64(content.size))
+        #expect(try content.firstDifference(fromFileAt: path) == nil)
+        #expect(!FileManager.default.fileExists(atPath: path + ".braid"))
+        #expect(server.waitUntilIdle())
+        #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
+        #expect(server.requestLog.first?.range == "bytes=0-1048575")
+    }
+
+    @Test("a list of small files over HTTPS is one request per file")
+    func listOfSmallFiles() async throws {
+        let names = (0..<20).map { "f\($0).bin" }
+        let fixture = try await ConnectionPoolTests.Fixture.start(files: names.map { ($0, 40 << 10) })
+        defer { fixture.shutdown() }
+
+        let run = try await BraidCLI.run([
+            "-i", try fixture.list(names), "-d", fixture.output("").path, "-j", "4",
+            "--cacert", fixture.certificate, "-q",
+        ])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        for name in names { #expect(try fixture.sameBytes(name), "\(name)") }
+        let log = try await fixture.nginx.waitForAccessLog(count: names.count)
+        #expect(log.count == names.count, "\(log.map { ($0.method, $0.path) })")
+        #expect(log.allSatisfy { $0.method == "GET" && $0.status == 206 })
+    }
+}
