@@ -163,6 +163,7 @@ struct Aria2RPCTests {
             (#"["http://127.0.0.1/a"]"#, #"{"checksum":"sha-256=zz"}"#),
             (#"["http://127.0.0.1/a"]"#, #"{"split":"abc"}"#),
             (#"["http://127.0.0.1/a"]"#, #"{"max-download-limit":"fast"}"#),
+            (#"["http://127.0.0.1/a"]"#, #"{"cache-peers":"ftp://cache/{path}"}"#),
             ("[]", "{}"),
         ]
     )
@@ -225,6 +226,34 @@ struct Aria2RPCTests {
         #expect(stopped == .array([.object([("gid", .string(gid))])]))
         #expect(try await fixture.result("aria2.removeDownloadResult", [.string(gid)]) == .string("OK"))
         #expect(try await fixture.result("aria2.tellStopped", [.integer(0), .integer(10)]) == .array([]))
+    }
+
+    @Test("addUri's cache-peers: the file's slices come from the peer it names, checked against the digest")
+    func cachePeers() async throws {
+        let fixture = try Fixture()
+        defer { Task { await fixture.stop() } }
+        let cache = TestServer(routes: ["/cache/file.bin": .init(content: Self.content)])
+        try cache.start()
+        defer { cache.shutdown() }
+        let template = "http://127.0.0.1:\(cache.port)/cache{path}"
+        let digest = "sha-256=" + Self.content.digest(.sha256).map { String(format: "%02x", $0) }.joined()
+        let gid = try #require(
+            try await fixture.result(
+                "aria2.addUri",
+                [
+                    .array([.string(fixture.server.url("/file.bin"))]),
+                    .object([("cache-peers", .string(template)), ("checksum", .string(digest))]),
+                ]
+            ).stringValue
+        )
+        let status = try await fixture.waitForStatus(gid) { $0["status"] == .string("complete") }
+        #expect(status["errorCode"] == .string("0"), "\(status.text)")
+        let path = try #require(status["files"]?.arrayValue?.first?["path"]?.stringValue)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(Self.content.bytes(in: 0..<Self.content.size)))
+        #expect(
+            cache.requestLog.contains { $0.method == "GET" && $0.target == "/cache/file.bin" }, "the peer was asked")
+        let options = try await fixture.result("aria2.getOption", [.string(gid)])
+        #expect(options["cache-peers"] == .string(template))
     }
 
     @Test(

@@ -6,7 +6,7 @@ extension Aria2RPC {
     ///
     /// Options read: `dir` (inside the daemon's directory), `out`, `checksum` (`sha-256=HEX`), `header`,
     /// `split` and `max-connection-per-server` (the smaller is the connection count), `max-download-limit`,
-    /// `pause`. Others are accepted and ignored, as options of features Braid does not have.
+    /// `pause`, and Braid's own `cache-peers` (templates as `--cache-peers` takes them). Others are accepted and ignored, as options of features Braid does not have.
     func addURI(_ parameters: Parameters) throws(JSONRPC.Failure) -> String {
         guard case let .array(values)? = parameters[0] else { throw .method("URI is not given.") }
         var uris: [String] = []
@@ -37,6 +37,8 @@ extension Aria2RPC {
                 request.rateLimit = try Self.rate(value, option: name)
             case "pause":
                 paused = try Self.flag(value, option: name)
+            case "cache-peers":
+                request.cachePeers = try Self.text(value, option: name)
             default:
                 continue
             }
@@ -100,6 +102,7 @@ extension Aria2RPC {
         members.append(("split", .decimal(connections)))
         members.append(("max-connection-per-server", .decimal(connections)))
         members.append(("max-download-limit", .decimal(task.request.rateLimit ?? 0)))
+        if let cachePeers = task.request.cachePeers { members.append(("cache-peers", .string(cachePeers))) }
         return .object(members.sorted { $0.0 < $1.0 })
     }
 

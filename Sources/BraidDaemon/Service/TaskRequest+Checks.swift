@@ -30,7 +30,8 @@ extension TaskRequest {
     /// The request as the daemon will run it, checked as every request is, whether a client just sent it or the
     /// session file brings it back: http(s) URIs only; a directory inside `root` (made if missing, links resolved);
     /// an output name that stays in it (its directories moved into `directory`) and whose files are none the daemon
-    /// keeps for itself (`reservation` names what keeps one); a digest, headers, connections and rate Braid accepts.
+    /// keeps for itself (`reservation` names what keeps one); a digest, headers, connections, rate and
+    /// cache peers Braid accepts.
     public func checked(
         in root: DownloadDirectory,
         reservation: (String) -> String?
@@ -78,6 +79,15 @@ extension TaskRequest {
         }
         if let rateLimit, rateLimit < 0 {
             throw Refusal(option: "max-download-limit", message: "a rate cannot be negative")
+        }
+        if let cachePeers {
+            do throws(BraidError) {
+                var options = DownloadOptions()
+                options.cachePeers = try CachePeer.list(parsing: cachePeers)
+                try options.validate()
+            } catch {
+                throw Refusal(option: "cache-peers", message: error.message)
+            }
         }
         return request
     }

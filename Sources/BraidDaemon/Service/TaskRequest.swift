@@ -15,6 +15,8 @@ public struct TaskRequest: Sendable, Codable, Equatable {
     public var connections: Int?
     /// Bytes a second for this download; nil for no limit of its own.
     public var rateLimit: Int64?
+    /// Cache peers' URL templates, comma-separated as `--cache-peers` takes them; nil for the daemon's own.
+    public var cachePeers: String?
 
     public init(
         uris: [String],
@@ -23,7 +25,8 @@ public struct TaskRequest: Sendable, Codable, Equatable {
         checksum: String? = nil,
         headers: [String] = [],
         connections: Int? = nil,
-        rateLimit: Int64? = nil
+        rateLimit: Int64? = nil,
+        cachePeers: String? = nil
     ) {
         self.uris = uris
         self.directory = directory
@@ -32,5 +35,6 @@ public struct TaskRequest: Sendable, Codable, Equatable {
         self.headers = headers
         self.connections = connections
         self.rateLimit = rateLimit
+        self.cachePeers = cachePeers
     }
 }
