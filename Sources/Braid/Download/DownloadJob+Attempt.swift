@@ -79,11 +79,32 @@ extension DownloadJob {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        var plan = try resumeOrPlan(
+        let plan = try resumeOrPlan(
             resource, offered: offered, paths: paths, file: file, store: store, firstPiece: first?.range?.upperBound)
         let adopted = first.flatMap { plan.begins(with: $0) ? $0 : nil }
         if adopted == nil { first?.cancel() }
         lifecycle.advance()
+        return try fetch(
+            resource, mirrors: mirrors, plan: plan, adopting: adopted, file: file, store: store, paths: paths,
+            keepsFinal: keepsFinal, replacesFinal: replacesFinal, started: started, lifecycle: &lifecycle)
+    }
+
+    /// The transfer of a planned download, then its checks and its rename: what `attempt` does once the file is
+    /// locked and planned.
+    private func fetch(
+        _ resource: RemoteResource,
+        mirrors: [RemoteResource],
+        plan: TransferPlan,
+        adopting adopted: ParkedResponse?,
+        file: PartFile,
+        store: ManifestStore,
+        paths: DestinationPaths,
+        keepsFinal: Bool,
+        replacesFinal: Bool,
+        started: Double,
+        lifecycle: inout DownloadLifecycle
+    ) throws(BraidError) -> AttemptOutcome {
+        var plan = plan
         // The whole-file digest is hashed unless the pieces vouch for every byte in its stead.
         let hasher = try plan.wholeFileDigest.map { digest throws(BraidError) in
             PrefixHasher(algorithm: digest.algorithm, reading: try file.openForReading())
@@ -95,7 +116,7 @@ extension DownloadJob {
         }
         stream?.start()
         defer { stream?.stop() }
-        var repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
+        let repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
         // A file fetched in one request keeps no manifest while it comes (a rerun fetches it again); only a digest
         // mismatch records it, to keep the data for a repair. A stream keeps one: its window's state is in it.
         let oneRequest =
@@ -129,60 +150,91 @@ extension DownloadJob {
             try? file.descriptor.startWriteBack(of: 0..<length)
         }
         lifecycle.advance()
-        let verifyFile = { [plan, repairSink] () throws(BraidError) in
-            try verify(
-                file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
-                checkpoints: record, paths: paths)
-        }
-        let extraction = try stream.map { stream throws(BraidError) in
-            try finishStream(stream, length: length, paths: paths, verify: verifyFile)
-        }
-        if stream == nil {
-            do {
-                try verifyFile()
-            } catch {
-                // Bytes cache peers served are fetched again from the origin, and only those that differ rewritten.
-                guard
-                    let pass = try peerRepairPass(
-                        after: error, written: transfer.written, plan: plan, resource: resource, store: store,
-                        file: file)
-                else { throw error }
-                pass.hasher.start()
-                defer { pass.hasher.stop() }
-                let passCheckpoints = self.checkpoints(for: resource, plan: pass.plan, store: store, repair: pass.sink)
-                if let passCheckpoints { try beginPeerRepair(pass, checkpoints: passCheckpoints) }
-                let repair = try runTransfer(
-                    resource, mirrors: mirrors, plan: pass.plan, file: file, sink: pass.sink, hasher: pass.hasher,
-                    checkpoints: passCheckpoints, paths: paths)
-                lifecycle.record(repair.statistics)
-                guard case .completed = repair.outcome else {
-                    return try unfinished(
-                        repair.outcome, plan: pass.plan, resumable: passCheckpoints != nil, resource: resource,
-                        paths: paths, file: file, store: store)
-                }
-                reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
-                try verify(
-                    file, length: length, resource: resource, plan: pass.plan, hasher: pass.hasher, repair: pass.sink,
-                    checkpoints: passCheckpoints, paths: paths)
-                repairSink = pass.sink
-            }
+        let repaired: RepairingSink?
+        let extraction: ExtractionSummary?
+        switch try check(
+            length: length, transfer: transfer, plan: plan, resource: resource, mirrors: mirrors, file: file,
+            store: store, paths: paths, hasher: hasher, repair: repairSink, checkpoints: record, stream: stream,
+            lifecycle: &lifecycle)
+        {
+        case let .verified(sink, summary): (repaired, extraction) = (sink, summary)
+        case let .unfinished(outcome): return outcome
         }
         lifecycle.advance()
         if keepsFinal { try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal) }
         lifecycle.advance()
+        let result = completed(
+            length: length, plan: plan, transfer: transfer, path: keepsFinal ? paths.final.path.string : "",
+            repaired: repaired, extraction: extraction, started: started, spent: lifecycle.spent)
+        emit(.completed(result))
+        return .done(result)
+    }
+
+    /// How a completed transfer's checks ended.
+    private enum Checked {
+        /// The file is right: the repair's sink when one rewrote bytes, and what a stream unpacked.
+        case verified(RepairingSink?, ExtractionSummary?)
+        /// A repair from the origin did not finish.
+        case unfinished(AttemptOutcome)
+    }
+
+    /// Checks a completed transfer's file against its digest (through the stream's end for a stream, which was
+    /// already written out) and, where cache peers served bytes that fail it, repairs them from the origin.
+    private func check(
+        length: Int64,
+        transfer: TransferRun,
+        plan: TransferPlan,
+        resource: RemoteResource,
+        mirrors: [RemoteResource],
+        file: PartFile,
+        store: ManifestStore,
+        paths: DestinationPaths,
+        hasher: PrefixHasher?,
+        repair repairSink: RepairingSink?,
+        checkpoints record: TransferEngine.Checkpoints?,
+        stream: StreamSession?,
+        lifecycle: inout DownloadLifecycle
+    ) throws(BraidError) -> Checked {
+        let verifyFile = { () throws(BraidError) in
+            try verify(
+                file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
+                checkpoints: record, paths: paths)
+        }
+        if let stream {
+            return .verified(repairSink, try finishStream(stream, length: length, paths: paths, verify: verifyFile))
+        }
+        do {
+            try verifyFile()
+            return .verified(repairSink, nil)
+        } catch {
+            // Bytes cache peers served are fetched again from the origin, and only those that differ rewritten.
+            switch try repairFromOrigin(
+                after: error, transfer: transfer, plan: plan, resource: resource, mirrors: mirrors, file: file,
+                store: store, paths: paths, length: length, lifecycle: &lifecycle)
+            {
+            case nil: throw error
+            case let .repaired(sink)?: return .verified(sink, nil)
+            case let .unfinished(outcome)?: return .unfinished(outcome)
+            }
+        }
+    }
+
+    /// What a completed download reports, said as a notice too where a repair rewrote bytes.
+    private func completed(
+        length: Int64, plan: TransferPlan, transfer: TransferRun, path: String, repaired: RepairingSink?,
+        extraction: ExtractionSummary?, started: Double, spent: TransferMachine.Statistics
+    ) -> DownloadResult {
         var result = DownloadResult(
-            path: keepsFinal ? paths.final.path.string : "", bytes: length, verifiedDigest: plan.wholeFileDigest,
-            resumedBytes: transfer.resumedBytes, seconds: TransferEngine.now() - started,
-            statistics: lifecycle.spent)
+            path: path, bytes: length, verifiedDigest: plan.wholeFileDigest, resumedBytes: transfer.resumedBytes,
+            seconds: TransferEngine.now() - started, statistics: spent)
         result.verifiedPieces = plan.pieceHashes.map {
             DownloadResult.VerifiedPieces(algorithm: $0.algorithm, count: $0.digests.count)
         }
-        result.repairedRanges = repairSink?.rewrittenRanges
-        result.peerBytes = options.cachePeers.isEmpty ? nil : lifecycle.spent.peerBytes
-        result.extraction = extraction ?? nil
-        if let repaired = result.repairedRanges { emit(.notice(Self.repairSummary(repaired))) }
-        emit(.completed(result))
-        return .done(result)
+        result.repairedRanges = repaired?.rewrittenRanges
+        result.peerBytes = options.cachePeers.isEmpty ? nil : spent.peerBytes
+        result.extraction = extraction
+        if let repairedRanges = result.repairedRanges { emit(.notice(Self.repairSummary(repairedRanges))) }
+        return result
     }
 
     /// A transfer that did not complete: paused, restarted (its partial data discarded), or an error.

@@ -90,6 +90,53 @@ extension DownloadJob {
     /// What to do after the whole-file digest failed with cache peers in use: nil when there is nothing to fetch
     /// again (every byte came from the origin in this run, or no peer was asked); else a repair pass over the bytes
     /// no origin sent in this run (what peers sent, and what an earlier run left), fetched from the origin only,
+
+    /// How a repair from the origin ended: the file verified with its sink, or the pass not finished.
+    enum OriginRepair {
+        case repaired(RepairingSink)
+        case unfinished(AttemptOutcome)
+    }
+
+    /// After the whole-file digest failed (`mismatch`): fetches again from the origin the bytes cache peers served
+    /// (or no origin vouched for), rewrites only those that differ, names the peers that sent them, and verifies
+    /// again. Nil when there is nothing to fetch again, so that the mismatch stands.
+    func repairFromOrigin(
+        after mismatch: BraidError,
+        transfer: TransferRun,
+        plan: TransferPlan,
+        resource: RemoteResource,
+        mirrors: [RemoteResource],
+        file: PartFile,
+        store: ManifestStore,
+        paths: DestinationPaths,
+        length: Int64,
+        lifecycle: inout DownloadLifecycle
+    ) throws(BraidError) -> OriginRepair? {
+        guard
+            let pass = try peerRepairPass(
+                after: mismatch, written: transfer.written, plan: plan, resource: resource, store: store, file: file)
+        else { return nil }
+        pass.hasher.start()
+        defer { pass.hasher.stop() }
+        let checkpoints = self.checkpoints(for: resource, plan: pass.plan, store: store, repair: pass.sink)
+        if let checkpoints { try beginPeerRepair(pass, checkpoints: checkpoints) }
+        let repair = try runTransfer(
+            resource, mirrors: mirrors, plan: pass.plan, file: file, sink: pass.sink, hasher: pass.hasher,
+            checkpoints: checkpoints, paths: paths)
+        lifecycle.record(repair.statistics)
+        guard case .completed = repair.outcome else {
+            return .unfinished(
+                try unfinished(
+                    repair.outcome, plan: pass.plan, resumable: checkpoints != nil, resource: resource, paths: paths,
+                    file: file, store: store))
+        }
+        reportPeersThatDiffered(pass, rewritten: pass.sink.rewrittenRanges)
+        try verify(
+            file, length: length, resource: resource, plan: pass.plan, hasher: pass.hasher, repair: pass.sink,
+            checkpoints: checkpoints, paths: paths)
+        return .repaired(pass.sink)
+    }
+
     /// of which only the bytes that differ are rewritten.
     func peerRepairPass(
         after mismatch: BraidError,

@@ -186,6 +186,49 @@ public struct DownloadOptions: Sendable {
             try stream.validate()
             guard !repair, !measures else { throw .usage("a streamed download cannot be repaired or measured") }
         }
+        try validateNumbers()
+        if let caCertificatePath, caCertificatePath.utf8.count > Self.maximumTextLength {
+            throw .usage("the CA certificate path is too long", option: .caCertificatePath)
+        }
+        try validateProxy()
+        for (path, option) in [(netrcPath, BraidError.Option.netrcPath), (cookieFilePath, .cookieFilePath)] {
+            guard let path else { continue }
+            guard path.utf8.count <= Self.maximumTextLength else {
+                throw .usage("the path is too long", option: option)
+            }
+            do {
+                try FileDescriptor.open(FilePath(path), .readOnly).close()
+            } catch {
+                throw .usage("cannot read '\(path)': \(error)", option: option)
+            }
+        }
+        if let userAgent { try Self.checkLine(userAgent, "the user agent", option: .userAgent) }
+        try awsSignature?.validate()
+        for header in headers {
+            // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
+                !header.utf8.contains(13), !header.utf8.contains(10)
+            else { throw .usage("a header must look like 'Name: value', got '\(header)'", option: .headers) }
+        }
+        if let checksumFile {
+            let sums = try ChecksumFile(readingAt: checksumFile)
+            if expectedDigest == nil, let name = try DestinationPaths.place(of: destination).name {
+                _ = try sums.digest(forName: name)
+            }
+        }
+        guard cachePeers.count <= Self.maximumCachePeers else {
+            throw .usage("at most \(Self.maximumCachePeers) cache peers, got \(cachePeers.count)", option: .cachePeers)
+        }
+        for scheme in redirectSchemes.sorted() where scheme != "http" && scheme != "https" {
+            throw .usage(
+                "redirects can only be allowed to http and https, not '\(scheme)'",
+                option: .redirectSchemes
+            )
+        }
+    }
+
+    /// Checks the counts, sizes and times.
+    private func validateNumbers() throws(BraidError) {
         guard connections >= 1 else {
             throw .usage("the number of connections must be at least 1, got \(connections)", option: .connections)
         }
@@ -230,49 +273,11 @@ public struct DownloadOptions: Sendable {
                 option: .durableCheckpointInterval
             )
         }
-        if let caCertificatePath, caCertificatePath.utf8.count > Self.maximumTextLength {
-            throw .usage("the CA certificate path is too long", option: .caCertificatePath)
-        }
-        try validateProxy()
-        for (path, option) in [(netrcPath, BraidError.Option.netrcPath), (cookieFilePath, .cookieFilePath)] {
-            guard let path else { continue }
-            guard path.utf8.count <= Self.maximumTextLength else {
-                throw .usage("the path is too long", option: option)
-            }
-            do {
-                try FileDescriptor.open(FilePath(path), .readOnly).close()
-            } catch {
-                throw .usage("cannot read '\(path)': \(error)", option: option)
-            }
-        }
-        if let userAgent { try Self.checkLine(userAgent, "the user agent", option: .userAgent) }
-        try awsSignature?.validate()
-        for header in headers {
-            // Bytes, not Characters: "\r\n" is one Character, which `contains("\n")` would not find.
-            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
-                !header.utf8.contains(13), !header.utf8.contains(10)
-            else { throw .usage("a header must look like 'Name: value', got '\(header)'", option: .headers) }
-        }
-        if let checksumFile {
-            let sums = try ChecksumFile(readingAt: checksumFile)
-            if expectedDigest == nil, let name = try DestinationPaths.place(of: destination).name {
-                _ = try sums.digest(forName: name)
-            }
-        }
         if let rateLimit, rateLimit < 0 {
             throw .usage("the rate limit must be positive (or none), not \(rateLimit)", option: .rateLimit)
         }
         guard Self.sliceSizes.contains(sliceSize) else {
             throw .usage("the slice size must be between 64 KiB and 4 GiB, got \(sliceSize) bytes", option: .sliceSize)
-        }
-        guard cachePeers.count <= Self.maximumCachePeers else {
-            throw .usage("at most \(Self.maximumCachePeers) cache peers, got \(cachePeers.count)", option: .cachePeers)
-        }
-        for scheme in redirectSchemes.sorted() where scheme != "http" && scheme != "https" {
-            throw .usage(
-                "redirects can only be allowed to http and https, not '\(scheme)'",
-                option: .redirectSchemes
-            )
         }
     }
 
