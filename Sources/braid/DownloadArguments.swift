@@ -80,12 +80,12 @@ struct DownloadArguments: ParsableArguments {
     @Option(
         name: [.customShort("n"), .customShort("x"), .customLong("connections")],
         help: ArgumentHelp(
-            "Parallel connections per download, or 'auto' to let each download choose while it runs (up to "
-                + "--max-connections-per-host, else 16; 64 to a server on this machine).",
+            "Parallel connections per download, or 'auto' (the default) to let each download choose while it runs, "
+                + "starting at 8 (up to --max-connections-per-host, else 16; 64 to a server on this machine).",
             valueName: "N|auto"
         )
     )
-    var connections = CountArgument.fixed(8)
+    var connections = CountArgument.automatic
 
     @Option(
         name: [.customShort("j"), .customLong("concurrent-downloads"), .customLong("max-concurrent-downloads")],

@@ -34,8 +34,11 @@ struct AutoConnectionsTests {
         return server
     }
 
-    @Test("where each connection is capped, it starts at eight as -n 8 does, adds connections past it, and says why")
-    func addsWhileEachPays() async throws {
+    @Test(
+        "where each connection is capped, it starts at eight as -n 8 does, adds connections past it, and says why; without -n too, auto being the default",
+        arguments: [["-n", "auto"], []]
+    )
+    func addsWhileEachPays(count: [String]) async throws {
         let server = TestServer(routes: [
             // 40 ms before each response, as from a server farther away: windows of 0.2 s, each several of the
             // server's 1/20 s slices per connection, so that a loaded machine's hiccups do not decide a step.
@@ -45,7 +48,7 @@ struct AutoConnectionsTests {
         try server.start()
         defer { server.shutdown() }
 
-        let (events, errors, status) = try await Self.run(server, ["-n", "auto"])
+        let (events, errors, status) = try await Self.run(server, count)
 
         #expect(status == 0, "\(errors)")
         let settled = try #require(JSONEvents.integer(events.named("done").first?["connections"]))
