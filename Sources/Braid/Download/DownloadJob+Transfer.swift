@@ -41,20 +41,7 @@ extension DownloadJob {
         let remembered =
             limiter?.effectiveRate == nil
             ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now)?.learned } : nil
-        let scheduler = SegmentScheduler(
-            ranges: plan.ranges,
-            progress: plan.progress,
-            connectionLimit: slots,
-            retryPolicy: options.retryPolicy,
-            verified: plan.verified,
-            pieceAlignment: plan.pieceHashes?.pieceLength,
-            sliceSize: peers?.router.sliceSize,
-            window: stream.flatMap { stream in
-                plan.segmented
-                    ? SegmentScheduler.Window(size: stream.options.window, from: stream.feed.base, connections: slots)
-                    : nil
-            }
-        )
+        let scheduler = segmentScheduler(for: plan, slots: slots, peers: peers, stream: stream)
         emit(.started(resource: resource, path: paths.final.path.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
         let syncer = checkpoints == nil ? nil : file.map(DurabilitySyncer.init(file:))
@@ -98,15 +85,41 @@ extension DownloadJob {
         )
         let outcome = engine.run()
         if let stats, let origin, let learned = engine.machine.policy?.learned, limiter?.effectiveRate == nil {
-            do throws(BraidError) {
-                try stats.record(learned, for: origin, now: ServerStats.now)
-            } catch {
-                logger.info("cannot remember \(origin)'s connections: \(error)")
-            }
+            remember(learned, of: origin, in: stats)
         }
         return TransferRun(
             outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes,
             written: engine.machine.written)
+    }
+
+    /// Who fetches which range of `plan` next, over `slots` connections: cut at slices for cache peers, and held
+    /// within a window of a stream's reader.
+    private func segmentScheduler(
+        for plan: TransferPlan, slots: Int, peers: CachePeerSetup?, stream: StreamSession?
+    ) -> SegmentScheduler {
+        SegmentScheduler(
+            ranges: plan.ranges,
+            progress: plan.progress,
+            connectionLimit: slots,
+            retryPolicy: options.retryPolicy,
+            verified: plan.verified,
+            pieceAlignment: plan.pieceHashes?.pieceLength,
+            sliceSize: peers?.router.sliceSize,
+            window: stream.flatMap { stream in
+                plan.segmented
+                    ? SegmentScheduler.Window(size: stream.options.window, from: stream.feed.base, connections: slots)
+                    : nil
+            }
+        )
+    }
+
+    /// Keeps what an automatic count settled on for `origin`'s next download; a failure costs only that.
+    private func remember(_ learned: ConnectionPolicy.Learned, of origin: Origin, in stats: ServerStats) {
+        do throws(BraidError) {
+            try stats.record(learned, for: origin, now: ServerStats.now)
+        } catch {
+            logger.info("cannot remember \(origin)'s connections: \(error)")
+        }
     }
 
     /// The machine that decides the transfer of `plan` from `resource` and its `mirrors` over `slots` connections;
