@@ -342,8 +342,7 @@ def main(argv):
         f"braid at commit {harness.commit()}",
         f"tools: {','.join(options.tools)}; runs per tool and scenario: {options.repeat}, alternating",
     ]
-    for line in lines:
-        print(f"- {line}" if options.markdown else line)
+    harness.print_lines(lines, options.markdown)
     for report in reports:
         harness.print_report(report, options.markdown)
     return 1 if any(report.failed() for report in reports) else 0

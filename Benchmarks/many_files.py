@@ -235,8 +235,7 @@ def main(argv):
         f"braid arguments: {options.braid_args or '(none)'}",
         f"load average (1 min): {load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end",
     ]
-    for line in lines:
-        print(f"- {line}" if options.markdown else line)
+    harness.print_lines(lines, options.markdown)
     for report in reports:
         harness.print_report(report, options.markdown)
     return 1 if any(report.failed() for report in reports) else 0

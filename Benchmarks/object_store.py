@@ -195,11 +195,11 @@ def main(argv):
              f"{options.parallel} at a time, medians of {options.repeat}")
     print(f"\n### {title}\n" if options.markdown else f"\n== {title} ==")
     harness.print_table(header, rows, markdown=options.markdown)
-    for line in failures:
-        print(f"- {line}" if options.markdown else line)
-    for line in harness.describe([[options.braid, "--version"], ["aws", "--version"], ["s5cmd", "version"],
-                                  ["aria2c", "--version"], [sys.executable, "-c", "import moto; print('moto', moto.__version__)"]]):
-        print(f"- {line}" if options.markdown else line)
+    harness.print_lines(failures, options.markdown)
+    harness.print_lines(harness.describe([[options.braid, "--version"], ["aws", "--version"], ["s5cmd", "version"],
+                                          ["aria2c", "--version"],
+                                          [sys.executable, "-c", "import moto; print('moto', moto.__version__)"]]),
+                        options.markdown)
     print(("- " if options.markdown else "") + f"commit {harness.commit()}")
     return 1 if failures else 0
 

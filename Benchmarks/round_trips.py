@@ -370,8 +370,7 @@ def print_results(rows, options):
         if row.skipped:
             print(f"skipped: {row.skipped}")
             continue
-        for line in harness.failures(row.jobs.values()):
-            print(f"- {line}" if markdown else line)
+        harness.print_lines(harness.failures(row.jobs.values()), markdown)
         for tool, job in row.jobs.items():
             print(("- " if markdown else "") + run_line(job))
         for verdict in row.verdicts:
@@ -480,8 +479,7 @@ def main(argv):
         "load average (1, 5, 15 min): " + " ".join(f"{value:.2f}" for value in load_at_start) + " at the start, "
         + " ".join(f"{value:.2f}" for value in load_at_end) + " at the end",
     ]
-    for line in lines:
-        print(f"- {line}" if options.markdown else line)
+    harness.print_lines(lines, options.markdown)
     print_results(rows, options)
     return 1 if any(verdict.status == "FAIL" for row in rows for verdict in row.verdicts) else 0
 

@@ -16,7 +16,7 @@ from .processes import Children, free_port, log, main, require_loopback, wait_fo
 from .sockets import ConnectionSampler
 from .runs import Job, Report, Run, Runner, Verdict, best, failures, median, percentile, ratio, ratio_verdict, summary
 from .source import Entry, FileSet, RequestLog, Source
-from .tables import print_report, print_table, table_lines
+from .tables import print_lines, print_report, print_table, table_lines
 from .testserver import TestServer
 from .timing import RequestTiming, first_body_byte, peak_connections, seconds_above, spans, waiting_share
 from .workspace import Workspace
@@ -31,7 +31,7 @@ __all__ = [
     "Job", "Report", "Run", "Runner", "Verdict", "best", "failures", "median", "percentile", "ratio", "ratio_verdict",
     "summary",
     "Entry", "FileSet", "RequestLog", "Source",
-    "print_report", "print_table", "table_lines",
+    "print_lines", "print_report", "print_table", "table_lines",
     "TestServer", "ConnectionSampler",
     "RequestTiming", "first_body_byte", "peak_connections", "seconds_above", "spans", "waiting_share",
 ]

@@ -24,6 +24,12 @@ def print_table(header, rows, markdown=False, align=None):
         print(line)
 
 
+def print_lines(lines, markdown=False):
+    """Lines as a Markdown list, or as they are."""
+    for line in lines:
+        print(f"- {line}" if markdown else line)
+
+
 def print_report(report, markdown=False):
     """A harness.Report: its title, the jobs' summary table, failed runs, notes and verdicts."""
     print(f"\n### {report.title}\n" if markdown else f"\n== {report.title} ==")
@@ -33,8 +39,7 @@ def print_report(report, markdown=False):
     print_table(*summary(report.jobs, report.connections, report.columns), markdown=markdown)
     if markdown:
         print()
-    for line in failures(report.jobs):
-        print(f"- {line}" if markdown else line)
+    print_lines(failures(report.jobs), markdown)
     for note in report.notes:
         print(f"- Note: {note}" if markdown else f"note: {note}")
     for verdict in report.verdicts:
