@@ -20,8 +20,7 @@ struct MetalinkParser {
     private var pieces: (algorithm: DigestAlgorithm?, length: Int64)?
     private var pieceDigests: [[UInt8]] = []
     /// The text of the element being read, when it is one whose text matters.
-    private var text: String?
-    private var textBytes = 0
+    private var text = XMLPullReader.ElementText(maximumBytes: Self.maximumTextBytes)
     private var attributes: [String: String] = [:]
 
     /// The longest text of one element: a URL or a SHA-512 hex digest is far shorter.
@@ -73,7 +72,7 @@ struct MetalinkParser {
             namespaceURI == Metalink.namespace && open.last != .some(nil) && (open.count < 2 || open[1] == "file")
         let name: String? = read ? elementName : nil
         open.append(name)
-        text = nil
+        text.stop()
         guard let name else { return }
         attributes = [:]
         for key in Self.attributeNames {
@@ -87,11 +86,9 @@ struct MetalinkParser {
             file = Metalink.File(name: attributes["name"] ?? "")
             fileURLs = []
         case (3, "size"), (3, "hash"), (3, "url"):
-            text = ""
-            textBytes = 0
+            text.start()
         case (4, "hash") where open[2] == "pieces":
-            text = ""
-            textBytes = 0
+            text.start()
         case (3, "pieces"):
             try startPieces()
         default:
@@ -100,18 +97,14 @@ struct MetalinkParser {
     }
 
     private mutating func characters(_ string: String) throws(BraidError) {
-        guard text != nil else { return }
-        textBytes += string.utf8.count
-        guard textBytes <= Self.maximumTextBytes else {
+        guard text.append(string) else {
             throw Metalink.refusal(source, "has an element whose text is longer than 64 KiB")
         }
-        text? += string
     }
 
     private mutating func endElement() throws(BraidError) {
         let name = open.popLast() ?? nil
-        let value = Self.trimmed(text ?? "")
-        text = nil
+        let value = Self.trimmed(text.take() ?? "")
         guard let name else { return }
         switch (open.count + 1, name) {
         case (2, "file"): try endFile()

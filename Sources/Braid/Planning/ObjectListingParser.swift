@@ -39,8 +39,7 @@ struct ObjectListingParser {
     private var encodingType: String?
     private var object: ObjectStore.Object?
     private var error = ServiceError(code: "", message: "")
-    private var text: String?
-    private var textBytes = 0
+    private var text = XMLPullReader.ElementText(maximumBytes: Self.maximumTextBytes)
 
     private init(source: String) {
         self.source = source
@@ -100,7 +99,7 @@ struct ObjectListingParser {
         if root == nil { root = known ? name : "{\(namespace ?? "")}\(name)" }
         let read = known && open.last != .some(nil) && open.count < 3
         open.append(read ? name : nil)
-        text = nil
+        text.stop()
         guard read else { return }
         let isPage = root == "ListBucketResult"
         switch open.count {
@@ -110,29 +109,23 @@ struct ObjectListingParser {
             }
             object = ObjectStore.Object(key: "", size: -1)
         case 2:
-            text = ""
-            textBytes = 0
+            text.start()
         case 3 where isPage && open[1] == "Contents":
-            text = ""
-            textBytes = 0
+            text.start()
         default:
             break
         }
     }
 
     private mutating func characters(_ string: String) throws(BraidError) {
-        guard text != nil else { return }
-        textBytes += string.utf8.count
-        guard textBytes <= Self.maximumTextBytes else {
+        guard text.append(string) else {
             throw Self.refusal(source, "has an element whose text is longer than \(Self.maximumTextBytes >> 10) KiB")
         }
-        text? += string
     }
 
     private mutating func endElement() throws(BraidError) {
         let name = open.popLast() ?? nil
-        let value = text ?? ""
-        text = nil
+        let value = text.take() ?? ""
         guard let name else { return }
         switch (open.count + 1, root) {
         case (2, "ListBucketResult"): try endPageElement(name, value)
