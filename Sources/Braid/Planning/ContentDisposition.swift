@@ -85,17 +85,21 @@ enum ContentDisposition {
         percentDecodedBytes(text).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
-    private static func percentDecodedBytes(_ text: some StringProtocol) -> [UInt8]? {
+    /// The bytes `%XX` escapes stand for, the rest as it is (with `plusAsSpace`, `+` as a space, as in a form);
+    /// nil for a malformed escape.
+    static func percentDecodedBytes(_ text: some StringProtocol, plusAsSpace: Bool = false) -> [UInt8]? {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
         var utf8 = text.utf8.makeIterator()
         while let byte = utf8.next() {
-            if byte == UInt8(ascii: "%") {
+            switch byte {
+            case UInt8(ascii: "%"):
                 guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
                     return nil
                 }
                 bytes.append(high << 4 | low)
-            } else {
-                bytes.append(byte)
+            case UInt8(ascii: "+") where plusAsSpace: bytes.append(UInt8(ascii: " "))
+            default: bytes.append(byte)
             }
         }
         return bytes

@@ -192,28 +192,8 @@ struct ObjectListingParser {
     /// A key as S3 sends it with `encoding-type=url`: `%XX` escapes of UTF-8 bytes, and `+` for a space (as
     /// botocore decodes it); nil when the escapes are malformed or the bytes are not UTF-8.
     static func formDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var utf8 = text.utf8.makeIterator()
-        while let byte = utf8.next() {
-            switch byte {
-            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
-            case UInt8(ascii: "%"):
-                guard let high = utf8.next().flatMap(Self.hexValue), let low = utf8.next().flatMap(Self.hexValue)
-                else { return nil }
-                bytes.append(high << 4 | low)
-            default: bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
+        ContentDisposition.percentDecodedBytes(text, plusAsSpace: true).flatMap {
+            String(validating: $0, as: UTF8.self)
         }
     }
 }
