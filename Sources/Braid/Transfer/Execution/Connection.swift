@@ -11,8 +11,16 @@ import CCurl
 /// connection takes over the rest) are never written.
 final class Connection {
     let slot: Int
-    /// Reused from request to request; replaced only by a response adopted from the probe (`adopt`).
-    private(set) var easy = EasyHandle()
+    /// Reused from request to request; replaced only by a response adopted from the probe (`adopt`). Made at the
+    /// slot's first request: a download has a slot for every connection it may open, and most small files use one.
+    var easy: EasyHandle {
+        if let handle { return handle }
+        let made = EasyHandle()
+        handle = made
+        installCallbacks()
+        return made
+    }
+    private var handle: EasyHandle?
     unowned let engine: TransferEngine
 
     /// Whether a request is in flight.
@@ -44,8 +52,10 @@ final class Connection {
         self.engine = engine
         capacity = bufferSize
         directWriteMinimum = max(1, bufferSize / 4)
-        installCallbacks()
     }
+
+    /// Whether `raw` is this slot's handle (made or adopted).
+    func owns(_ raw: UnsafeMutableRawPointer) -> Bool { handle?.raw == raw }
 
     private func installCallbacks() {
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -59,7 +69,7 @@ final class Connection {
     /// callbacks come here from now on. `begin` the request, then `resumeAdopted`.
     func adopt(_ handle: EasyHandle) {
         precondition(!isBusy, "Invalid state: connection \(slot) is busy")
-        easy = handle
+        self.handle = handle
         installCallbacks()
     }
 

@@ -374,7 +374,7 @@ final class TransferEngine {
     }
 
     private func end(handle: UnsafeMutableRawPointer, code: CURLcode) {
-        guard let connection = connections.first(where: { $0.easy.raw == handle }), connection.isBusy else { return }
+        guard let connection = connections.first(where: { $0.owns(handle) }), connection.isBusy else { return }
         if EasyHandle.failedInHTTP2(code), connection.source >= 0 {
             // The server offers HTTP/2 and resets its streams: the retry, and every later request there, use 1.1.
             pool.recordHTTP2Failure(machine.sources[connection.source].resource.resolvedURL)
