@@ -145,8 +145,12 @@ extension DownloadManager {
 
     /// An event of a running download: into the stream, and what it says about its connections into the queue.
     private func report(_ event: DownloadEvent, of download: Download) {
+        // Into the stream after the lock: a push may wake the consumer, which every other download's thread would
+        // otherwise wait for. The download's own events keep their order, as it reports them one after the other.
+        var stream: EventQueue<Event>?
+        defer { stream?.push(.reported(download, event)) }
         change { state in
-            state.stream?.buffer.push(.reported(download, event))
+            stream = state.stream?.buffer
             switch event {
             case let .started(resource, _, _):
                 return state.queue.probed(
