@@ -1,6 +1,10 @@
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -121,14 +125,14 @@ public final class Download: Sendable {
         forwarding.withLock { $0 = receiver }
     }
 
-    /// Runs a claimed download on a thread of its own to its end, logging to `logger`.
+    /// Runs a claimed download to its end on one of `BlockingThreads`, logging to `logger`.
     func perform(logger base: Logger) async -> Result<DownloadResult, BraidError> {
         var logger = base
         logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
-        let route = ProxyRoute(url: url, proxy: options.proxy, noProxy: options.noProxy) {
-            ProcessInfo.processInfo.environment[$0]
-        }
-        logger.debug("\(route)")
+        // Worked out only when debug lines are logged: a list of many small files would pay for it on each.
+        logger.debug(
+            "\(ProxyRoute(url: url, proxy: options.proxy, noProxy: options.noProxy) { getenv($0).map { String(cString: $0) } })"
+        )
         // A download on its own gets a pool of its own rather than a process-wide one: nothing it does (its TLS
         // settings, its idle connections, a stall) reaches another download the program runs.
         let pool = self.pool ?? TransferPool()
@@ -150,16 +154,11 @@ public final class Download: Sendable {
             Self.log(event, to: logger)
             report(event)
         }
-        let worker = Mutex<WorkerThread?>(nil)
         let result: Result<DownloadResult, BraidError> = await withCheckedContinuation { waiter in
-            let thread = WorkerThread {
+            BlockingThreads.shared.run {
                 waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
             }
-            worker.withLock { $0 = thread }
-            thread.start()
         }
-        // The thread's last act was to hand over the result: joining it waits for its return, nothing more.
-        worker.withLock { $0?.join() }
         let final: DownloadState
         switch result {
         case .success: final = .completed

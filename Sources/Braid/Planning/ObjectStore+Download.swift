@@ -124,7 +124,7 @@ extension ObjectStore {
         let policy = {
             var policy = options.retryPolicy; policy.maximumAttempts = 1; return policy
         }()
-        let explained = try? await WorkerThread.value { isCancelled throws(BraidError) in
+        let explained = try? await BlockingThreads.value { isCancelled throws(BraidError) in
             let response = try Self.get(
                 url, options: requestOptions, headers: ["Range: bytes=0-0"], retryPolicy: policy,
                 isCancelled: isCancelled)

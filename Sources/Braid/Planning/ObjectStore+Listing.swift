@@ -23,7 +23,7 @@ extension ObjectStore {
         guard (1...1000).contains(pageSize) else {
             throw .usage("a listing page holds 1 to 1000 keys, not \(pageSize)", option: .objectStore)
         }
-        return try await WorkerThread.value { isCancelled throws(BraidError) in
+        return try await BlockingThreads.value { isCancelled throws(BraidError) in
             try listing(bucket: bucket, prefix: prefix, options: options, pageSize: pageSize, isCancelled: isCancelled)
         }
     }

@@ -36,6 +36,8 @@ final class ConditionLock: @unchecked Sendable {
     }
 
     func broadcast() { pthread_cond_broadcast(condition) }
+    /// Wakes one waiter.
+    func signal() { pthread_cond_signal(condition) }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock()

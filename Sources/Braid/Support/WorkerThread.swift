@@ -2,8 +2,9 @@
     import Glibc
 #endif
 
-/// A plain POSIX thread for long blocking work (the libcurl loop, hashing, fdatasync), kept off the Swift
-/// concurrency pool, whose few threads must never block.
+/// A plain POSIX thread for long blocking work that lives as long as its owner (the pool's libcurl loop, hashing,
+/// fdatasync), kept off the Swift concurrency pool, whose few threads must never block. Work that runs to an end and
+/// hands back a result (a download's job) goes to `BlockingThreads` instead.
 ///
 /// Its owner starts it and joins it: a thread never outlives the object whose work it does.
 final class WorkerThread: @unchecked Sendable {
