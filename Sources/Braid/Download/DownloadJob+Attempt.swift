@@ -133,7 +133,7 @@ extension DownloadJob {
         }
         let transfer = try runTransfer(
             resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
-            checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted)
+            checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted, oneRequest: oneRequest)
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
             do {

@@ -18,6 +18,8 @@ extension DownloadJob {
     /// - Parameters:
     ///   - file: the partial file, synced for checkpoints marked durable; nil when the bytes are only counted.
     ///   - sink: where the bytes go when not straight into `file`, such as a repair pass's comparing sink.
+    ///   - oneRequest: the whole file comes in the response adopted from the probe (`first`): one connection, no
+    ///     count to choose or remember, no piece to check.
     func runTransfer(
         _ resource: RemoteResource,
         mirrors: [RemoteResource],
@@ -28,14 +30,16 @@ extension DownloadJob {
         checkpoints: TransferEngine.Checkpoints? = nil,
         stream: StreamSession? = nil,
         paths: DestinationPaths,
-        adopting first: ParkedResponse? = nil
+        adopting first: ParkedResponse? = nil,
+        oneRequest: Bool = false
     ) throws(BraidError) -> TransferRun {
         let (plan, peers) = planWithCachePeers(plan, resource: resource)
+        let divided = plan.segmented && !oneRequest
         // With automatic connections the slots are the ceiling, and the machine's policy sets how many run.
-        let automatic = plan.segmented && options.automaticConnections
+        let automatic = divided && options.automaticConnections
         let origin = Origin(url: resource.resolvedURL)
         let ceiling = options.maximumAutomaticConnections ?? ConnectionPolicy.defaultCeiling(host: origin?.host ?? "")
-        let slots = !plan.segmented ? 1 : automatic ? ceiling : options.connections
+        let slots = !divided ? 1 : automatic ? ceiling : options.connections
         // What an earlier download from this server settled on, unless a rate limit makes more connections useless.
         let stats = automatic ? options.serverStatsPath.map { ServerStats(path: FilePath($0)) } : nil
         let remembered =
@@ -57,7 +61,7 @@ extension DownloadJob {
             file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
-        let pieceReader = plan.segmented ? try file?.openForReading() : nil
+        let pieceReader = divided || plan.pieceHashes != nil || peers != nil ? try file?.openForReading() : nil
         let engine = TransferEngine(
             machine: machine,
             sink: sink ?? file ?? DiscardingSink(),

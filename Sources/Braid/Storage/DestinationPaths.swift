@@ -221,15 +221,16 @@ struct DestinationPaths: Sendable, Equatable {
     }
 
     /// The permissions a new file gets, as curl and wget give them: 0666 without the process's umask. The umask is
-    /// read from /proc/self/status, since umask(2) can only be read by setting it, which races with other threads.
-    static var permissionsForNewFiles: mode_t {
+    /// read once, at the first new file, from /proc/self/status, since umask(2) can only be read by setting it, which
+    /// races with other threads.
+    static let permissionsForNewFiles: mode_t = {
         let fallback: mode_t = 0o022
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
             let mask = mode_t(String(line.dropFirst("Umask:".count).filter { !$0.isWhitespace }), radix: 8)
         else { return 0o666 & ~fallback }
         return 0o666 & ~mask
-    }
+    }()
 
     /// The size of the file at `path`, or nil if there is none.
     static func size(of path: AnchoredPath) -> Int64? {
