@@ -103,3 +103,22 @@ struct ResponseHeadersTests {
         #expect(headers(["HTTP/1.1 200 OK", "Content-Length: \(value)"]).contentLength == expected)
     }
 }
+
+/// `trimmingWhitespace` trims ASCII ends byte by byte and falls back to Unicode's whitespace for the rest: both
+/// paths must agree with the definition.
+@Suite("Trimming whitespace")
+struct TrimmingWhitespaceTests {
+    @Test(
+        "Whitespace at either end goes, ASCII or not; whitespace inside and other characters stay",
+        arguments: [
+            ("", ""), ("   ", ""), ("\r\n", ""), ("abc", "abc"), (" \t abc \r\n", "abc"), ("a b", "a b"),
+            ("\u{A0}abc\u{2003}", "abc"), (" \u{85}abc", "abc"), ("abc \u{3000}\r\n", "abc"),
+            ("\u{A0}", ""), (" é ", "é"), (" \u{301}a ", "\u{301}a"), ("x\u{301} ", "x\u{301}"),
+            ("\u{200B}abc", "\u{200B}abc"),
+        ]
+    )
+    func trims(text: String, trimmed: String) {
+        #expect(text.trimmingWhitespace() == trimmed)
+        #expect(Substring(text).trimmingWhitespace() == trimmed)
+    }
+}

@@ -36,7 +36,23 @@ struct ResponseHeaders: Sendable, Equatable {
 }
 
 extension StringProtocol {
+    /// The text without the whitespace (Unicode's) at either end.
     func trimmingWhitespace() -> String {
+        // ASCII ends are trimmed byte by byte: header lines, manifest fields and lists are ASCII nearly always, and
+        // libcurl hands over a dozen header lines per request.
+        let text = Substring(self)
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        func isASCIISpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+        while start < end, isASCIISpace(bytes[start]) { start = bytes.index(after: start) }
+        while start < end, isASCIISpace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        if start == end { return "" }
+        if bytes[start] < 0x80, bytes[bytes.index(before: end)] < 0x80 { return String(text[start..<end]) }
+        return text[start..<end].trimmingUnicodeWhitespace()
+    }
+
+    private func trimmingUnicodeWhitespace() -> String {
         var scalars = Substring(self).unicodeScalars[...]
         while let first = scalars.first, first.properties.isWhitespace { scalars = scalars.dropFirst() }
         while let last = scalars.last, last.properties.isWhitespace { scalars = scalars.dropLast() }
