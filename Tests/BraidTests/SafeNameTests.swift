@@ -93,7 +93,12 @@ struct SafeNameTests {
         #expect(refusal?.reason.unicodeScalars.contains(where: PrintableText.isUnprintable) == false)
     }
 
-    @Test("Plain names pass as they are", arguments: ["report.pdf", "naïve € rates.txt", "日本語.txt", "a-b_c.d", "x-"])
+    @Test(
+        "Plain names pass as they are",
+        arguments: [
+            "report.pdf", "naïve € rates.txt", "日本語.txt", "a-b_c.d", "x-", "a b", "x.", "~$#@!{}", "a\u{7E}",
+            String(repeating: "a", count: SafeName.maximumLength),
+        ])
     func plainNames(name: String) throws {
         #expect(try SafeName(validating: name).string == name)
         #expect(SafeName(sanitising: name)?.string == name)
@@ -116,5 +121,22 @@ struct SafeNameTests {
         #expect(SafeName.joined(try SafeName.path(validating: "a/b/c.bin")) == "a/b/c.bin")
         let long = String(repeating: "a/", count: 3000) + "f"
         #expect(throws: SafeName.Refusal.self) { try SafeName.path(sanitising: long) }
+    }
+
+    /// Printable ASCII takes a shortcut past the rule's look-ups: at each of its edges it must still end as the rule
+    /// says.
+    @Test(
+        "ASCII names at the rule's edges: a leading dot, blank or '-', a trailing blank, a separator, the length",
+        arguments: [
+            (".x", "x"), (" x", "x"), ("x ", "x"), ("-x", "_-x"), ("a/b", "a_b"), ("a:b", "a_b"), ("a\\b", "a_b"),
+            ("a\u{7F}b", "a_b"),
+            (
+                String(repeating: "b", count: SafeName.maximumLength + 1),
+                String(repeating: "b", count: SafeName.maximumLength)
+            ),
+        ])
+    func asciiEdges(proposed: String, safe: String) {
+        #expect(SafeName(sanitising: proposed)?.string == safe)
+        #expect(throws: SafeName.Refusal.self) { try SafeName(validating: proposed) }
     }
 }

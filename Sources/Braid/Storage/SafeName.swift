@@ -121,6 +121,7 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
     /// The rule itself: the safe name `proposed` becomes (nil when nothing usable is left), and the first reason it
     /// had to change, for a refusal.
     private static func clean(_ proposed: Substring.UnicodeScalarView) -> (String?, reason: String?) {
+        if let plain = plainASCII(proposed) { return (plain, nil) }
         var reason: String?
         func note(_ text: String) { if reason == nil { reason = text } }
         var kept: [Unicode.Scalar] = []
@@ -160,6 +161,24 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return (cleaned, reason)
+    }
+
+    /// `proposed` as it is when it is printable ASCII that no rule of `clean` changes, as most names are (a list's
+    /// `out=`, a URL's last segment): each of a list's thousand files is placed several times, and this needs no
+    /// look-up of a character's properties.
+    private static func plainASCII(_ proposed: Substring.UnicodeScalarView) -> String? {
+        let text = Substring(proposed)
+        let bytes = text.utf8
+        guard let first = bytes.first, let last = bytes.last, bytes.count <= maximumLength,
+            first != UInt8(ascii: "."), first != UInt8(ascii: " "), first != UInt8(ascii: "-"),
+            last != UInt8(ascii: " ")
+        else { return nil }
+        for byte in bytes {
+            guard (0x20...0x7E).contains(byte), byte != UInt8(ascii: "/"), byte != UInt8(ascii: "\\"),
+                byte != UInt8(ascii: ":")
+            else { return nil }
+        }
+        return String(text)
     }
 
     /// Characters that show nothing yet change how a name reads: format characters (the bidirectional controls,
