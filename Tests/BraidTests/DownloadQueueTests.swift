@@ -29,6 +29,24 @@ struct DownloadQueueTests {
         #expect(queue.finished(2) == [], "a download finishes once")
     }
 
+    @Test("a long line keeps its order as it is taken from the front, with a paused download put first among it")
+    func longLine() {
+        var queue = Self.queue(.fixed(1))
+        #expect(Self.submit(1...1000, to: &queue) == [.start(1)])
+        var started = [1]
+        for id in 1..<400 {
+            for case let .start(next) in queue.finished(id) { started.append(next) }
+        }
+        #expect(started == Array(1...400))
+        // The running one paused goes first in line, ahead of those the taken places were freed by.
+        #expect(queue.pause(400) == [.pause(400), .start(401)])
+        #expect(queue.waiting.prefix(2) == [400, 402])
+        #expect(queue.resume(400) == [])
+        #expect(queue.finished(401) == [.proceed(400)])
+        #expect(queue.waiting.count == 599)
+        #expect(queue.waiting.first == 402 && queue.waiting.last == 1000)
+    }
+
     @Test("automatic: small files from one host run as many at a time as the per-host cap")
     func automaticSmallFiles() {
         var queue = Self.queue(.automatic)

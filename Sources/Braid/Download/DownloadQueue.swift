@@ -60,7 +60,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     let caps: Caps
     private var entries: [ID: Entry] = [:]
     /// Downloads not running, in line order.
-    private var line: [ID] = []
+    private var line = Line()
     /// How many of the line's downloads are from each host: a pump sees at once when every host in line is full.
     private var hostsInLine: [String: Int] = [:]
     /// Running downloads, in the order they started.
@@ -85,7 +85,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     var isEmpty: Bool { entries.isEmpty }
 
     /// The downloads not running, in line order.
-    var waiting: [ID] { line }
+    var waiting: [ID] { line.ids }
 
     // MARK: Events
 
@@ -182,8 +182,9 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// The download's run returned: it leaves the queue, and its slot goes to the next.
     mutating func finished(_ id: ID) -> [Action] {
-        guard entries[id] != nil else { return [] }
-        leaveLine(id)
+        guard let entry = entries[id] else { return [] }
+        // A running download is not in line: no need to look for it there among a long list's thousands.
+        if entry.phase != .running { leaveLine(id) }
         entries[id] = nil
         running.removeAll { $0 == id }
         return pump()
@@ -220,7 +221,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     private mutating func lineUp(_ id: ID, first: Bool = false) {
         guard let entry = entries[id] else { return }
-        if first { line.insert(id, at: 0) } else { line.append(id) }
+        if first { line.insertFirst(id) } else { line.append(id) }
         hostsInLine[entry.host, default: 0] += 1
     }
 
