@@ -9,11 +9,11 @@ import Testing
 @Suite("An S3 object's first request, against moto", .serialized)
 struct ObjectStoreFirstRequestTests {
     /// Bucket `braid`, under `data/`: 40 small objects, every other one with a SHA-256 checksum (the rest with the
-    /// CRC32 boto3 adds, which braid does not check), one of exactly the first piece (1 MiB), one small multipart
-    /// upload of one part (its ETag and checksum no digests of its bytes), a 3 MiB object with a SHA-256 checksum
-    /// and a 6 MiB multipart upload. Under `bad/`, two small objects whose stored checksum and ETag moto has lost:
-    /// `sha256.bin`'s SHA-256 and `md5.bin`'s ETag are of other bytes. Every object of `data/` is also written
-    /// below the directory given. Requests are recorded from the end of the setup on.
+    /// CRC32 boto3 adds, which braid does not check), an empty one, one of exactly the first piece (1 MiB), one
+    /// small multipart upload of one part (its ETag and checksum no digests of its bytes), a 3 MiB object with a
+    /// SHA-256 checksum and a 6 MiB multipart upload. Under `bad/`, two small objects whose stored checksum and ETag
+    /// moto has lost: `sha256.bin`'s SHA-256 and `md5.bin`'s ETag are of other bytes. Every object of `data/` is
+    /// also written below the directory given. Requests are recorded from the end of the setup on.
     static let setup = """
         import base64, hashlib
         from moto.core import DEFAULT_ACCOUNT_ID
@@ -41,6 +41,7 @@ struct ObjectStoreFirstRequestTests {
         for i in range(40):
             extra = {"ChecksumAlgorithm": "SHA256"} if i % 2 else {}
             put(f"data/small/s{i:02}.bin", rng.randbytes(rng.randrange(1, 300_000)), **extra)
+        put("data/small/empty.bin", b"", ChecksumAlgorithm="SHA256")
         put("data/small/edge.bin", rng.randbytes(1 << 20), ChecksumAlgorithm="SHA256")
         multipart("data/small/one-part.bin", [rng.randbytes(100_000)])
         put("data/large/sha256.bin", rng.randbytes(3 << 20), ChecksumAlgorithm="SHA256")
@@ -68,7 +69,7 @@ struct ObjectStoreFirstRequestTests {
         let moto = try await MotoServer.start(setup: Self.setup, arguments: [expectedDirectory.path], in: directory)
         defer { moto.stop() }
         let expected = try ObjectStorePrefixTests.files(below: expectedDirectory)
-        #expect(expected.count == 44)
+        #expect(expected.count == 45)
 
         let out = directory.appending("out")
         let run = try await BraidCLI.run(
@@ -78,7 +79,7 @@ struct ObjectStoreFirstRequestTests {
         #expect(try ObjectStorePrefixTests.files(below: out) == expected)
         let requests = try moto.requests()
         let small = expected.keys.filter { $0.hasPrefix("small/") }
-        #expect(small.count == 42)
+        #expect(small.count == 43)
         for path in small {
             let asked = Self.requests(for: "data/" + path, in: requests)
             #expect(asked.count == 1, "\(path): \(asked.map(\.method))")
@@ -99,7 +100,7 @@ struct ObjectStoreFirstRequestTests {
                 "\($0["algorithm"] ?? "") \($0["source"] ?? "")"
             }
         }
-        #expect(verified.count == 44)
+        #expect(verified.count == 45)
         for i in 0..<40 {
             let path = "small/s\(i < 10 ? "0" : "")\(i).bin"
             #expect(
@@ -107,6 +108,7 @@ struct ObjectStoreFirstRequestTests {
                 "\(path): \(source(of: path) ?? "none")")
         }
         #expect(source(of: "small/edge.bin") == "sha-256 x-amz-checksum-sha256")
+        #expect(source(of: "small/empty.bin") == "sha-256 x-amz-checksum-sha256")
         #expect(source(of: "large/sha256.bin") == "sha-256 x-amz-checksum-sha256")
         // A multipart upload's ETag and composite checksum are no digests of its bytes: its length is checked.
         #expect(
