@@ -147,21 +147,29 @@ struct DownloadJob: Sendable {
     /// plan's first piece is exactly this (`SegmentPlanner`), and a smaller file is one request.
     static let firstPiece = SegmentPlanner.minimumSegment
 
-    /// What this download's first request asks for: one connection fetches the whole file in it (`bytes=0-`),
-    /// the rest the first piece.
+    /// What this download's first request asks for: the whole file when one connection fetches it, or a listing
+    /// says it fits in the first piece (`fitsFirstPiece`); else the first piece.
     var firstPiece: Int64 {
-        options.connections == 1 && !options.automaticConnections ? Prober.wholeFile : Self.firstPiece
+        (options.connections == 1 && !options.automaticConnections) || fitsFirstPiece
+            ? Prober.wholeFile : Self.firstPiece
+    }
+
+    /// Whether a listing said, before any request, that the file fits in the first piece
+    /// (`DownloadOptions.listedLength`).
+    var fitsFirstPiece: Bool {
+        options.listedLength.map { $0 <= Self.firstPiece } ?? false
     }
 
     /// Whether the download starts afresh, so that its first request can be a GET of the first piece rather than a
     /// HEAD: nothing at the destination the URL names (a manifest to resume, a file to check or keep), no
     /// conditional request (`-N`), no measurement, no piece hashes (whose requests ask for digests the probe
-    /// would not), no repair, no cache peers (whose slices the origin must not send: it gets a `HEAD`), no S3
-    /// checksums (which S3 sends only with `HEAD`). A name the server then gives may
-    /// still hold a manifest: the first piece is then given up, and the download resumes as usual.
+    /// would not), no repair, no cache peers (whose slices the origin must not send: it gets a `HEAD`), and no S3
+    /// checksums, which S3 sends only with `HEAD` and a GET of the whole object, unless a listing says the object
+    /// fits in the first piece, which then asks for all of it (`Prober.probeFirstPiece`). A name the server then
+    /// gives may still hold a manifest: the first piece is then given up, and the download resumes as usual.
     var startsAfresh: Bool {
         guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair,
-            options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers)
+            options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers) || fitsFirstPiece
         else {
             return false
         }

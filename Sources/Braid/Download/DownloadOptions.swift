@@ -177,6 +177,11 @@ public struct DownloadOptions: Sendable {
     /// Whether this is a measurement (a byte limit or discarded data): the transfer runs, nothing is kept.
     var measures: Bool { byteLimit != nil || discardData }
 
+    /// The file's length as a listing gave it before any request (an S3 listing's `Size`, set by
+    /// `ObjectStore.plan`): a file it says fits in the first piece is asked for whole (`DownloadJob.firstPiece`).
+    /// Only a hint: the response's own length is the file's.
+    var listedLength: Int64?
+
     public init() {}
 
     /// Checks what can be checked before any network traffic. A refused value is a usage error whose `option`

@@ -45,7 +45,9 @@ extension ObjectStore {
     /// and a key that would leave the directory is refused, not guessed at. A key ending in `/` with no content (a
     /// console's "folder") is no file and is left out. Each download is signed for the store's origin only, asks
     /// for the object's checksums, and is verified against them or an `ETag` that is an MD5; its pieces are at
-    /// least `minimumPieceSize`.
+    /// least `minimumPieceSize`. It knows the object's listed size: one that fits in a download's first piece is
+    /// fetched with one GET of the whole object, whose headers carry its checksums and `ETag` as a `HEAD`'s would
+    /// (`DownloadJob.startsAfresh`); a larger one is asked with a `HEAD` first.
     public func plan(
         _ objects: [Object], below prefix: ObjectStoreLocation, filter: ObjectKeyFilter = ObjectKeyFilter(),
         options: DownloadOptions
@@ -67,6 +69,7 @@ extension ObjectStore {
             }
             var objectOptions = signed(options, bucket: prefix.bucket)
             Self.cut(&objectOptions, size: object.size)
+            objectOptions.listedLength = object.size
             objectOptions.destination = .below(
                 directory, subdirectory: SafeName.joined(path.dropLast()), name: path.last?.string)
             planned.append(

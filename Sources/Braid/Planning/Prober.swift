@@ -61,6 +61,10 @@ struct Prober {
         return answer
     }
 
+    /// The first piece that is the whole file, however long: asked for as `bytes=0-`, or with no range at all
+    /// where S3's checksums are asked for (`probeFirstPiece`).
+    static let wholeFile = Int64.max
+
     /// Probes a file the download will fetch afresh with its first request: a GET of its first `piece` bytes,
     /// whose head gives the length, validators, digests and range support. Its body is left paused on the pool for
     /// the transfer to adopt (`ParkedResponse`); the caller cancels it if it does not.
@@ -69,11 +73,10 @@ struct Prober {
     /// carries `Content-MD5` (which then describes the part), and an empty file, which has no first piece to ask
     /// for. The first piece is given up before it, so that no download holds a paused connection while it waits
     /// for another: with every connection to a host so held, none would be left for the `HEAD`s. A download that
-    /// asks S3 for its checksums (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and whole objects,
-    /// is probed with `HEAD` instead (`DownloadJob.startsAfresh`).
-    /// The first piece that is the whole file, however long: asked for as `bytes=0-`.
-    static let wholeFile = Int64.max
-
+    /// asks S3 for its checksums (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and a GET of the
+    /// whole object, not with a range (moto does with one that covers the object; MinIO, following S3, does not),
+    /// asks for its `wholeFile` with no `Range` at all. One whose first piece is not the whole object is probed
+    /// with `HEAD` instead (`DownloadJob.startsAfresh`).
     func probeFirstPiece(_ url: String, piece: Int64) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
         precondition(piece > 0, "a first piece has bytes")
         let mismatch = { (headers: ResponseHeaders) in
@@ -278,6 +281,9 @@ struct Prober {
             switch method {
             case .head: handle.set(CURLOPT_NOBODY, true)
             case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
+            case let .firstPiece(bytes) where bytes == Self.wholeFile && Self.asksS3ForChecksums(options.headers):
+                // A whole-object GET: S3 sends an object's checksums with no ranged one.
+                break
             case let .firstPiece(bytes): handle.set(CURLOPT_RANGE, bytes == Self.wholeFile ? "0-" : "0-\(bytes - 1)")
             }
             let request = PoolRequest(handle, context: collector, isCancelled: isCancelled) { collector.parked }
