@@ -43,6 +43,12 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
         return AnchoredPath(name.string + suffix, in: directory)
     }
 
+    /// Held across each call that locks a directory for writing (creating, removing, renaming or linking a name in
+    /// it), one such call in the process at a time: the kernel's directory lock is one whose waiters spin while its
+    /// holder runs, and a file system slow to find a free inode (ext4 passes over those deleted moments ago) kept the
+    /// other download threads of a list spinning in the kernel for as long, a third of its CPU. Here they sleep.
+    private static let directoryWrites = ConditionLock()
+
     static func == (left: AnchoredPath, right: AnchoredPath) -> Bool {
         left.directory === right.directory && left.name == right.name
     }
@@ -59,6 +65,9 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
         var flags = mode.rawValue | options.rawValue | O_CLOEXEC
         if !followingLink { flags |= O_NOFOLLOW }
         let permissions = FilePermissions.ownerReadWrite.rawValue
+        let creates = flags & O_CREAT != 0
+        if creates { Self.directoryWrites.lock() }
+        defer { if creates { Self.directoryWrites.unlock() } }
         return FileDescriptor(
             rawValue: try withName { (base, name) throws(Errno) in
                 try Errno.check(retryOnInterrupt: retryOnInterrupt) { openat(base, name, flags, permissions) }
@@ -80,6 +89,8 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
 
     /// Removes the name (`unlinkat`); a link is removed itself, never what it points to.
     func unlink(retryOnInterrupt: Bool = true) throws(Errno) {
+        Self.directoryWrites.lock()
+        defer { Self.directoryWrites.unlock() }
         try withName { (base, name) throws(Errno) in
             try Errno.check(retryOnInterrupt: retryOnInterrupt) { unlinkat(base, name, 0) }
         }
@@ -89,6 +100,8 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
     /// without, the rename fails with `.fileExists` if there is one (`renameat2` with `RENAME_NOREPLACE`), or with
     /// `.invalidArgument` or `.noFunction` where the kernel or file system cannot refuse atomically.
     func rename(to target: AnchoredPath, replacing: Bool, retryOnInterrupt: Bool = true) throws(Errno) {
+        Self.directoryWrites.lock()
+        defer { Self.directoryWrites.unlock() }
         try withName { (base, source) throws(Errno) in
             try target.withName { (targetBase, target) throws(Errno) in
                 try Errno.check(retryOnInterrupt: retryOnInterrupt) {
@@ -103,6 +116,8 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
     /// Gives this file a second name, `target` (`linkat`, not following a link at this name); never replaces a file
     /// there (`.fileExists`).
     func link(at target: AnchoredPath, retryOnInterrupt: Bool = true) throws(Errno) {
+        Self.directoryWrites.lock()
+        defer { Self.directoryWrites.unlock() }
         try withName { (base, source) throws(Errno) in
             try target.withName { (targetBase, target) throws(Errno) in
                 try Errno.check(retryOnInterrupt: retryOnInterrupt) { linkat(base, source, targetBase, target, 0) }

@@ -98,10 +98,10 @@ struct ManifestStore: Sendable {
     /// reserve back.
     func remove() {
         guard !removed.done.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        try? path.unlink()
-        try? temporaryPath.unlink()
         releaseReserve()
-        try? reservePath.unlink()
+        // Looked at first: removing a name locks its directory for writing even when nothing is there, and a fresh
+        // download has none of them.
+        for name in [path, temporaryPath, reservePath] where name.exists { try? name.unlink() }
     }
 
     /// Sets the reserve aside, in a file with no name that this store holds open (best effort: without it a full
