@@ -29,11 +29,13 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// connection for a step to add it: a connection costs a request, a first byte and a handshake, and one that
         /// would fetch for less than this pays them back for little. Nil lets steps reach the ceiling.
         var shareHorizon: Double?
-        /// Where the probe's first byte took at least `distantFirstByte` seconds, a cold start (neither remembered nor
-        /// alone) opens in waves toward this many connections before it is measured, as aria2 and axel open 16 at
-        /// once: on such a server each step costs a few first bytes (the new connections', settling, a window),
-        /// and a connection's rate is bound by its round trips rather than by what the server sends in all. Nil
-        /// starts at `initial` wherever the server is.
+        /// Where the first bytes of a cold start's connections (neither remembered nor alone) took at least
+        /// `distantFirstByte` seconds (their median, once all of them receive), it opens in waves toward this many
+        /// connections before it is measured, as aria2 and axel open 16 at once: on such a server each step costs a
+        /// few first bytes (the new connections', settling, a window), and a connection's rate is bound by its
+        /// round trips rather than by what the server sends in all. All of them, not the probe's alone: one slow
+        /// answer of a loaded machine must not send a server capped in total more connections. Nil starts at
+        /// `initial` wherever the server is.
         var distantStart: Int?
         var distantFirstByte = 0.1
         /// The most connections it may choose.
@@ -209,6 +211,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     private(set) var waveGoal: Int?
     /// The bytes of the file still to come at the last sample, when told.
     private var left: Int64?
+    /// Whether the starting count's first bytes were looked at for a distant start, once all its connections ran.
+    private var distantChecked = false
 
     private enum FewerCheck: Equatable {
         /// When the first step up from the starting count does not pay.
@@ -320,6 +324,10 @@ struct ConnectionPolicy: Equatable, Sendable {
         // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
         // the file, a shared budget): what runs is then what the count gives.
         let runs = active <= target && (receiving ?? active) >= target
+        if runs, waveGoal == nil, !distantChecked {
+            distantChecked = true
+            waveGoal = distantGoal
+        }
         // A wave goes no further than what is left gives work to (`shareHorizon`).
         if runs, let goal = waveGoal.map({ min($0, workCeiling ?? $0) }), goal > target {
             // The wave receives (nothing was refused): the next one starts. The step settles as one.
@@ -455,18 +463,22 @@ struct ConnectionPolicy: Equatable, Sendable {
         waveGoal = nil
     }
 
-    /// A request's first byte came `seconds` after it was sent (connecting not counted). The first one, slow, of a
-    /// cold start makes it a distant start (`Configuration.distantStart`).
+    /// A request's first byte came `seconds` after it was sent (connecting not counted).
     mutating func firstByte(after seconds: Double) {
         if firstBytes.count < 256 { firstBytes.append(seconds) }
         sizer.firstByte(after: seconds)
-        if let distant = configuration.distantStart, seconds >= configuration.distantFirstByte,
-            startingReason == .starting, reason == .starting, best == nil, waveGoal == nil, target == startingCount,
-            case .settling = phase
-        {
-            let goal = min(distant, configuration.ceiling)
-            if goal > target { waveGoal = goal }
-        }
+    }
+
+    /// The goal of a distant start (`Configuration.distantStart`), when the starting count, now all receiving, is a
+    /// cold start whose first bytes came slowly; nil otherwise, and once its connections were measured or changed.
+    private var distantGoal: Int? {
+        guard let distant = configuration.distantStart, !configuration.opensAlone, startingReason == .starting,
+            reason == .starting,
+            best == nil, target == startingCount, let firstByte = Self.median(firstBytes),
+            firstByte >= configuration.distantFirstByte
+        else { return nil }
+        let goal = min(distant, configuration.ceiling)
+        return goal > target ? goal : nil
     }
 
     /// The most connections among which what is left of the file still gives each `shareHorizon` seconds of work at
