@@ -53,7 +53,7 @@ struct ConnectionPolicyDistantTests {
         #expect(!changed && policy.target == 8)
     }
 
-    @Test("no step adds connections that what is left would give less than 1.5 s of work each")
+    @Test("where requests are costly, no step adds connections that what is left gives less than 1.5 s of work each")
     func shareHorizon() {
         // 10 MB/s a connection, 300 MB left: 20 connections have 1.5 s of work each.
         var policy = ConnectionPolicy(configuration: Self.configuration, now: 0)
@@ -64,6 +64,14 @@ struct ConnectionPolicyDistantTests {
             &policy, perConnection: 10e6, left: 300_000_000, seconds: 10, now: &now, received: &received)
         #expect(counts == [12, 20], "8 measured, then 12, then a linear step: to 20, not the ceiling")
         #expect(policy.reason == .notEnoughWork)
+        // Where requests are cheap (1 ms: a fiftieth of a mebibyte waited for), more connections cost little.
+        var cheap = ConnectionPolicy(configuration: Self.configuration, now: 0)
+        for _ in 0..<9 { cheap.firstByte(after: 0.001) }
+        now = 0
+        received = 0
+        let cheapCounts = Self.run(
+            &cheap, perConnection: 10e6, left: 300_000_000, seconds: 10, now: &now, received: &received)
+        #expect(cheapCounts.prefix(2) == [12, 64], "the linear step goes to the ceiling")
     }
 
     @Test("where the first byte is slow, requests share the file among as many as a distant start opens")

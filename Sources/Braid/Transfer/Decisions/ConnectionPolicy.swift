@@ -26,8 +26,9 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// stretch. Nil tries more whatever is left.
         var stepHorizon: Double?
         /// The seconds of work, at a connection's measured rate, that what is left of the file must still give each
-        /// connection for a step to add it: a connection costs a request, a first byte and a handshake, and one that
-        /// would fetch for less than this pays them back for little. Nil lets steps reach the ceiling.
+        /// connection for a step to add it, where requests are costly (`pieceBytes`): a connection then costs a
+        /// request and a slow first byte, and one that would fetch for less than this pays them back for little.
+        /// Nil lets steps reach the ceiling.
         var shareHorizon: Double?
         /// Where the first bytes of a cold start's connections (neither remembered nor alone) took at least
         /// `distantFirstByte` seconds (their median, once all of them receive), it opens in waves toward this many
@@ -482,11 +483,12 @@ struct ConnectionPolicy: Equatable, Sendable {
     }
 
     /// The most connections among which what is left of the file still gives each `shareHorizon` seconds of work at
-    /// a connection's measured rate (at least one); nil while either is unknown, or without a horizon.
+    /// a connection's measured rate (at least one); nil while either is unknown, where requests are cheap, or
+    /// without a horizon.
     private var workCeiling: Int? {
-        guard let horizon = configuration.shareHorizon, let left, let rate = sizer.perConnectionRate, rate > 0 else {
-            return nil
-        }
+        guard let horizon = configuration.shareHorizon, sizer.pieceBytes != nil, let left,
+            let rate = sizer.perConnectionRate, rate > 0
+        else { return nil }
         return max(1, Int(min(1e6, Double(left) / (rate * horizon))))
     }
 
