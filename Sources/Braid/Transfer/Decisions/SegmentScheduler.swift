@@ -540,20 +540,30 @@ struct SegmentScheduler: Sendable {
     private mutating func join(followersOf index: Int, upTo pieceBytes: Int64, now: Double) {
         // Removing followers leaves the segment's own place in `order` where it is.
         guard let position = order.firstIndex(of: index) else { return }
-        while position + 1 < order.count {
-            let next = order[position + 1]
-            guard case let .waiting(notBefore) = segments[next].state, notBefore <= now, segments[next].flushed == 0,
-                segments[next].start == segments[index].end,
-                segments[index].remaining + segments[next].length <= pieceBytes,
-                sliceSize.map({ segments[index].start / $0 == (segments[next].end - 1) / $0 }) ?? true,
-                segments[next].end <= window?.end ?? .max
-            else { break }
-            segments[index].end = segments[next].end
-            let end = segments[next].end
-            segments[next] = Segment(
-                start: end, end: end, received: 0, flushed: 0, durable: 0, confirmed: 0, state: .complete)
-            order.remove(at: position + 1)
+        while position + 1 < order.count, case let next = order[position + 1], joins(next, to: index, now: now),
+            segments[index].remaining + segments[next].length <= pieceBytes,
+            sliceSize.map({ segments[index].start / $0 == (segments[next].end - 1) / $0 }) ?? true
+        {
+            absorb(next, at: position + 1, into: index)
         }
+    }
+
+    /// Whether segment `next`, the one after `index` in the file, may be joined to it: untouched, waiting and due,
+    /// and within the window.
+    private func joins(_ next: Int, to index: Int, now: Double) -> Bool {
+        guard case let .waiting(notBefore) = segments[next].state else { return false }
+        return notBefore <= now && segments[next].flushed == 0 && segments[next].start == segments[index].end
+            && segments[next].end <= window?.end ?? .max
+    }
+
+    /// Joins segment `next`, at `position` in `order`, to `index`: it leaves the plan, and stays in `segments` (indices
+    /// do not move) as an empty, complete one.
+    private mutating func absorb(_ next: Int, at position: Int, into index: Int) {
+        let end = segments[next].end
+        segments[index].end = end
+        segments[next] = Segment(
+            start: end, end: end, received: 0, flushed: 0, durable: 0, confirmed: 0, state: .complete)
+        order.remove(at: position)
     }
 
     /// Makes the waiting segment `index` fetch about `bytes` more: the untouched waiting segments that follow it are
@@ -565,16 +575,10 @@ struct SegmentScheduler: Sendable {
         let alignment: Int64 = pieceAlignment ?? 64 << 10
         let wanted = start + max(1, bytes)
         let cut = (wanted + alignment - 1) / alignment * alignment
-        while segments[index].end < cut, position + 1 < order.count {
-            let next = order[position + 1]
-            guard case let .waiting(notBefore) = segments[next].state, notBefore <= now, segments[next].flushed == 0,
-                segments[next].start == segments[index].end, segments[next].end <= window?.end ?? .max
-            else { break }
-            segments[index].end = segments[next].end
-            let end = segments[next].end
-            segments[next] = Segment(
-                start: end, end: end, received: 0, flushed: 0, durable: 0, confirmed: 0, state: .complete)
-            order.remove(at: position + 1)
+        while segments[index].end < cut, position + 1 < order.count, case let next = order[position + 1],
+            joins(next, to: index, now: now)
+        {
+            absorb(next, at: position + 1, into: index)
         }
         guard cut < segments[index].end, order.count < segmentLimit else { return }
         let rest = Segment(
