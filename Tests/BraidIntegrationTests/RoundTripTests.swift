@@ -27,4 +27,24 @@ struct RoundTripTests {
         #expect(data.count == 1, "\(data.map { $0.range ?? "-" })")
         #expect(data.first?.bodyBytesSent == Self.content.size)
     }
+
+    @Test("against a server 150 ms from every first byte, each connection's first request is its share of the file")
+    func farServerShares() async throws {
+        let server = TestServer(routes: ["/f": .init(content: Self.content, faults: [.latency(.milliseconds(150))])])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-round-trips")
+        defer { directory.remove() }
+        let output = directory.appending("f").path
+
+        let run = try await BraidCLI.run([server.url("/f"), "-n", "4", "-q", "--no-fsync", "-o", output])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
+        // The probe's first piece (1 MiB) tells what a request costs before the others start: they take a quarter
+        // of what is left each (6 MiB), not the plan's pieces of one or two (sixteen requests in all before).
+        let data = server.requestLog.filter { $0.method == "GET" && $0.bodyBytesSent > 1 }
+        #expect(data.filter { $0.bodyBytesSent >= 5 << 20 }.count >= 3, "\(data.map { $0.range ?? "-" })")
+        #expect(data.count <= 6, "\(data.map { $0.range ?? "-" })")
+    }
 }

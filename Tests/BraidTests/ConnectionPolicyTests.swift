@@ -239,11 +239,12 @@ extension ConnectionPolicyTests {
 }
 
 extension ConnectionPolicyPieceTests {
-    @Test("grown pieces stay within half of each connection's share of the file")
-    func piecesCappedByShare() {
+    @Test("costly requests are each connection's share of what is left, among the count (the scheduler cuts them)")
+    func piecesAreShares() {
         let policy = Self.measured(firstByte: 1.0, rate: 40e6)
         #expect(policy.pieceBytes == 200_000_000)
-        #expect(policy.pieceSize(totalLength: 48 << 20) == Int64(48 << 20) / Int64(2 * policy.target))
+        #expect(policy.pieceSize(totalLength: 48 << 20) == .max)
+        #expect(policy.sharingCount == policy.target, "no distant start configured: the count itself")
     }
 }
 

@@ -57,3 +57,29 @@ extension SegmentSchedulerJoinTests {
         #expect(stolen.map { scheduler.segments[$0].start } == 500, "half of 1000 is 500, a tenth of 5000")
     }
 }
+
+extension SegmentSchedulerJoinTests {
+    @Test("among a count still growing, each piece is its share of all that is left, plan pieces joined and cut")
+    func sharesAmongAGrowingCount() {
+        // 60 MiB planned as three 20 MiB pieces; 2 connections now, 8 to come: 7.5 MiB each.
+        let mebibyte: Int64 = 1 << 20
+        var scheduler = SegmentScheduler(
+            ranges: [0..<20 * mebibyte, 20 * mebibyte..<40 * mebibyte, 40 * mebibyte..<60 * mebibyte],
+            connectionLimit: 2)
+        #expect(
+            scheduler.assign(connection: 0, now: 0, pieceBytes: .max, stealsAtLeast: mebibyte, sharingAmong: 8) == 0)
+        #expect(scheduler.segments[0].end == 7_864_320, "7.5 MiB, the rest of the piece waiting on its own")
+        let second = scheduler.assign(
+            connection: 1, now: 0, pieceBytes: .max, stealsAtLeast: mebibyte, sharingAmong: 8)
+        #expect(second.map { scheduler.segments[$0].start..<scheduler.segments[$0].end } == 7_864_320..<15_728_640)
+        #expect(scheduler.manifestSegments.map(\.end).last == 60 * mebibyte, "the plan still covers the file")
+    }
+
+    @Test("the smallest steal can be set apart from the piece size: a share cut small still costs a first byte")
+    func stealsAtLeast() {
+        var scheduler = SegmentScheduler(ranges: [0..<1000], connectionLimit: 2, minimumSteal: 10)
+        #expect(scheduler.assign(connection: 0, now: 0) == 0)
+        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 100, stealsAtLeast: 600) == nil)
+        #expect(scheduler.assign(connection: 1, now: 0, pieceBytes: 100, stealsAtLeast: 500) != nil)
+    }
+}

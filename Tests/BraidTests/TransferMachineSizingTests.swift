@@ -63,6 +63,35 @@ struct TransferMachineSizingTests {
         #expect(Self.nextRequest(afterFirstByte: 0.25, sizesPieces: false) == 2 * Self.mebibyte..<3 * Self.mebibyte)
     }
 
+    @Test("the probe's first byte sizes the first requests; the first piece stays the probe's bytes, to be adopted")
+    func probeFirstByte() {
+        var resource = TransferMachineTests.origin
+        resource.length = 64 * Self.mebibyte
+        var machine = TransferMachine(
+            resource: resource,
+            sources: [Source(resource: resource, usesRanges: true)],
+            scheduler: SegmentScheduler(
+                ranges: (0..<64).map { Int64($0) * Self.mebibyte..<Int64($0 + 1) * Self.mebibyte },
+                connectionLimit: 4),
+            configuration: TransferMachine.Configuration(
+                usesRanges: true, slots: 4, sizesPieces: true, probeFirstByte: 0.15)
+        )
+        // 64 MiB to come over 4 connections: 16 MiB each, the plan's pieces joined.
+        let first = Self.requests(machine.start(now: 0))
+        #expect(first.first == 0..<Self.mebibyte, "the probe's response, as the plan cut it")
+        #expect(first.dropFirst().map(\.count) == [16, 16, 16].map { Int($0 * Self.mebibyte) }, "\(first)")
+    }
+
+    @Test("an adopted response's first byte is the one the executor measured, not the attempt's zero seconds")
+    func adoptedFirstByte() {
+        var machine = Self.machine(slots: 2)
+        let first = Self.requests(machine.start(now: 10))
+        _ = machine.responseHead(
+            slot: 0, headers: Self.partial(first[0]), now: 10, wallClock: TransferMachineTests.wallClock + 10,
+            waited: 0.25)
+        #expect(machine.sizer?.typicalFirstByte == 0.25)
+    }
+
     @Test("one connection fetches its remainder in one request, from the start and after a failure")
     func oneConnectionOneRequest() {
         var machine = Self.machine(slots: 1)
@@ -93,6 +122,29 @@ struct PieceSizerTests {
         #expect(Self.measured(firstByte: 0.1, rate: 10e6).pieceBytes == 20_000_000)
         #expect(Self.measured(firstByte: 0.001, rate: 10e6).pieceBytes == nil, "cheap: the plan's pieces")
         #expect(PieceSizer().pieceSize(connections: 8, left: 1 << 30) == nil, "nothing measured yet")
+    }
+
+    @Test("a first byte of 20 ms or more, before any rate, gives each connection its share of what is left at once")
+    func slowFirstByteShares() {
+        var sizer = PieceSizer()
+        sizer.firstByte(after: 0.01)
+        #expect(sizer.pieceSize(connections: 8, left: 800_000_000) == nil, "10 ms: the plan's pieces")
+        sizer = PieceSizer()
+        sizer.firstByte(after: 0.15)
+        #expect(sizer.pieceSize(connections: 8, left: 800_000_000) == 100_000_000)
+    }
+
+    @Test("a connection's rate is taken only over 50 ms or more throughout which as many connections ran")
+    func steadyRates() {
+        var sizer = PieceSizer()
+        sizer.sample(now: 0, receivedTotal: 0, active: 1)
+        // Seven more begin receiving: this stretch says nothing of what each receives.
+        sizer.sample(now: 0.1, receivedTotal: 1_000_000, active: 8)
+        #expect(sizer.perConnectionRate == nil)
+        sizer.sample(now: 0.12, receivedTotal: 3_000_000, active: 8)
+        #expect(sizer.perConnectionRate == nil, "20 ms: a burst, not a rate")
+        sizer.sample(now: 0.2, receivedTotal: 9_000_000, active: 8)
+        #expect(sizer.perConnectionRate == 10_000_000)
     }
 
     @Test("a fixed count's piece is at most each connection's share of what is left; one connection takes it all")

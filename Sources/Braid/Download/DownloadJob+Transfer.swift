@@ -56,9 +56,11 @@ extension DownloadJob {
             resource, mirrors: mirrors, plan: plan, scheduler: scheduler, slots: slots,
             adaptive: automatic
                 ? ConnectionPolicy.Configuration(
-                    initial: 8, checksFewerAtStart: true, stepHorizon: 2, ceiling: ceiling, remembered: remembered)
+                    initial: 8, checksFewerAtStart: true, stepHorizon: 2, shareHorizon: 1.5, distantStart: 24,
+                    ceiling: ceiling, remembered: remembered)
                 : nil,
-            file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers)
+            file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers,
+            probeFirstByte: first?.firstByteSeconds)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = divided || plan.pieceHashes != nil || peers != nil ? try file?.openForReading() : nil
@@ -139,7 +141,8 @@ extension DownloadJob {
         hasher: PrefixHasher?,
         readsAhead: Bool,
         checkpoints: TransferEngine.Checkpoints?,
-        peers: CachePeerSetup?
+        peers: CachePeerSetup?,
+        probeFirstByte: Double?
     ) -> TransferMachine {
         TransferMachine(
             resource: resource,
@@ -159,6 +162,7 @@ extension DownloadJob {
                 adaptiveConnections: adaptive,
                 // A cache peer serves whole slices: requests keep the plan's slices rather than join them.
                 sizesPieces: plan.segmented && peers == nil,
+                probeFirstByte: probeFirstByte,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil

@@ -25,6 +25,20 @@ struct ConnectionPolicy: Equatable, Sendable {
         /// pays back its new connections' first bytes, its measuring and the risk of a refusal only over a longer
         /// stretch. Nil tries more whatever is left.
         var stepHorizon: Double?
+        /// The seconds of work, at a connection's measured rate, that what is left of the file must still give each
+        /// connection for a step to add it, where requests are costly (`pieceBytes`): a connection then costs a
+        /// request and a slow first byte, and one that would fetch for less than this pays them back for little.
+        /// Nil lets steps reach the ceiling.
+        var shareHorizon: Double?
+        /// Where the first bytes of a cold start's connections (neither remembered nor alone) took at least
+        /// `distantFirstByte` seconds (their median, once all of them receive), it opens in waves toward this many
+        /// connections before it is measured, as aria2 and axel open 16 at once: on such a server each step costs a
+        /// few first bytes (the new connections', settling, a window), and a connection's rate is bound by its
+        /// round trips rather than by what the server sends in all. All of them, not the probe's alone: one slow
+        /// answer of a loaded machine must not send a server capped in total more connections. Nil starts at
+        /// `initial` wherever the server is.
+        var distantStart: Int?
+        var distantFirstByte = 0.1
         /// The most connections it may choose.
         var ceiling: Int
         /// The share by which a step must raise the throughput to be kept.
@@ -198,6 +212,8 @@ struct ConnectionPolicy: Equatable, Sendable {
     private(set) var waveGoal: Int?
     /// The bytes of the file still to come at the last sample, when told.
     private var left: Int64?
+    /// Whether the starting count's first bytes were looked at for a distant start, once all its connections ran.
+    private var distantChecked = false
 
     private enum FewerCheck: Equatable {
         /// When the first step up from the starting count does not pay.
@@ -274,7 +290,8 @@ struct ConnectionPolicy: Equatable, Sendable {
         readerIdle: Double? = nil, left: Int64? = nil
     ) -> Bool {
         if let left { self.left = left }
-        sizer.sample(now: now, receivedTotal: receivedTotal, active: active)
+        // A connection still waiting for its first byte receives nothing: it would make each one look slower.
+        sizer.sample(now: now, receivedTotal: receivedTotal, active: receiving ?? active)
         switch phase {
         case .opening:
             // The opening request has told what a request costs: its one connection settles and is measured.
@@ -308,13 +325,19 @@ struct ConnectionPolicy: Equatable, Sendable {
         // down); measuring starts a while after, or after a while in any case if some cannot start (the end of
         // the file, a shared budget): what runs is then what the count gives.
         let runs = active <= target && (receiving ?? active) >= target
-        if runs, let goal = waveGoal {
+        if runs, waveGoal == nil, !distantChecked {
+            distantChecked = true
+            waveGoal = distantGoal
+        }
+        // A wave goes no further than what is left gives work to (`shareHorizon`).
+        if runs, let goal = waveGoal.map({ min($0, workCeiling ?? $0) }), goal > target {
             // The wave receives (nothing was refused): the next one starts. The step settles as one.
             target = Self.wave(after: target, toward: goal)
-            if target >= goal { waveGoal = nil }
+            waveGoal = target < goal ? goal : nil
             phase = .settling(since: now, ready: nil)
             return true
         }
+        if runs { waveGoal = nil }
         let ready = ready ?? (runs ? now : nil)
         phase = .settling(since: since, ready: ready)
         let settled = ready.map { now >= max($0 + settleTime, since + configuration.settle) } ?? false
@@ -447,6 +470,28 @@ struct ConnectionPolicy: Equatable, Sendable {
         sizer.firstByte(after: seconds)
     }
 
+    /// The goal of a distant start (`Configuration.distantStart`), when the starting count, now all receiving, is a
+    /// cold start whose first bytes came slowly; nil otherwise, and once its connections were measured or changed.
+    private var distantGoal: Int? {
+        guard let distant = configuration.distantStart, !configuration.opensAlone, startingReason == .starting,
+            reason == .starting,
+            best == nil, target == startingCount, let firstByte = Self.median(firstBytes),
+            firstByte >= configuration.distantFirstByte
+        else { return nil }
+        let goal = min(distant, configuration.ceiling)
+        return goal > target ? goal : nil
+    }
+
+    /// The most connections among which what is left of the file still gives each `shareHorizon` seconds of work at
+    /// a connection's measured rate (at least one); nil while either is unknown, where requests are cheap, or
+    /// without a horizon.
+    private var workCeiling: Int? {
+        guard let horizon = configuration.shareHorizon, sizer.pieceBytes != nil, let left,
+            let rate = sizer.perConnectionRate, rate > 0
+        else { return nil }
+        return max(1, Int(min(1e6, Double(left) / (rate * horizon))))
+    }
+
     /// The server refused a connection while `accepted` others ran: the count drops to those, and stays at most
     /// that for `refusalCooldown`. Returns whether `target` changed.
     mutating func refused(now: Double, accepted: Int) -> Bool {
@@ -465,20 +510,30 @@ struct ConnectionPolicy: Equatable, Sendable {
 
     // MARK: Decisions
 
+    /// The connections what is left of the file is shared among (`SegmentScheduler.assign`'s `sharingAmong`) where
+    /// requests are costly: the count, the goal its waves go to, or while fewer run, as many as a distant start
+    /// opens (within the ceiling and what the server accepted), the count a step from 8 reaches where more pay. So a
+    /// connection added later gets a share as large as the first ones' rather than half of a lagging one's, and
+    /// they all end together.
+    var sharingCount: Int {
+        let allowed = min(configuration.ceiling, refusal?.accepted ?? .max)
+        return max(target, waveGoal ?? 0, min(configuration.distantStart ?? 0, allowed))
+    }
+
     /// How much the next request may fetch, of a file of `totalLength` bytes: the opening request, `openingPiece`
-    /// at most; until a first byte came and a connection's rate was sampled, the first connections share it (at
-    /// most 16 MiB each, or `openingPiece` each when they start at a remembered count), so that a server where
-    /// requests are costly is not sent many small ones before that is known; after, `pieceBytes`, but never more
-    /// than half of each connection's share of the file, so that a first byte slowed by a loaded machine cannot
-    /// leave connections without work.
+    /// at most; until a first byte came and a connection's rate was sampled, the first connections share the file
+    /// (at most 16 MiB each, or `openingPiece` each when they start at a remembered count or the first byte was
+    /// slow), so that a server where requests are costly is not sent many small ones before that is known; after,
+    /// where requests are costly (`pieceBytes`), no more than each connection's share of what waits: one request
+    /// a connection, the connections ending together, a lagging one's rest taken over by one that is idle.
     func pieceSize(totalLength: Int64) -> Int64? {
         if case .opening = phase { return min(configuration.openingPiece, totalLength) }
-        guard !sizer.hasMeasured else {
-            return pieceBytes.map { min($0, max(1, totalLength / Int64(2 * target))) }
-        }
-        // A remembered count starts all its connections at once: they share the file evenly, one request each
-        // where the file allows (at most `openingPiece`), as a fixed count's first requests do.
+        guard !sizer.hasMeasured else { return pieceBytes.map { _ in .max } }
+        // A remembered count starts all its connections at once, and a slow first byte says requests are costly:
+        // they share the file evenly, one request each where the file allows (at most `openingPiece`), as a fixed
+        // count's first requests do.
         guard case .remembered = startingReason else {
+            if (sizer.typicalFirstByte ?? 0) >= PieceSizer.slowFirstByte { return configuration.openingPiece }
             if configuration.checksFewerAtStart { return nil }
             return min(16 << 20, totalLength / Int64(max(1, configuration.initial)))
         }
@@ -605,14 +660,21 @@ struct ConnectionPolicy: Equatable, Sendable {
             hold(.notEnoughWork, now: now)
             return false
         }
+        // No more connections than what is left gives `shareHorizon` seconds of work each.
+        let workCeiling = workCeiling ?? .max
+        guard workCeiling > target else {
+            hold(.notEnoughWork, now: now)
+            return false
+        }
         reason = gain.map { .gained(percent: Int(($0 * 100).rounded())) } ?? .starting
         settle(now: now)
         if linear && target >= configuration.initial {
-            let goal = max(target + 1, min(ceiling, target * 16, usable ?? .max))
+            let goal = max(target + 1, min(ceiling, target * 16, usable ?? .max, workCeiling))
             target = Self.wave(after: target, toward: goal)
             if target < goal { waveGoal = goal }
         } else {
-            target = min(ceiling, max(target < 8 ? target * 2 : target + target / 2, configuration.initial))
+            target = min(
+                ceiling, workCeiling, max(target < 8 ? target * 2 : target + target / 2, configuration.initial))
         }
         return true
     }

@@ -243,8 +243,17 @@ struct SegmentScheduler: Sendable {
     ///   waits' worth of a connection's bytes, so a tenth is two: a steal then still ends the segment a wait sooner
     ///   (the thief's wait and two, against four), and at the end of a download no connection has more than four
     ///   waits' worth left while the others idle.
-    mutating func assign(connection: Int, now: Double, pieceBytes: Int64? = nil) -> Int? {
+    /// - Parameter stealsAtLeast: the smallest steal, when not a tenth of `pieceBytes`: a piece cut down to a
+    ///   connection's share of what is left still costs a whole first byte, and a steal must repay one.
+    /// - Parameter sharingAmong: how many connections what is left is shared among (a count that may still grow
+    ///   toward that many): each piece is then that share of all the bytes still to come (or of what waits, among
+    ///   the connections still to start, when more), the plan's pieces joined and cut to it (when a share is worth
+    ///   a steal), so that the connections of a later wave get as much as the first ones and all end together.
+    mutating func assign(
+        connection: Int, now: Double, pieceBytes: Int64? = nil, stealsAtLeast: Int64? = nil, sharingAmong: Int? = nil
+    ) -> Int? {
         guard activeCount < connectionLimit else { return nil }
+        let smallestSteal = max(minimumSteal, stealsAtLeast ?? (pieceBytes ?? 0) / 10)
         if let index = nextWaiting(now: now) {
             if let pieceBytes {
                 // Leave every connection that may still start a share of what waits.
@@ -253,14 +262,26 @@ struct SegmentScheduler: Sendable {
                     return sum
                 }
                 let share = waiting / Int64(max(1, connectionLimit - activeCount))
-                join(followersOf: index, upTo: min(pieceBytes, max(share, segments[index].remaining)), now: now)
+                // Among a count that may grow: each its share of all that is still to come, running or waiting, or
+                // of what waits among the connections still to start, when that is more (none is left over for one
+                // connection alone at the end).
+                if let sharingAmong, sliceSize == nil,
+                    case let fair = max(
+                        bytesLeft / Int64(max(1, sharingAmong)),
+                        waiting / Int64(max(1, sharingAmong - activeCount))),
+                    fair >= smallestSteal
+                {
+                    size(index, to: min(pieceBytes, fair), now: now)
+                } else {
+                    join(followersOf: index, upTo: min(pieceBytes, max(share, segments[index].remaining)), now: now)
+                }
             }
             cutAtWindow(index, now: now)
             activate(index, connection: connection)
             return index
         }
         // A costly request is worth it only for a share that takes longer to receive than the request costs.
-        guard let victim = stealCandidate(minimum: max(minimumSteal, (pieceBytes ?? 0) / 10)) else { return nil }
+        guard let victim = stealCandidate(minimum: smallestSteal) else { return nil }
         let segment = segments[victim]
         let position = segment.start + segment.received
         var split = position + segment.remaining / 2
@@ -519,20 +540,53 @@ struct SegmentScheduler: Sendable {
     private mutating func join(followersOf index: Int, upTo pieceBytes: Int64, now: Double) {
         // Removing followers leaves the segment's own place in `order` where it is.
         guard let position = order.firstIndex(of: index) else { return }
-        while position + 1 < order.count {
-            let next = order[position + 1]
-            guard case let .waiting(notBefore) = segments[next].state, notBefore <= now, segments[next].flushed == 0,
-                segments[next].start == segments[index].end,
-                segments[index].remaining + segments[next].length <= pieceBytes,
-                sliceSize.map({ segments[index].start / $0 == (segments[next].end - 1) / $0 }) ?? true,
-                segments[next].end <= window?.end ?? .max
-            else { break }
-            segments[index].end = segments[next].end
-            let end = segments[next].end
-            segments[next] = Segment(
-                start: end, end: end, received: 0, flushed: 0, durable: 0, confirmed: 0, state: .complete)
-            order.remove(at: position + 1)
+        while position + 1 < order.count, case let next = order[position + 1], joins(next, to: index, now: now),
+            segments[index].remaining + segments[next].length <= pieceBytes,
+            sliceSize.map({ segments[index].start / $0 == (segments[next].end - 1) / $0 }) ?? true
+        {
+            absorb(next, at: position + 1, into: index)
         }
+    }
+
+    /// Whether segment `next`, the one after `index` in the file, may be joined to it: untouched, waiting and due,
+    /// and within the window.
+    private func joins(_ next: Int, to index: Int, now: Double) -> Bool {
+        guard case let .waiting(notBefore) = segments[next].state else { return false }
+        return notBefore <= now && segments[next].flushed == 0 && segments[next].start == segments[index].end
+            && segments[next].end <= window?.end ?? .max
+    }
+
+    /// Joins segment `next`, at `position` in `order`, to `index`: it leaves the plan, and stays in `segments` (indices
+    /// do not move) as an empty, complete one.
+    private mutating func absorb(_ next: Int, at position: Int, into index: Int) {
+        let end = segments[next].end
+        segments[index].end = end
+        segments[next] = Segment(
+            start: end, end: end, received: 0, flushed: 0, durable: 0, confirmed: 0, state: .complete)
+        order.remove(at: position)
+    }
+
+    /// Makes the waiting segment `index` fetch about `bytes` more: the untouched waiting segments that follow it are
+    /// joined to it until it holds that many, and it is cut where they end (at a boundary a steal would choose), the
+    /// rest waiting as a segment of its own. With no room for another segment, it is left as the joins made it.
+    private mutating func size(_ index: Int, to bytes: Int64, now: Double) {
+        guard let position = order.firstIndex(of: index) else { return }
+        let start = segments[index].start + segments[index].flushed
+        let alignment: Int64 = pieceAlignment ?? 64 << 10
+        let wanted = start + max(1, bytes)
+        let cut = (wanted + alignment - 1) / alignment * alignment
+        while segments[index].end < cut, position + 1 < order.count, case let next = order[position + 1],
+            joins(next, to: index, now: now)
+        {
+            absorb(next, at: position + 1, into: index)
+        }
+        guard cut < segments[index].end, order.count < segmentLimit else { return }
+        let rest = Segment(
+            start: cut, end: segments[index].end, received: 0, flushed: 0, durable: 0, confirmed: 0,
+            state: .waiting(notBefore: now))
+        segments[index].end = cut
+        segments.append(rest)
+        order.insert(segments.count - 1, at: position + 1)
     }
 
     private mutating func activate(_ index: Int, connection: Int) {

@@ -5,13 +5,16 @@ extension TransferMachine {
     /// that does not fit the request or the file stops the attempt before any of its bytes is written.
     /// `setupSeconds` of the attempt went to connecting before the request was sent: the server's time to the
     /// first byte is the rest. `wallClock` is when the head arrived in seconds since 1970, as the executor read it
-    /// (`now` is monotonic): a `Retry-After` date counts from it.
+    /// (`now` is monotonic): a `Retry-After` date counts from it. `waited`, when given, is the server's time to the
+    /// first byte as the executor measured it: a response adopted from the probe was asked for before its attempt
+    /// began, and counting from the attempt would take a far server for one that answers at once.
     mutating func responseHead(
         slot: Int,
         headers: ResponseHeaders,
         now: Double,
         wallClock: Double,
-        setupSeconds: Double = 0
+        setupSeconds: Double = 0,
+        waited: Double? = nil
     ) -> [Action] {
         guard case var .busy(attempt) = slots[slot], !attempt.accepted, attempt.verdict == nil else { return [] }
         attempt.status = headers.status
@@ -38,8 +41,9 @@ extension TransferMachine {
             sources[attempt.source].answeredSinceRenewal = true
         }
         if firstByteAt == nil { firstByteAt = now }
-        policy?.firstByte(after: max(0, now - attempt.startedAt - setupSeconds))
-        sizer?.firstByte(after: max(0, now - attempt.startedAt - setupSeconds))
+        let firstByte = waited ?? max(0, now - attempt.startedAt - setupSeconds)
+        policy?.firstByte(after: firstByte)
+        sizer?.firstByte(after: firstByte)
         return []
     }
 

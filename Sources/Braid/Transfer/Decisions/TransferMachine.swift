@@ -33,6 +33,10 @@ struct TransferMachine {
         /// first bytes are slow, and with one connection, the remainder in one request. Off, each request fetches
         /// one of the plan's pieces (an adaptive count sizes them through its policy either way).
         var sizesPieces = false
+        /// The seconds the probe's response took to its first byte, when the transfer begins with that response: what
+        /// a request costs is known before the first requests are sized, and the first piece stays as the plan cut it
+        /// (the bytes that response carries), joined to nothing.
+        var probeFirstByte: Double?
         /// Digests of the file's pieces: each segment's pieces are checked once it is written, and a bad piece is
         /// fetched again alone. Segments are then made of whole pieces.
         var pieceHashes: PieceHashes?
@@ -225,6 +229,8 @@ struct TransferMachine {
     var written: [WrittenSpan] = []
     /// Sizes the requests of a fixed count, when it does (`Configuration.sizesPieces`).
     var sizer: PieceSizer?
+    /// Whether the next piece started is the probe's response, to be fetched as the plan cut it.
+    private var keepsFirstPiece = false
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -339,6 +345,11 @@ struct TransferMachine {
             self.policy = policy
         } else if configuration.sizesPieces {
             sizer = PieceSizer()
+        }
+        if let seconds = configuration.probeFirstByte {
+            policy?.firstByte(after: seconds)
+            sizer?.firstByte(after: seconds)
+            keepsFirstPiece = true
         }
         var actions = confirmPrefix()
         for index in scheduler.segmentsToVerify {
@@ -529,10 +540,21 @@ struct TransferMachine {
     private mutating func begin(slot: Int, source chosen: Int) -> [Action]? {
         var source = chosen
         let segmentCount = scheduler.segments.count
+        // The probe's response carries exactly the first piece: joined to more, it could not be adopted.
         let pieceBytes =
-            policy?.pieceSize(totalLength: scheduler.totalLength)
-            ?? sizer?.pieceSize(connections: scheduler.connectionLimit, left: scheduler.bytesLeft)
-        guard let index = scheduler.assign(connection: slot, now: now, pieceBytes: pieceBytes) else {
+            keepsFirstPiece
+            ? nil
+            : policy?.pieceSize(totalLength: scheduler.totalLength)
+                ?? sizer?.pieceSize(connections: scheduler.connectionLimit, left: scheduler.bytesLeft)
+        keepsFirstPiece = false
+        // A steal repays its first byte only for more than a tenth of a full piece (two waits' worth), however
+        // small the share of what is left has made requests.
+        let stealsAtLeast = (policy?.pieceBytes ?? sizer?.pieceBytes).map { $0 / 10 }
+        guard
+            let index = scheduler.assign(
+                connection: slot, now: now, pieceBytes: pieceBytes, stealsAtLeast: stealsAtLeast,
+                sharingAmong: policy?.sharingCount)
+        else {
             return nil
         }
         var actions: [Action] = []

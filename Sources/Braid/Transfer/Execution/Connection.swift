@@ -34,6 +34,8 @@ final class Connection {
     private(set) var isThrottled = false
     /// Whether the response head was handed to the engine.
     private var headDelivered = false
+    /// Whether the response is one adopted from the probe: its request was sent before this one began.
+    private var isAdopted = false
     /// Where writing must stop.
     private var end: Int64 = 0
     /// Body bytes to skip because they are already on disk (a single stream restarted from byte 0).
@@ -77,6 +79,7 @@ final class Connection {
     /// pause before this returns, if the head is accepted.
     func resumeAdopted(head: ResponseHeaders) {
         headers = head
+        isAdopted = true
         _ = braid_easy_resume_receiving(easy.raw)
     }
 
@@ -99,6 +102,7 @@ final class Connection {
         buffered = 0
         headers = ResponseHeaders()
         headDelivered = false
+        isAdopted = false
         isRefusing = false
         isThrottled = false
     }
@@ -134,7 +138,10 @@ final class Connection {
     func deliverHeadIfNeeded() {
         guard !headDelivered && !isRefusing else { return }
         headDelivered = true
-        engine.responseHead(slot: slot, headers: headers, setupSeconds: easy.setupSeconds)
+        // An adopted response's first byte came before its attempt began: libcurl measured the server's wait.
+        engine.responseHead(
+            slot: slot, headers: headers, setupSeconds: easy.setupSeconds,
+            waited: isAdopted ? easy.firstByteSeconds : nil)
     }
 
     /// Ends the current request, writing whatever is still buffered.

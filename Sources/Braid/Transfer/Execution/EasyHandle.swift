@@ -85,6 +85,14 @@ final class EasyHandle {
         return Double(max(0, microseconds)) / 1e6
     }
 
+    /// Seconds from the current transfer's request being sent to its response's first byte: what the server took
+    /// to answer, measured by libcurl, for a response whose request was sent before its attempt began (the probe's).
+    var firstByteSeconds: Double {
+        var start: curl_off_t = 0
+        guard braid_easy_getinfo_off_t(raw, CURLINFO_STARTTRANSFER_TIME_T, &start) == CURLE_OK else { return 0 }
+        return max(0, Double(start) / 1e6 - setupSeconds)
+    }
+
     var effectiveURL: String? {
         var pointer: UnsafePointer<CChar>?
         guard braid_easy_getinfo_string(raw, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {

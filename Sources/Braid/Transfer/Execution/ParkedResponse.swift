@@ -12,12 +12,16 @@ final class ParkedResponse: @unchecked Sendable {
     let headers: ResponseHeaders
     /// The bytes of the file its body carries: the first `n` of a `206`; nil for a `200`, the whole file.
     let range: Range<Int64>?
+    /// The seconds the server took from the request to its first byte (connecting not counted).
+    let firstByteSeconds: Double
     private let request: PoolRequest
 
+    /// Read once the request parked, as its head is: libcurl's timings of it are final.
     init(_ request: PoolRequest, headers: ResponseHeaders, range: Range<Int64>?) {
         self.request = request
         self.headers = headers
         self.range = range
+        firstByteSeconds = request.easy.firstByteSeconds
     }
 
     /// Whether its body is what `request` asks for: the same range, or the whole file from its start.

@@ -211,10 +211,11 @@ final class TransferEngine {
     // MARK: Events from connections, on this thread
 
     /// The response head on `slot` is complete; a head the machine refuses aborts the slot.
-    func responseHead(slot: Int, headers: ResponseHeaders, setupSeconds: Double) {
+    func responseHead(slot: Int, headers: ResponseHeaders, setupSeconds: Double, waited: Double?) {
         perform(
             machine.responseHead(
-                slot: slot, headers: headers, now: Self.now(), wallClock: Self.wallClock(), setupSeconds: setupSeconds))
+                slot: slot, headers: headers, now: Self.now(), wallClock: Self.wallClock(), setupSeconds: setupSeconds,
+                waited: waited))
     }
 
     /// Whether a connection may take a chunk of `count` bytes now; if it may, the bytes count against the rate limit.
