@@ -9,7 +9,7 @@ extension DownloadManager {
     public var events: AsyncStream<Event> {
         state.withLock { state in
             if let stream = state.stream { return stream.events }
-            let buffer = EventQueue<Event>()
+            let buffer = streamBuffer.storeIfNil(EventQueue<Event>())
             state.stream = (buffer, buffer.stream)
             if state.finishing && state.queue.isEmpty { buffer.finish() }
             return state.stream!.events
@@ -145,12 +145,16 @@ extension DownloadManager {
 
     /// An event of a running download: into the stream, and what it says about its connections into the queue.
     private func report(_ event: DownloadEvent, of download: Download) {
-        // Into the stream after the lock: a push may wake the consumer, which every other download's thread would
-        // otherwise wait for. The download's own events keep their order, as it reports them one after the other.
-        var stream: EventQueue<Event>?
-        defer { stream?.push(.reported(download, event)) }
+        // Into the stream after the lock, and without it for an event that tells the queue nothing (most of
+        // them): a push may wake the consumer, which every other download's thread would otherwise wait for. The
+        // download's own events keep their order, as it reports them one after the other.
+        defer { streamBuffer.load()?.push(.reported(download, event)) }
+        switch event {
+        case .started: break
+        case .progress where download.options.automaticConnections: break
+        default: return
+        }
         change { state in
-            stream = state.stream?.buffer
             switch event {
             case let .started(resource, _, _):
                 return state.queue.probed(

@@ -90,6 +90,9 @@ public final class DownloadManager: Sendable {
     /// are reused from one download to the next, within the connection caps.
     private let pool: TransferPool
     let state: Mutex<State>
+    /// The stream's buffer once `events` was read (set once, under `state`'s lock): a download's event that tells
+    /// the queue nothing goes into it without taking that lock.
+    let streamBuffer = AtomicLazyReference<EventQueue<Event>>()
 
     public init(limits: Limits = Limits()) {
         initialLimits = limits
