@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Plain threads for blocking work that runs to its end (a download's job, a listing of a bucket), kept a few
 /// seconds once idle for the next: a list of a thousand small files runs a thousand jobs, and making and tearing
 /// down a thread for each cost more than one of the files' requests. Swift's concurrency threads must never block,
@@ -37,22 +33,7 @@ final class BlockingThreads: @unchecked Sendable {
     }
 
     private func spawn(_ body: @escaping @Sendable () -> Void) {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, Self.stackSize)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let context = Unmanaged.passRetained(Start(threads: self, body: body)).toOpaque()
-        var created = pthread_t()
-        let result = pthread_create(
-            &created, &attributes,
-            { context in
-                let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-                start.threads.serve(first: start.body)
-                return nil
-            },
-            context)
-        precondition(result == 0, "pthread_create failed with error \(result)")
+        _ = WorkerThread.create(stackSize: Self.stackSize, detached: true) { [self] in serve(first: body) }
     }
 
     /// A thread's life: its first work, then whatever is handed over while it waits, until none comes in time.
@@ -76,14 +57,5 @@ final class BlockingThreads: @unchecked Sendable {
             lock.wait(seconds: Double(left.components.seconds) + Double(left.components.attoseconds) * 1e-18)
         }
         return work.removeFirst()
-    }
-
-    private final class Start {
-        let threads: BlockingThreads
-        let body: @Sendable () -> Void
-        init(threads: BlockingThreads, body: @escaping @Sendable () -> Void) {
-            self.threads = threads
-            self.body = body
-        }
     }
 }

@@ -26,10 +26,17 @@ final class WorkerThread: @unchecked Sendable {
 
     func start() {
         precondition(thread == nil, "Invalid state: a worker thread was started twice")
+        thread = Self.create(stackSize: stackSize, detached: false, body)
+    }
+
+    /// Starts a POSIX thread of `stackSize` bytes of stack that runs `body`; a `detached` one is never joined, and
+    /// its resources go when it returns.
+    static func create(stackSize: Int, detached: Bool, _ body: @escaping @Sendable () -> Void) -> pthread_t {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setstacksize(&attributes, stackSize)
+        if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         var created = pthread_t()
         let result = pthread_create(
@@ -42,7 +49,7 @@ final class WorkerThread: @unchecked Sendable {
             context
         )
         precondition(result == 0, "pthread_create failed with error \(result)")
-        thread = created
+        return created
     }
 
     /// Waits for the thread to return; its body must have been told to end.
