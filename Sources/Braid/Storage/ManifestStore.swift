@@ -1,4 +1,3 @@
-import Synchronization
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -20,14 +19,6 @@ struct ManifestStore: Sendable {
     private let reserve = SpaceReserve()
     private static let reserveSize: Int64 = 64 << 10
     private static let maximumSize = 32 << 20
-    /// Whether this store (or a copy of it) removed the manifest and its companions and has written none since:
-    /// removing them again has nothing to do. A download that starts afresh and ends without a checkpoint (a small
-    /// file of a list) so makes its three unlinks once, not twice, each of which locks the directory.
-    private let removed = Removal()
-
-    private final class Removal: Sendable {
-        let done = Atomic<Bool>(false)
-    }
 
     init(path: AnchoredPath) {
         self.path = path
@@ -90,14 +81,12 @@ struct ManifestStore: Sendable {
         } catch {
             throw .localIO("cannot encode the manifest: \(error)")
         }
-        removed.done.store(false, ordering: .sequentiallyConsistent)
         try file.replace(with: data, durable: durable)
     }
 
     /// Removes the manifest and its companions (links themselves, never what they point to), and gives the
     /// reserve back.
     func remove() {
-        guard !removed.done.exchange(true, ordering: .sequentiallyConsistent) else { return }
         releaseReserve()
         // Looked at first: removing a name locks its directory for writing even when nothing is there, and a fresh
         // download has none of them.
@@ -107,7 +96,6 @@ struct ManifestStore: Sendable {
     /// Sets the reserve aside, in a file with no name that this store holds open (best effort: without it a full
     /// disk may cost the last checkpoint's progress); a link at its name is refused.
     func createReserve() throws(BraidError) {
-        removed.done.store(false, ordering: .sequentiallyConsistent)
         try reserve.hold(Self.reserveSize, creatingAt: reservePath)
     }
 
