@@ -181,4 +181,23 @@ struct StreamOutputTests {
         #expect(child.standardError.contains("run the same command again"), "\(child.standardError)")
         #expect(FileManager.default.fileExists(atPath: fixture.manifest.path), "the manifest was not kept")
     }
+
+    @Test("A reader that closes the pipe after the whole file arrived gets the same message and exit 3")
+    func readerClosesPipeAfterTransfer() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.shutdown() }
+        let (child, descriptor) = try fixture.startBraid()
+        defer { child.stop(signal: SIGKILL) }
+        _ = try Self.read(100_000, from: descriptor)
+        // Every byte is fetched within the window, while the reader still holds the pipe open and reads no more.
+        try await Polling.until("the whole file to arrive", timeout: .seconds(60)) {
+            Self.fetchedUpTo(fixture.manifest) >= Int64(Self.size) || child.status != nil
+        }
+        close(descriptor)
+        let status = try await child.waitForExit(timeout: .seconds(60))
+        #expect(status == .exited(3), "\(child.standardError)")
+        #expect(child.standardError.contains("the reader of the output closed it after"), "\(child.standardError)")
+        #expect(child.standardError.contains("run the same command again"), "\(child.standardError)")
+        #expect(FileManager.default.fileExists(atPath: fixture.manifest.path), "the manifest was not kept")
+    }
 }

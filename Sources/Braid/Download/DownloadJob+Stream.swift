@@ -77,7 +77,8 @@ extension DownloadJob {
             summary = try session.finish(length: length, interrupter: interrupter)
         } catch {
             if error.code == .interrupted, let reason = interrupter.reason { throw Self.stop(reason, paths: paths) }
-            throw error
+            // A reader that went away after the last byte arrived is told what to do as one that went before.
+            throw session.explain(error, manifest: paths.manifest)
         }
         do {
             try verify()
