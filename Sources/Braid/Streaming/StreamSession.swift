@@ -48,9 +48,12 @@ final class StreamSession: @unchecked Sendable {
         manifest.stream = Manifest.Stream(released: released, extraction: extractor?.progress)
     }
 
-    /// `error` with where the progress is saved, when the reader's failure ended the transfer.
+    /// `error` with where the progress is saved, when the reader's failure ended the transfer; as it is when it says
+    /// itself what to do (a decompression bomb's remedy is a higher cap, not the same command again).
     func explain(_ error: BraidError, manifest: AnchoredPath) -> BraidError {
-        guard let failure = feed.readerFailure, failure.message == error.message, failure.code == error.code else {
+        guard let failure = feed.readerFailure, failure.message == error.message, failure.code == error.code,
+            error.remedies.isEmpty
+        else {
             return error
         }
         let again = extractor == nil ? "start the output over" : "resume unpacking"
