@@ -45,6 +45,8 @@ struct RoundTripTests {
         // of what is left each (6 MiB), not the plan's pieces of one or two (sixteen requests in all before).
         let data = server.requestLog.filter { $0.method == "GET" && $0.bodyBytesSent > 1 }
         #expect(data.filter { $0.bodyBytesSent >= 5 << 20 }.count >= 3, "\(data.map { $0.range ?? "-" })")
-        #expect(data.count <= 6, "\(data.map { $0.range ?? "-" })")
+        // Then the tail ends together by steals from connections that lag: how many depends on the machine's load
+        // (a loaded CI run made two), so the bound allows three, half the sixteen requests of the plan's pieces.
+        #expect(data.count <= 1 + 4 + 3, "\(data.map { $0.range ?? "-" })")
     }
 }
