@@ -1,3 +1,5 @@
+import BraidTestSupport
+import Foundation
 import SystemPackage
 import Testing
 
@@ -128,5 +130,45 @@ struct DestinationPathsTests {
         #expect(throws: Never.self) {
             try DestinationPaths.checkDestination(.file(name + "-\(UInt64.random(in: 0...9999))/f"))
         }
+    }
+
+    /// The destination `name` in a fresh directory, opened as a download opens it.
+    static func opened(_ name: String, in directory: TemporaryDirectory) throws -> DestinationPaths {
+        try DestinationPaths.open(
+            DestinationPaths.Place(directory: FilePath(directory.url.path), name: name), creating: false)
+    }
+
+    @Test(
+        "The look that refuses links says whether the manifest's names hold anything; FILE.part does not count",
+        arguments: ["", ".part", ".braid", ".braid.tmp", ".braid.reserve"]
+    )
+    func manifestNamesLooked(suffix: String) throws {
+        let directory = try TemporaryDirectory(prefix: "braid-paths")
+        defer { directory.remove() }
+        if !suffix.isEmpty { try Data("x".utf8).write(to: directory.appending("f.bin" + suffix)) }
+        let paths = try Self.opened("f.bin", in: directory)
+
+        #expect(try paths.refuseLinks() == (suffix == "" || suffix == ".part"))
+    }
+
+    @Test("A store told its names were empty still removes what it wrote itself, or what it found by loading")
+    func knownAbsentStoreRemovesItsOwn() throws {
+        let directory = try TemporaryDirectory(prefix: "braid-paths")
+        defer { directory.remove() }
+        let paths = try Self.opened("f.bin", in: directory)
+        let manifest = directory.appending("f.bin.braid").path
+
+        let writer = ManifestStore(path: paths.manifest, knownAbsent: try paths.refuseLinks())
+        try writer.save(ManifestTests.valid, durable: false)
+        #expect(FileManager.default.fileExists(atPath: manifest))
+        let copy = writer
+        copy.remove()
+        #expect(!FileManager.default.fileExists(atPath: manifest), "a copy of the store knows what it wrote")
+
+        try ManifestStore(path: paths.manifest).save(ManifestTests.valid, durable: false)
+        let reader = ManifestStore(path: paths.manifest, knownAbsent: true)
+        #expect(try reader.load() != nil)
+        reader.remove()
+        #expect(!FileManager.default.fileExists(atPath: manifest), "a manifest it loaded is one it knows of")
     }
 }

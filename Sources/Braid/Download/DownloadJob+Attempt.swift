@@ -39,18 +39,21 @@ extension DownloadJob {
         }
     }
 
-    /// - Parameter first: the probe's response to the file's first piece, its body waiting: the transfer's first
-    ///   request when the plan begins with it, else given up.
+    /// - Parameters:
+    ///   - first: the probe's response to the file's first piece, its body waiting: the transfer's first request
+    ///     when the plan begins with it, else given up.
+    ///   - opened: the destination as opened before the probe, used if the file's name is still the same.
     func attempt(
         _ resource: RemoteResource,
         mirrors: [RemoteResource],
         first: ParkedResponse? = nil,
+        opened: DestinationPaths.Opened? = nil,
         started: Double,
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> AttemptOutcome {
         defer { first?.cancel() }
-        let paths = try claimDestination(for: resource)
-        let store = ManifestStore(path: paths.manifest)
+        let (paths, manifestAbsent) = try claimDestination(for: resource, opened: opened)
+        let store = ManifestStore(path: paths.manifest, knownAbsent: manifestAbsent)
         // With timestamping, a file at the final name is replaced unless it is as new as the server's.
         let replacesFinal = options.overwrite || (options.timestamping && paths.exists(paths.final))
         // A stream whose file is not kept has nothing at the final name to check or to replace.
@@ -262,14 +265,22 @@ extension DownloadJob {
     }
 
     /// Where the file goes; refused if another download of the same manager goes there, if it or one of its
-    /// companions is a path the manager keeps from downloads, or if it is a link.
-    private func claimDestination(for resource: RemoteResource) throws(BraidError) -> DestinationPaths {
+    /// companions is a path the manager keeps from downloads, or if it is a link. Returns too whether the
+    /// manifest's names hold nothing (`DestinationPaths.refuseLinks`).
+    private func claimDestination(
+        for resource: RemoteResource, opened: DestinationPaths.Opened?
+    ) throws(BraidError) -> (DestinationPaths, manifestAbsent: Bool) {
         let place = try DestinationPaths.resolve(
             options.destination,
             suggestedFilename: resource.suggestedFilename,
             url: resource.requestedURL
         )
-        let paths = try DestinationPaths.open(place, creating: true)
+        let paths: DestinationPaths
+        if let opened, opened.place == place {
+            paths = opened.paths
+        } else {
+            paths = try DestinationPaths.open(place, creating: true)
+        }
         if let owner = claims?.reservation(of: paths.final.path) {
             throw BraidError(
                 .fileExists,
@@ -284,8 +295,7 @@ extension DownloadJob {
                 remedies: [.chooseAnotherDestination]
             )
         }
-        try paths.refuseLinks()
-        return paths
+        return (paths, try paths.refuseLinks())
     }
 
     /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh. The

@@ -70,9 +70,10 @@ struct DownloadJob: Sendable {
                 // Only the first probe asks whether the file changed: a later one continues a download under way.
                 let local = firstContact && options.timestamping && !options.measures ? try timestampedCopy() : nil
                 let (resource, mirrors, first): (RemoteResource, [RemoteResource], ParkedResponse?)
+                var opened: DestinationPaths.Opened?
                 switch try probe(lifecycle, firstContact: firstContact, unlessNewer: local) {
-                case let .found(found, foundMirrors, parked):
-                    (resource, mirrors, first) = (found, foundMirrors, parked)
+                case let .found(found, foundMirrors, parked, destination):
+                    (resource, mirrors, first, opened) = (found, foundMirrors, parked, destination)
                 case let .notModified(copy):
                     lifecycle.notModified()
                     return notModified(copy, started: started)
@@ -81,7 +82,9 @@ struct DownloadJob: Sendable {
                 let outcome =
                     options.measures
                     ? try measure(resource, mirrors: mirrors, started: started, lifecycle: &lifecycle)
-                    : try attempt(resource, mirrors: mirrors, first: first, started: started, lifecycle: &lifecycle)
+                    : try attempt(
+                        resource, mirrors: mirrors, first: first, opened: opened, started: started,
+                        lifecycle: &lifecycle)
                 switch outcome {
                 case let .done(result):
                     return result
@@ -104,8 +107,8 @@ struct DownloadJob: Sendable {
     /// What a probe found.
     enum Probed {
         /// The URL's resource, the mirrors that serve the same file, and the probe's response to the file's first
-        /// piece, when the probe asked for it.
-        case found(RemoteResource, mirrors: [RemoteResource], first: ParkedResponse?)
+        /// piece, when the probe asked for it, with the destination looked at before it (`lookBeforeProbe`).
+        case found(RemoteResource, mirrors: [RemoteResource], first: ParkedResponse?, opened: DestinationPaths.Opened?)
         /// The server answered `304 Not Modified`: its file is not newer than this local copy.
         case notModified(LocalCopy)
     }
@@ -128,9 +131,9 @@ struct DownloadJob: Sendable {
         prober.trustsHead = !lifecycle.distrustsHead
         prober.isFirstContact = firstContact
         prober.multiplexes = probeMultiplexes
-        if firstContact && local == nil && startsAfresh {
+        if firstContact && local == nil, case (true, let opened) = lookBeforeProbe() {
             let (resource, first) = try prober.probeFirstPiece(url, piece: firstPiece)
-            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first)
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first, opened: opened)
         }
         switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
         case .notModified:
@@ -139,7 +142,7 @@ struct DownloadJob: Sendable {
             return .notModified(local)
         case var .resource(resource):
             if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
-            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: nil)
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: nil, opened: nil)
         }
     }
 
@@ -167,17 +170,22 @@ struct DownloadJob: Sendable {
     /// checksums, which S3 sends only with `HEAD` and a GET of the whole object, unless a listing says the object
     /// fits in the first piece, which then asks for all of it (`Prober.probeFirstPiece`). A name the server then
     /// gives may still hold a manifest: the first piece is then given up, and the download resumes as usual.
-    var startsAfresh: Bool {
+    ///
+    /// Returns too the destination it opened to look, for the attempt to use when the name stays the same
+    /// (`claimDestination`): one look at the directory, not two.
+    func lookBeforeProbe() -> (startsAfresh: Bool, opened: DestinationPaths.Opened?) {
         guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair,
             options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers) || fitsFirstPiece
         else {
-            return false
+            return (false, nil)
         }
         guard let place = try? DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url),
             let paths = try? DestinationPaths.open(place, creating: false)
-        else { return true }
-        return !paths.exists(paths.manifest) && !paths.exists(paths.part)
+        else { return (true, nil) }
+        let afresh =
+            !paths.exists(paths.manifest) && !paths.exists(paths.part)
             && (options.overwrite || !paths.exists(paths.final))
+        return (afresh, DestinationPaths.Opened(place: place, paths: paths))
     }
 
     /// How one pass from the probe's answer ended.

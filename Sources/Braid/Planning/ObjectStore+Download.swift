@@ -47,7 +47,7 @@ extension ObjectStore {
     /// for the object's checksums, and is verified against them or an `ETag` that is an MD5; its pieces are at
     /// least `minimumPieceSize`. It knows the object's listed size: one that fits in a download's first piece is
     /// fetched with one GET of the whole object, whose headers carry its checksums and `ETag` as a `HEAD`'s would
-    /// (`DownloadJob.startsAfresh`); a larger one is asked with a `HEAD` first.
+    /// (`DownloadJob.lookBeforeProbe`); a larger one is asked with a `HEAD` first.
     public func plan(
         _ objects: [Object], below prefix: ObjectStoreLocation, filter: ObjectKeyFilter = ObjectKeyFilter(),
         options: DownloadOptions

@@ -76,7 +76,7 @@ struct Prober {
     /// asks S3 for its checksums (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and a GET of the
     /// whole object, not with a range (moto does with one that covers the object; MinIO, following S3, does not),
     /// asks for its `wholeFile` with no `Range` at all. One whose first piece is not the whole object is probed
-    /// with `HEAD` instead (`DownloadJob.startsAfresh`).
+    /// with `HEAD` instead (`DownloadJob.lookBeforeProbe`).
     func probeFirstPiece(_ url: String, piece: Int64) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
         precondition(piece > 0, "a first piece has bytes")
         let mismatch = { (headers: ResponseHeaders) in

@@ -20,7 +20,7 @@ struct DestinationPaths: Sendable, Equatable {
     /// Where a destination's file goes, before anything is opened: the directory the user chose, the
     /// subdirectories below it that a document or a client named, and the file's name (nil while the server is to
     /// choose it).
-    struct Place: Equatable {
+    struct Place: Equatable, Sendable {
         var directory: FilePath
         var subdirectories: [SafeName] = []
         var name: String?
@@ -73,6 +73,12 @@ struct DestinationPaths: Sendable, Equatable {
                 ?? "download"
         }
         return place
+    }
+
+    /// A destination opened at `place`, kept for a later step that resolves the same place.
+    struct Opened: Sendable {
+        let place: Place
+        let paths: DestinationPaths
     }
 
     /// Opens the directory of `place`, making what is missing of it when `creating`, and names the files there.
@@ -175,12 +181,18 @@ struct DestinationPaths: Sendable, Equatable {
     /// Whether anything is at `path`, without following a link: a dangling link exists.
     func exists(_ path: AnchoredPath) -> Bool { path.exists }
 
-    /// Refuses a link planted at any of Braid's own names, before any of them is opened or created.
-    func refuseLinks() throws(BraidError) {
+    /// Refuses a link planted at any of Braid's own names, before any of them is opened or created. Returns whether
+    /// the manifest's names hold nothing, as `ManifestStore.init(path:knownAbsent:)` takes it.
+    @discardableResult
+    func refuseLinks() throws(BraidError) -> Bool {
         let store = ManifestStore(path: manifest)
-        for path in [part, manifest, store.temporaryPath, store.reservePath] where path.isSymbolicLink {
-            throw .symbolicLink(path.path)
+        var manifestNamesEmpty = true
+        for path in [part, manifest, store.temporaryPath, store.reservePath] {
+            guard let status = try? path.status() else { continue }
+            if status.type == .symbolicLink { throw .symbolicLink(path.path) }
+            if path != part { manifestNamesEmpty = false }
         }
+        return manifestNamesEmpty
     }
 
     /// Renames the finished partial file to the final name. Without `replacing`, a file that appeared at the final

@@ -1,3 +1,4 @@
+import Synchronization
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -17,11 +18,18 @@ struct ManifestStore: Sendable {
     var reservePath: AnchoredPath { path.appendingToName(".reserve") }
     /// Space set aside so that the last checkpoint can still be written when the disk fills up.
     private let reserve = SpaceReserve()
+    /// Whether anything may be at its names: false from a look that found none, until this store (or a copy)
+    /// writes one.
+    private let presence: Presence
     private static let reserveSize: Int64 = 64 << 10
     private static let maximumSize = 32 << 20
 
-    init(path: AnchoredPath) {
+    /// - Parameter knownAbsent: a look at the manifest's names, made with the partial file's lock about to be
+    ///   taken, found none of them: `remove()` then has nothing to look for unless this store writes one. Only a
+    ///   download holding that lock writes them.
+    init(path: AnchoredPath, knownAbsent: Bool = false) {
         self.path = path
+        presence = Presence(mayHoldFiles: !knownAbsent)
     }
 
     /// The manifest at a path looked up as usual.
@@ -43,6 +51,7 @@ struct ManifestStore: Sendable {
             throw .manifest("cannot read \(path)", error)
         }
         guard let opened else { return nil }
+        presence.mayHoldFiles.store(true, ordering: .relaxed)
         defer { try? opened.close() }
         try PartFile.restrictToOwner(opened, path: path)
         let read: Data?
@@ -73,6 +82,7 @@ struct ManifestStore: Sendable {
     /// The temporary file is created afresh, readable by the owner only: a stale one is unlinked first and the new
     /// one opened with `O_EXCL`, so that nothing planted at its name is written through.
     func save(_ manifest: Manifest, durable: Bool) throws(BraidError) {
+        presence.mayHoldFiles.store(true, ordering: .relaxed)
         let data: Data
         do {
             let encoder = JSONEncoder()
@@ -88,6 +98,7 @@ struct ManifestStore: Sendable {
     /// reserve back.
     func remove() {
         releaseReserve()
+        guard presence.mayHoldFiles.load(ordering: .relaxed) else { return }
         // Looked at first: removing a name locks its directory for writing even when nothing is there, and a fresh
         // download has none of them.
         for name in [path, temporaryPath, reservePath] where name.exists { try? name.unlink() }
@@ -96,6 +107,7 @@ struct ManifestStore: Sendable {
     /// Sets the reserve aside, in a file with no name that this store holds open (best effort: without it a full
     /// disk may cost the last checkpoint's progress); a link at its name is refused.
     func createReserve() throws(BraidError) {
+        presence.mayHoldFiles.store(true, ordering: .relaxed)
         try reserve.hold(Self.reserveSize, creatingAt: reservePath)
     }
 
@@ -105,5 +117,16 @@ struct ManifestStore: Sendable {
     /// Frees the reserve, making room for a checkpoint on a full disk.
     func releaseReserve() {
         reserve.release()
+    }
+}
+
+extension ManifestStore {
+    /// What a store and its copies know of its names.
+    private final class Presence: Sendable {
+        let mayHoldFiles: Atomic<Bool>
+
+        init(mayHoldFiles: Bool) {
+            self.mayHoldFiles = Atomic(mayHoldFiles)
+        }
     }
 }
