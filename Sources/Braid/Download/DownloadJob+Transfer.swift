@@ -60,7 +60,7 @@ extension DownloadJob {
                     ceiling: ceiling, remembered: remembered)
                 : nil,
             file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers,
-            probeFirstByte: first?.firstByteSeconds)
+            probe: first)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = divided || plan.pieceHashes != nil || peers != nil ? try file?.openForReading() : nil
@@ -142,7 +142,7 @@ extension DownloadJob {
         readsAhead: Bool,
         checkpoints: TransferEngine.Checkpoints?,
         peers: CachePeerSetup?,
-        probeFirstByte: Double?
+        probe: ParkedResponse?
     ) -> TransferMachine {
         TransferMachine(
             resource: resource,
@@ -162,7 +162,8 @@ extension DownloadJob {
                 adaptiveConnections: adaptive,
                 // A cache peer serves whole slices: requests keep the plan's slices rather than join them.
                 sizesPieces: plan.segmented && peers == nil,
-                probeFirstByte: probeFirstByte,
+                probeFirstByte: probe?.firstByteSeconds,
+                probeRange: probe?.range,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil
