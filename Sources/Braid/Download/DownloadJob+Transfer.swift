@@ -144,11 +144,13 @@ extension DownloadJob {
         peers: CachePeerSetup?,
         probe: ParkedResponse?
     ) -> TransferMachine {
-        TransferMachine(
+        var sources = ([resource] + mirrors).map { Source(resource: $0, usesRanges: plan.segmented) }
+        // The probe's head tells whether the origin's responses carry a Content-Digest: the first requests are then
+        // not cut short by steals, before their own heads say so (a response cut short could not be checked).
+        sources[0].servesContentDigests = probe?.headers.status == 206 && probe?.headers["content-digest"] != nil
+        return TransferMachine(
             resource: resource,
-            sources: ([resource] + mirrors).map {
-                Source(resource: $0, usesRanges: plan.segmented)
-            } + (peers?.sources ?? []),
+            sources: sources + (peers?.sources ?? []),
             scheduler: scheduler,
             configuration: TransferMachine.Configuration(
                 usesRanges: plan.segmented,
