@@ -255,7 +255,7 @@ struct FaultToleranceTests {
 
     /// The test server sends `Content-MD5` only with a whole response, as a server should: a file that comes in
     /// the first request's one response, since a larger one's first `206` cannot carry it (and no `HEAD` is sent
-    /// to ask; see `Prober.probeFirstPiece`). Digests of the representation come with any response.
+    /// to ask; see `Prober.probeFirstGet`). Digests of the representation come with any response.
     static func size(for faults: [TestServer.Fault]) -> UInt64 {
         faults.contains { if case .contentMD5 = $0 { true } else { false } } ? 1 << 20 : Self.size
     }

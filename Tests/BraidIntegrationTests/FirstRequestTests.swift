@@ -4,25 +4,86 @@ import BraidTestSupport
 import Foundation
 import Testing
 
-/// The first request of a fresh download is a GET of its first piece, whose head is the probe (issue 29), and a file
-/// that fits in that piece is that one request, with no manifest beside it (issue 28).
+/// The first request of a fresh download is a GET of the file from its start (`Range: bytes=0-`), whose head is
+/// the probe (issue 29): the transfer's first request keeps what it asks for of that response and ends it there. A
+/// small file is that one request, with no manifest beside it (issue 28).
 @Suite("The first request", .serialized)
 struct FirstRequestTests {
-    @Test("a large file's first request is a GET of its first piece; no HEAD is sent")
-    func firstRequestIsRangedGet() async throws {
-        let harness = try FaultToleranceTests.Harness(size: 6 << 20, faults: [])
+    /// The requests that ask for the file's first byte.
+    static func fromStart(_ log: [TestServer.RequestRecord]) -> [TestServer.RequestRecord] {
+        log.filter { $0.range?.hasPrefix("bytes=0-") == true }
+    }
+
+    @Test("a large file's first request is a GET of bytes=0-, whose body is the download's first bytes; no HEAD")
+    func firstRequestIsOpenEndedGet() async throws {
+        let harness = try FaultToleranceTests.Harness(size: 8 << 20, faults: [])
         defer { harness.shutdown() }
 
-        let download = await harness.run()
+        let download = await harness.run { $0.connections = 4 }
 
         try harness.expectExactFile(download)
+        #expect(download.retries.isEmpty, "\(download.retries)")
         #expect(harness.server.waitUntilIdle())
         let log = harness.server.requestLog
         #expect(!log.contains { $0.method == "HEAD" }, "\(log.map(\.method))")
         let first = try #require(log.min { $0.connection < $1.connection })
-        #expect(first.method == "GET" && first.range == "bytes=0-1048575", "\(first)")
-        // Every byte was fetched once: the first piece's body was written, not asked for again.
-        #expect(log.filter { $0.status == 206 }.reduce(0) { $0 + $1.bodyBytesSent } == harness.content.size)
+        #expect(first.method == "GET" && first.range == "bytes=0-", "\(first)")
+        // Its body was written: no other request asks for the file's first bytes.
+        #expect(Self.fromStart(log).count == 1, "\(log.map { ($0.method, $0.range) })")
+        #expect(log.count > 1, "the first request kept part of the file; the others fetched the rest")
+    }
+
+    @Test("the first response, cut once its request's bytes are in: no retry, a manifest with no gap or overlap")
+    func cutFirstResponse() async throws {
+        let size: UInt64 = 8 << 20
+        // Slow enough that the manifest is seen while the download runs, once the first request's bytes are in.
+        let harness = try FaultToleranceTests.Harness(size: size, faults: [.throttle(bytesPerSecond: 256 << 10)])
+        defer { harness.shutdown() }
+        let manifestURL = harness.directory.appending("out.bin.braid")
+        let running = Task { await harness.run { $0.connections = 4 } }
+
+        var seen: ManifestFile?
+        try await Polling.until("the first segment complete in the manifest", timeout: .seconds(120)) {
+            guard let manifest = ManifestFile(at: manifestURL),
+                let first = manifest.spans.first(where: { $0.range.lowerBound == 0 }),
+                first.done == first.range.count
+            else { return false }
+            seen = manifest
+            return true
+        }
+        let download = await running.value
+
+        let manifest = try #require(seen)
+        #expect(manifest.tilesFile, "\(manifest.spans)")
+        let first = try #require(manifest.spans.first { $0.range.lowerBound == 0 })
+        #expect(first.range.upperBound < Int64(size), "the first request kept part of the file: \(manifest.spans)")
+        #expect(manifest.spans.allSatisfy { $0.done <= $0.range.count }, "\(manifest.spans)")
+        try harness.expectExactFile(download)
+        #expect(download.retries.isEmpty, "\(download.retries)")
+        #expect(harness.server.waitUntilIdle())
+        let log = harness.server.requestLog
+        let probe = try #require(log.min { $0.connection < $1.connection })
+        #expect(probe.range == "bytes=0-", "\(probe)")
+        #expect(probe.bodyBytesSent < size, "cut, not read to its end: \(probe.bodyBytesSent)")
+        #expect(Self.fromStart(log).count == 1, "\(log.map { ($0.method, $0.range) })")
+    }
+
+    @Test("a first response whose Content-Digest is of the whole body, cut short, does not fail the download")
+    func cutResponseWithContentDigest() async throws {
+        let harness = try FaultToleranceTests.Harness(size: 8 << 20, faults: [.contentDigest([.sha256])])
+        defer { harness.shutdown() }
+
+        let download = await harness.run { $0.connections = 4 }
+
+        try harness.expectExactFile(download)
+        #expect(download.retries.isEmpty, "\(download.retries)")
+        #expect(harness.server.waitUntilIdle())
+        let log = harness.server.requestLog
+        let first = try #require(log.min { $0.connection < $1.connection })
+        #expect(first.range == "bytes=0-", "\(first)")
+        // Its bytes were kept, not thrown away and fetched again.
+        #expect(Self.fromStart(log).count == 1, "\(log.map { ($0.method, $0.range) })")
+        #expect(log.count > 1, "the first response was cut")
     }
 
     @Test("a first GET that claims a longer file than the later range requests find is caught, and the file is right")
@@ -35,11 +96,15 @@ struct FirstRequestTests {
         let download = await harness.run()
 
         try harness.expectExactFile(download)
-        #expect(download.notices.contains { $0.contains("Content-Range") }, "\(download.notices)")
+        // Caught by a range request's Content-Range, or, when the first request kept all the first response sent, by
+        // the server refusing the bytes past the file's real end.
+        #expect(
+            download.notices.contains { $0.contains("Content-Range") || $0.contains("HTTP 416") },
+            "\(download.notices)")
         #expect(harness.server.waitUntilIdle())
         // The lie was in the first request, the GET of the first piece: no HEAD came before it.
         let first = try #require(harness.server.requestLog.min { $0.connection < $1.connection })
-        #expect(first.method == "GET" && first.range == "bytes=0-1048575", "\(first)")
+        #expect(first.method == "GET" && first.range == "bytes=0-", "\(first)")
     }
 
     @Test("a first GET answered with the wrong range is asked again, and none of its bytes are written")
@@ -54,7 +119,7 @@ struct FirstRequestTests {
         #expect(harness.server.waitUntilIdle())
         let log = harness.server.requestLog
         #expect(!log.contains { $0.method == "HEAD" }, "\(log.map(\.method))")
-        #expect(log.filter { $0.range == "bytes=0-1048575" }.count == 2, "\(log.map { ($0.method, $0.range) })")
+        #expect(log.filter { $0.range == "bytes=0-" }.count == 2, "\(log.map { ($0.method, $0.range) })")
     }
 
     @Test("a file that fits in the first piece is one GET, and no manifest is written while it comes")
@@ -90,7 +155,7 @@ struct FirstRequestTests {
         #expect(!FileManager.default.fileExists(atPath: path + ".braid"))
         #expect(server.waitUntilIdle())
         #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
-        #expect(server.requestLog.first?.range == "bytes=0-1048575")
+        #expect(server.requestLog.first?.range == "bytes=0-")
     }
 
     @Test("a list of small files over HTTPS is one request per file")

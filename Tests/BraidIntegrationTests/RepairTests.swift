@@ -75,7 +75,9 @@ struct RepairTests {
 
     @Test("a range corrupted once: exit 6 naming --repair with the data kept, then --repair rewrites only that range")
     func repairRewritesOnlyTheBadRange() async throws {
-        let harness = try Harness(faults: [.corrupt(bytes: Self.corrupted, once: true)])
+        // After the first request: the probe's response (bytes=0-) carries these bytes too, past where its request
+        // keeps them; corrupted there, they would be thrown away at the cut, unseen.
+        let harness = try Harness(faults: [.afterFirst(requests: 1, .corrupt(bytes: Self.corrupted, once: true))])
         defer { harness.shutdown() }
 
         let first = try await BraidCLI.run(harness.arguments())
@@ -182,7 +184,9 @@ struct RepairTests {
 
     @Test("the library: DownloadOptions.repair gives DownloadResult the repaired ranges")
     func libraryRepair() async throws {
-        let harness = try Harness(faults: [.corrupt(bytes: Self.corrupted, once: true)])
+        // After the first request: the probe's response (bytes=0-) carries these bytes too, past where its request
+        // keeps them; corrupted there, they would be thrown away at the cut, unseen.
+        let harness = try Harness(faults: [.afterFirst(requests: 1, .corrupt(bytes: Self.corrupted, once: true))])
         defer { harness.shutdown() }
         let digest = try ExpectedDigest(checksumArgument: "sha-256=\(Self.content.hexDigest(.sha256))")
 

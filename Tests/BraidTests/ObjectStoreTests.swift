@@ -117,7 +117,7 @@ struct ObjectStoreTests {
         #expect(options.destination == .below("/tmp/out", subdirectory: "sub/deeper", name: "c d.bin"))
         #expect(options.awsSignature == store.signature)
         #expect(options.headers == ["X-Trace: 1", "x-amz-checksum-mode: ENABLED"])
-        // The listed size, by which a small object is asked for whole (`DownloadJob.firstPiece`).
+        // The listed size, by which a small object is asked for whole (`DownloadJob.isListedSmall`).
         #expect(options.listedLength == 10)
         let scope = try #require(options.credentialScope)
         #expect(scope.permits(.awsSignature, to: "http://127.0.0.1:9000/bkt/other"))

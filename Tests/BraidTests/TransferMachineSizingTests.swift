@@ -63,7 +63,7 @@ struct TransferMachineSizingTests {
         #expect(Self.nextRequest(afterFirstByte: 0.25, sizesPieces: false) == 2 * Self.mebibyte..<3 * Self.mebibyte)
     }
 
-    @Test("the probe's first byte sizes the first requests; the first piece stays the probe's bytes, to be adopted")
+    @Test("the probe's first byte sizes the first requests, the first one too: it asks for the probe's bytes, to adopt")
     func probeFirstByte() {
         var resource = TransferMachineTests.origin
         resource.length = 64 * Self.mebibyte
@@ -74,12 +74,17 @@ struct TransferMachineSizingTests {
                 ranges: (0..<64).map { Int64($0) * Self.mebibyte..<Int64($0 + 1) * Self.mebibyte },
                 connectionLimit: 4),
             configuration: TransferMachine.Configuration(
-                usesRanges: true, slots: 4, sizesPieces: true, probeFirstByte: 0.15)
+                usesRanges: true, slots: 4, sizesPieces: true, probeFirstByte: 0.15,
+                probeRange: 0..<64 * Self.mebibyte)
         )
-        // 64 MiB to come over 4 connections: 16 MiB each, the plan's pieces joined.
-        let first = Self.requests(machine.start(now: 0))
-        #expect(first.first == 0..<Self.mebibyte, "the probe's response, as the plan cut it")
-        #expect(first.dropFirst().map(\.count) == [16, 16, 16].map { Int($0 * Self.mebibyte) }, "\(first)")
+        // 64 MiB to come over 4 connections: 16 MiB each, the plan's pieces joined, the first request's too.
+        let actions = machine.start(now: 0)
+        let first = Self.requests(actions)
+        #expect(first.map(\.count) == [16, 16, 16, 16].map { Int($0 * Self.mebibyte) }, "\(first)")
+        #expect(first.first?.lowerBound == 0)
+        // The first asks for all that the probe's response carries, so that it is the one adopted; none other does.
+        let asked = actions.compactMap { if case let .start(_, _, request) = $0 { request.asked } else { nil } }
+        #expect(asked == [0..<64 * Self.mebibyte], "\(actions)")
     }
 
     @Test("an adopted response's first byte is the one the executor measured, not the attempt's zero seconds")

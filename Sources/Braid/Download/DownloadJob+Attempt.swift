@@ -31,16 +31,18 @@ extension DownloadJob {
         /// For a repair pass, the ranges rewritten so far (by the pass being continued); nil for a download.
         var repairing: [Range<Int64>]? = nil
 
-        /// Whether `first`, the probe's response to the first piece, is this plan's first request: a fresh plan
-        /// that starts with exactly its bytes (or, without ranges, the whole file from its start).
+        /// Whether `first`, the probe's response, may be this plan's first request: a fresh plan, which starts where
+        /// its bytes do (or, without ranges, the whole file from its start). The transfer keeps what its first
+        /// request asks for of them (`TransferMachine.Configuration.probeRange`).
         func begins(with first: ParkedResponse) -> Bool {
             guard progress.isEmpty, repairing == nil, pieceHashes == nil, let start = ranges.first else { return false }
-            return segmented ? first.range == start : first.range == nil
+            guard segmented else { return first.range == nil }
+            return first.range?.lowerBound == start.lowerBound
         }
     }
 
     /// - Parameters:
-    ///   - first: the probe's response to the file's first piece, its body waiting: the transfer's first request
+    ///   - first: the probe's response, the file from its start, its body waiting: the transfer's first request
     ///     when the plan begins with it, else given up.
     ///   - opened: the destination as opened before the probe, used if the file's name is still the same.
     func attempt(
@@ -82,8 +84,7 @@ extension DownloadJob {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        let plan = try resumeOrPlan(
-            resource, offered: offered, paths: paths, file: file, store: store, firstPiece: first?.range?.upperBound)
+        let plan = try resumeOrPlan(resource, offered: offered, paths: paths, file: file, store: store)
         let adopted = first.flatMap { plan.begins(with: $0) ? $0 : nil }
         if adopted == nil { first?.cancel() }
         lifecycle.advance()
@@ -120,10 +121,13 @@ extension DownloadJob {
         stream?.start()
         defer { stream?.stop() }
         let repairSink = plan.repairing.map { RepairingSink(file: file, rewritten: $0) }
-        // A file fetched in one request keeps no manifest while it comes (a rerun fetches it again); only a digest
-        // mismatch records it, to keep the data for a repair. A stream keeps one: its window's state is in it.
+        // A small file fetched in one request, the probe's, keeps no manifest while it comes (a rerun fetches it
+        // again); only a digest mismatch records it, to keep the data for a repair. A stream keeps one: its window's
+        // state is in it. Its plan is one piece, and one connection fetches it in one request: the probe's response,
+        // which carries the file to its end, is kept whole.
         let oneRequest =
-            adopted != nil && plan.ranges.count == 1 && (resource.length ?? .max) <= Self.firstPiece && stream == nil
+            adopted != nil && plan.ranges.count == 1 && (resource.length ?? .max) <= Self.oneRequestLength
+            && stream == nil
         var record =
             plan.segmented ? self.checkpoints(for: resource, plan: plan, store: store, repair: repairSink) : nil
         if let stream {
@@ -305,8 +309,7 @@ extension DownloadJob {
         offered: [ExpectedDigest],
         paths: DestinationPaths,
         file: PartFile,
-        store: ManifestStore,
-        firstPiece: Int64? = nil
+        store: ManifestStore
     ) throws(BraidError) -> TransferPlan {
         let earlier = try loadManifest(store, file: file, resource: resource, offered: offered)
         var plan: TransferPlan
@@ -317,9 +320,7 @@ extension DownloadJob {
                 // A repair pass compares every byte with the server's instead.
                 if plan.repairing == nil { try resumePieces(&plan, manifest: manifest, file: file, length: length) }
             } else {
-                plan = TransferPlan(
-                    ranges: Self.cut(freshPlan(length: length), at: firstPiece), segmented: true,
-                    digest: earlier.digest)
+                plan = TransferPlan(ranges: freshPlan(length: length), segmented: true, digest: earlier.digest)
                 if let pieceHashes = options.pieceHashes {
                     plan.ranges = Self.aligned(plan.ranges, to: pieceHashes.pieceLength)
                     plan.verified = Array(repeating: 0, count: plan.ranges.count)
@@ -359,21 +360,6 @@ extension DownloadJob {
         manifest.digestHex = digest.hex
         manifest.digestSource = digest.source
         try store.save(manifest, durable: options.syncOnCompletion)
-    }
-
-    /// `ranges` with the first cut at `piece` when it is longer (and the plan has room for one more), so that the
-    /// plan begins with the probe's first piece; one range when that piece is the whole file.
-    static func cut(_ ranges: [Range<Int64>], at piece: Int64?) -> [Range<Int64>] {
-        if let piece, let first = ranges.first, let last = ranges.last, first.lowerBound == 0,
-            piece >= last.upperBound
-        {
-            // The first request asked for the whole file: the plan is that one range.
-            return [0..<last.upperBound]
-        }
-        guard let piece, let first = ranges.first, first.lowerBound < piece, piece < first.upperBound,
-            ranges.count < SegmentPlanner.maximumSegments
-        else { return ranges }
-        return [first.lowerBound..<piece, piece..<first.upperBound] + ranges.dropFirst()
     }
 
     func freshPlan(length: Int64) -> [Range<Int64>] {

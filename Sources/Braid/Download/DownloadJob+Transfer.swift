@@ -60,7 +60,7 @@ extension DownloadJob {
                     ceiling: ceiling, remembered: remembered)
                 : nil,
             file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers,
-            probeFirstByte: first?.firstByteSeconds)
+            probe: first)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = divided || plan.pieceHashes != nil || peers != nil ? try file?.openForReading() : nil
@@ -142,13 +142,15 @@ extension DownloadJob {
         readsAhead: Bool,
         checkpoints: TransferEngine.Checkpoints?,
         peers: CachePeerSetup?,
-        probeFirstByte: Double?
+        probe: ParkedResponse?
     ) -> TransferMachine {
-        TransferMachine(
+        var sources = ([resource] + mirrors).map { Source(resource: $0, usesRanges: plan.segmented) }
+        // The probe's head tells whether the origin's responses carry a Content-Digest: the first requests are then
+        // not cut short by steals, before their own heads say so (a response cut short could not be checked).
+        sources[0].servesContentDigests = probe?.headers.status == 206 && probe?.headers["content-digest"] != nil
+        return TransferMachine(
             resource: resource,
-            sources: ([resource] + mirrors).map {
-                Source(resource: $0, usesRanges: plan.segmented)
-            } + (peers?.sources ?? []),
+            sources: sources + (peers?.sources ?? []),
             scheduler: scheduler,
             configuration: TransferMachine.Configuration(
                 usesRanges: plan.segmented,
@@ -162,7 +164,8 @@ extension DownloadJob {
                 adaptiveConnections: adaptive,
                 // A cache peer serves whole slices: requests keep the plan's slices rather than join them.
                 sizesPieces: plan.segmented && peers == nil,
-                probeFirstByte: probeFirstByte,
+                probeFirstByte: probe?.firstByteSeconds,
+                probeRange: probe?.range,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil

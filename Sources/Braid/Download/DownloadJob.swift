@@ -132,7 +132,7 @@ struct DownloadJob: Sendable {
         prober.isFirstContact = firstContact
         prober.multiplexes = probeMultiplexes
         if firstContact && local == nil, case (true, let opened) = lookBeforeProbe() {
-            let (resource, first) = try prober.probeFirstPiece(url, piece: firstPiece)
+            let (resource, first) = try prober.probeFirstGet(url, firstBytes: probeBytes)
             return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first, opened: opened)
         }
         switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
@@ -146,36 +146,41 @@ struct DownloadJob: Sendable {
         }
     }
 
-    /// The bytes the first request of a fresh download asks for: the smallest piece a plan cuts, so that the
-    /// plan's first piece is exactly this (`SegmentPlanner`), and a smaller file is one request.
-    static let firstPiece = SegmentPlanner.minimumSegment
+    /// The longest file fetched in one request, which keeps no manifest: the smallest piece a plan cuts, so that a
+    /// fresh plan of such a file is one piece.
+    static let oneRequestLength = SegmentPlanner.minimumSegment
 
-    /// What this download's first request asks for: the whole file when one connection fetches it, or a listing
-    /// says it fits in the first piece (`fitsFirstPiece`); else the first piece.
-    var firstPiece: Int64 {
-        (options.connections == 1 && !options.automaticConnections) || fitsFirstPiece
-            ? Prober.wholeFile : Self.firstPiece
+    /// What a fresh download's first GET asks for: the whole file from its start (`bytes=0-`), and for a download
+    /// of a list (or the daemon) only its first `oneRequestLength` bytes. The transfer adopts the response as its
+    /// first request and, when that request keeps less, cuts it, which closes an HTTP/1.1 connection: a download
+    /// alone pays one connection for a probe that saves a request (a far server sends the first connection its whole
+    /// share) and that no server answers later than an unranged GET (moto answers a bounded range 4 ms later).
+    /// A list's connections are reused from file to file and held to the host's cap, so there every first response
+    /// is kept whole, as the first request.
+    var probeBytes: Int64? {
+        budget == nil ? nil : Self.oneRequestLength
     }
 
-    /// Whether a listing said, before any request, that the file fits in the first piece
-    /// (`DownloadOptions.listedLength`).
-    var fitsFirstPiece: Bool {
-        options.listedLength.map { $0 <= Self.firstPiece } ?? false
+    /// Whether a listing said, before any request, that the file is fetched in one request
+    /// (`DownloadOptions.listedLength`): an S3 object then asked for its checksums with a GET of all of it.
+    var isListedSmall: Bool {
+        options.listedLength.map { $0 <= Self.oneRequestLength } ?? false
     }
 
-    /// Whether the download starts afresh, so that its first request can be a GET of the first piece rather than a
-    /// HEAD: nothing at the destination the URL names (a manifest to resume, a file to check or keep), no
-    /// conditional request (`-N`), no measurement, no piece hashes (whose requests ask for digests the probe
-    /// would not), no repair, no cache peers (whose slices the origin must not send: it gets a `HEAD`), and no S3
-    /// checksums, which S3 sends only with `HEAD` and a GET of the whole object, unless a listing says the object
-    /// fits in the first piece, which then asks for all of it (`Prober.probeFirstPiece`). A name the server then
-    /// gives may still hold a manifest: the first piece is then given up, and the download resumes as usual.
+    /// Whether the download starts afresh, so that its first request can be a GET of the file from its start
+    /// rather than a HEAD: nothing at the destination the URL names (a manifest to resume, a file to check or
+    /// keep), no conditional request (`-N`), no measurement, no piece hashes (whose requests ask for digests the
+    /// probe would not), no repair, no cache peers (whose slices the origin must not send: it gets a `HEAD`), and
+    /// no S3 checksums, which S3 sends only with `HEAD` and a GET of the whole object, unless a listing says the
+    /// object is small (`isListedSmall`), which is then asked for with no range (`Prober.probeFirstGet`). A name
+    /// the server then gives may still hold a manifest: the first response is then given up, and the download
+    /// resumes as usual.
     ///
     /// Returns too the destination it opened to look, for the attempt to use when the name stays the same
     /// (`claimDestination`): one look at the directory, not two.
     func lookBeforeProbe() -> (startsAfresh: Bool, opened: DestinationPaths.Opened?) {
         guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair,
-            options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers) || fitsFirstPiece
+            options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers) || isListedSmall
         else {
             return (false, nil)
         }

@@ -178,7 +178,7 @@ public struct DownloadOptions: Sendable {
     var measures: Bool { byteLimit != nil || discardData }
 
     /// The file's length as a listing gave it before any request (an S3 listing's `Size`, set by
-    /// `ObjectStore.plan`): a file it says fits in the first piece is asked for whole (`DownloadJob.firstPiece`).
+    /// `ObjectStore.plan`): a file it says is small is asked for whole (`DownloadJob.isListedSmall`).
     /// Only a hint: the response's own length is the file's.
     var listedLength: Int64?
 

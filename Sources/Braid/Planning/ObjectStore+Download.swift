@@ -45,7 +45,7 @@ extension ObjectStore {
     /// and a key that would leave the directory is refused, not guessed at. A key ending in `/` with no content (a
     /// console's "folder") is no file and is left out. Each download is signed for the store's origin only, asks
     /// for the object's checksums, and is verified against them or an `ETag` that is an MD5; its pieces are at
-    /// least `minimumPieceSize`. It knows the object's listed size: one that fits in a download's first piece is
+    /// least `minimumPieceSize`. It knows the object's listed size: one small enough for one request is
     /// fetched with one GET of the whole object, whose headers carry its checksums and `ETag` as a `HEAD`'s would
     /// (`DownloadJob.lookBeforeProbe`); a larger one is asked with a `HEAD` first.
     public func plan(

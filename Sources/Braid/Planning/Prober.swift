@@ -61,35 +61,40 @@ struct Prober {
         return answer
     }
 
-    /// The first piece that is the whole file, however long: asked for as `bytes=0-`, or with no range at all
-    /// where S3's checksums are asked for (`probeFirstPiece`).
-    static let wholeFile = Int64.max
-
-    /// Probes a file the download will fetch afresh with its first request: a GET of its first `piece` bytes,
-    /// whose head gives the length, validators, digests and range support. Its body is left paused on the pool for
-    /// the transfer to adopt (`ParkedResponse`); the caller cancels it if it does not.
+    /// Probes a file the download will fetch afresh with its first request: a GET of the whole file from its
+    /// start (`Range: bytes=0-`), whose head gives the length, validators, digests and range support. Its body is
+    /// left paused on the pool for the transfer to adopt as its first request, whatever bytes from 0 that request
+    /// keeps (`ParkedResponse`); the caller cancels it if it does not.
     ///
-    /// A `HEAD` follows only where that GET cannot tell the file's digests: a `206` of part of the file that
-    /// carries `Content-MD5` (which then describes the part), and an empty file, which has no first piece to ask
-    /// for. The first piece is given up before it, so that no download holds a paused connection while it waits
-    /// for another: with every connection to a host so held, none would be left for the `HEAD`s. A download that
-    /// asks S3 for its checksums (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and a GET of the
-    /// whole object, not with a range (moto does with one that covers the object; MinIO, following S3, does not),
-    /// asks for its `wholeFile` with no `Range` at all. One whose first piece is not the whole object is probed
-    /// with `HEAD` instead (`DownloadJob.lookBeforeProbe`).
-    func probeFirstPiece(_ url: String, piece: Int64) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
-        precondition(piece > 0, "a first piece has bytes")
+    /// A `HEAD` follows only where that GET cannot tell the file's digests: a `206` of part of the file (a server
+    /// that answers an open range with less than the rest of the file) that carries `Content-MD5` (which then
+    /// describes the part), and an empty file, which has no first byte to ask for. The response is given up before
+    /// it, so that no download holds a paused connection while it waits for another: with every connection to a
+    /// host so held, none would be left for the `HEAD`s. A download that asks S3 for its checksums
+    /// (`Prober.asksS3ForChecksums`), which S3 sends only with `HEAD` and a GET of the whole object, not with a range
+    /// (moto does with one that covers the object; MinIO, following S3, does not), asks with no `Range` at all. One
+    /// whose object is not listed as small is probed with `HEAD` instead (`DownloadJob.lookBeforeProbe`).
+    ///
+    /// - Parameter firstBytes: when set, only the file's first `firstBytes` are asked for (`bytes=0-N`), and a
+    ///   `206` of other bytes is a protocol violation (see `DownloadJob.probeBytes`).
+    func probeFirstGet(_ url: String, firstBytes: Int64? = nil) throws(BraidError) -> (RemoteResource, ParkedResponse?)
+    {
+        precondition(firstBytes.map { $0 > 0 } ?? true, "a first request has bytes")
+        let asked = firstBytes.map { "0-\($0 - 1)" } ?? "0-"
         let mismatch = { (headers: ResponseHeaders) in
-            "the server answered a request for bytes 0-\(piece - 1) with a Content-Range that does not match: "
+            "the server answered a request for bytes \(asked) with a Content-Range that does not match: "
                 + "'\(headers["content-range"] ?? "(none)")'"
         }
         let response = try withRetries { () throws(ProbeFailure) in
-            let response = try request(url, method: .firstPiece(piece), conditions: [])
+            let response = try request(url, method: .firstGet(firstBytes), conditions: [])
             guard response.headers.status == 206,
                 let contentRange = response.headers["content-range"].flatMap(ContentRange.init),
                 let range = contentRange.range, let total = contentRange.completeLength
             else { return response }
-            guard range.lowerBound != 0 || range.upperBound != min(piece, total) - 1 else { return response }
+            // The rest of the file from byte 0, or (a server may send less of an open range) a part of it from there;
+            // exactly the bytes asked for when they are bounded.
+            let expected = firstBytes.map { range.upperBound == min($0, total) - 1 } ?? (range.upperBound < total)
+            guard range.lowerBound != 0 || !expected else { return response }
             // A wrong range is retried, as a range request's is.
             response.parked?.cancel()
             throw ProbeFailure(
@@ -244,14 +249,15 @@ struct Prober {
 
     private enum Method {
         case head, rangedGet
-        /// A GET of the first bytes, its body paused for the transfer (`probeFirstPiece`).
-        case firstPiece(Int64)
+        /// A GET of the file from its start, of its first bytes when bounded, its body paused for the transfer
+        /// (`probeFirstGet`).
+        case firstGet(Int64?)
     }
 
     private struct Response {
         var headers: ResponseHeaders
         var effectiveURL: String?
-        /// A `firstPiece` request whose `2xx` body waits, paused.
+        /// A `firstGet` whose `2xx` body waits, paused.
         var parked: PoolRequest?
     }
 
@@ -265,9 +271,10 @@ struct Prober {
             let collector = ProbeCollector()
             // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
             var headers = conditions
-            if case .firstPiece = method {
+            if case .firstGet = method {
                 collector.parksBody = true
-                // As the range requests ask (`Source`): a digest of the piece lets it be checked as it lands.
+                // As the range requests ask (`Source`): a digest of a response kept whole lets it be checked as it
+                // lands.
                 headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
             }
             handle.configure(url: current, options: options, headers: headers)
@@ -281,10 +288,10 @@ struct Prober {
             switch method {
             case .head: handle.set(CURLOPT_NOBODY, true)
             case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
-            case let .firstPiece(bytes) where bytes == Self.wholeFile && Self.asksS3ForChecksums(options.headers):
+            case .firstGet where Self.asksS3ForChecksums(options.headers):
                 // A whole-object GET: S3 sends an object's checksums with no ranged one.
                 break
-            case let .firstPiece(bytes): handle.set(CURLOPT_RANGE, bytes == Self.wholeFile ? "0-" : "0-\(bytes - 1)")
+            case let .firstGet(bytes): handle.set(CURLOPT_RANGE, bytes.map { "0-\($0 - 1)" } ?? "0-")
             }
             let request = PoolRequest(handle, context: collector, isCancelled: isCancelled) { collector.parked }
             let code: CURLcode

@@ -85,6 +85,8 @@ struct ManifestFile {
     let length: Int64
     let done: Int64
     let segments: Int
+    /// Each segment's bytes and how many of them from its start are done, in the manifest's order.
+    let spans: [(range: Range<Int64>, done: Int64)]
 
     init?(at url: URL) {
         guard let data = try? Data(contentsOf: url),
@@ -95,5 +97,22 @@ struct ManifestFile {
         self.length = length
         self.segments = segments.count
         done = segments.reduce(0) { $0 + ((($1["done"] as? NSNumber)?.int64Value) ?? 0) }
+        spans = segments.compactMap { segment in
+            guard let start = (segment["start"] as? NSNumber)?.int64Value,
+                let end = (segment["end"] as? NSNumber)?.int64Value, start <= end,
+                let done = (segment["done"] as? NSNumber)?.int64Value
+            else { return nil }
+            return (start..<end, done)
+        }
+    }
+
+    /// Whether the segments cover the file from 0 to its length, each starting where the one before it ends: no
+    /// gap, no overlap.
+    var tilesFile: Bool {
+        let sorted = spans.map(\.range).sorted { $0.lowerBound < $1.lowerBound }
+        guard spans.count == segments, sorted.first?.lowerBound == 0, sorted.last?.upperBound == length else {
+            return false
+        }
+        return zip(sorted, sorted.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }
     }
 }

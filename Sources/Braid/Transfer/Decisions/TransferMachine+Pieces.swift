@@ -11,11 +11,12 @@ extension TransferMachine {
     }
 
     /// The digest a `206` response carries for its content, when the transfer checks them; from then on the
-    /// source's responses are not cut short, and checkpoints record what was verified.
+    /// source's responses are not cut short, and checkpoints record what was verified. None for a response that
+    /// carries more than its request keeps (the probe's, adopted and cut): its digest is of bytes not all kept.
     mutating func contentDigest(of attempt: Attempt, headers: ResponseHeaders) -> ExpectedDigest? {
         // A cache peer's digest is only its own word: its bytes are held to the origin's digests instead.
         guard configuration.checksContentDigests, configuration.pieceHashes == nil, attempt.request.ranged,
-            isOrigin(attempt.source),
+            attempt.request.asked == nil, isOrigin(attempt.source),
             headers.status == 206, let value = headers["content-digest"],
             let digest = DigestHeaders.preferred(DigestHeaders.parseContentDigest(value))
         else { return nil }

@@ -34,9 +34,12 @@ struct TransferMachine {
         /// one of the plan's pieces (an adaptive count sizes them through its policy either way).
         var sizesPieces = false
         /// The seconds the probe's response took to its first byte, when the transfer begins with that response: what
-        /// a request costs is known before the first requests are sized, and the first piece stays as the plan cut it
-        /// (the bytes that response carries), joined to nothing.
+        /// a request costs is known before the first requests are sized.
         var probeFirstByte: Double?
+        /// The bytes of the file the probe's `206` carries, from byte 0 (`bytes=0-`), when the transfer begins with
+        /// it: the first request, sized as any other, asks for them all (`TransferRequest.asked`) and keeps its own
+        /// range of them, so that the executor adopts that response for it and ends it once the range is received.
+        var probeRange: Range<Int64>?
         /// Digests of the file's pieces: each segment's pieces are checked once it is written, and a bad piece is
         /// fetched again alone. Segments are then made of whole pieces.
         var pieceHashes: PieceHashes?
@@ -229,8 +232,8 @@ struct TransferMachine {
     var written: [WrittenSpan] = []
     /// Sizes the requests of a fixed count, when it does (`Configuration.sizesPieces`).
     var sizer: PieceSizer?
-    /// Whether the next piece started is the probe's response, to be fetched as the plan cut it.
-    private var keepsFirstPiece = false
+    /// Whether the next request started may be the probe's response (`Configuration.probeRange`).
+    private var adoptsProbe = false
 
     private var startedAt: Double = 0
     private var resumedBytes: Int64 = 0
@@ -349,8 +352,8 @@ struct TransferMachine {
         if let seconds = configuration.probeFirstByte {
             policy?.firstByte(after: seconds)
             sizer?.firstByte(after: seconds)
-            keepsFirstPiece = true
         }
+        adoptsProbe = configuration.probeRange != nil
         var actions = confirmPrefix()
         for index in scheduler.segmentsToVerify {
             // Written by an earlier run but not yet checked.
@@ -540,20 +543,29 @@ struct TransferMachine {
     private mutating func begin(slot: Int, source chosen: Int) -> [Action]? {
         var source = chosen
         let segmentCount = scheduler.segments.count
-        // The probe's response carries exactly the first piece: joined to more, it could not be adopted.
-        let pieceBytes =
-            keepsFirstPiece
-            ? nil
-            : policy?.pieceSize(totalLength: scheduler.totalLength)
-                ?? sizer?.pieceSize(connections: scheduler.connectionLimit, left: scheduler.bytesLeft)
-        keepsFirstPiece = false
+        var pieceBytes =
+            policy?.pieceSize(totalLength: scheduler.totalLength)
+            ?? sizer?.pieceSize(connections: scheduler.connectionLimit, left: scheduler.bytesLeft)
+        var sharingAmong = policy?.sharingCount
+        let adoptsProbe = self.adoptsProbe
+        self.adoptsProbe = false
+        if adoptsProbe, let carried = configuration.probeRange, carried.lowerBound == 0,
+            carried.upperBound < scheduler.totalLength
+        {
+            // The probe's response ends before the file does (a list's probe asks for its first bytes only, or a
+            // server sent less of an open range): the first request is exactly those bytes, adopted whole and not
+            // cut, so that its connection stays open for the next. One connection's share of all that is left,
+            // capped at them, cuts the plan there.
+            pieceBytes = carried.upperBound
+            sharingAmong = 1
+        }
         // A steal repays its first byte only for more than a tenth of a full piece (two waits' worth), however
         // small the share of what is left has made requests.
         let stealsAtLeast = (policy?.pieceBytes ?? sizer?.pieceBytes).map { $0 / 10 }
         guard
             let index = scheduler.assign(
                 connection: slot, now: now, pieceBytes: pieceBytes, stealsAtLeast: stealsAtLeast,
-                sharingAmong: policy?.sharingCount)
+                sharingAmong: sharingAmong)
         else {
             return nil
         }
@@ -584,7 +596,16 @@ struct TransferMachine {
             // Not cut short by a steal: a thief would ask the peer for the whole slice again.
             scheduler.pin(segment: index)
         } else if configuration.usesRanges {
-            request = TransferRequest(range: (segment.start + segment.flushed)..<segment.end, skip: 0, ranged: true)
+            var ranged = TransferRequest(range: (segment.start + segment.flushed)..<segment.end, skip: 0, ranged: true)
+            if adoptsProbe, source == 0, let carried = configuration.probeRange,
+                ranged.range.lowerBound == carried.lowerBound, ranged.range.upperBound < carried.upperBound
+            {
+                // The probe's response carries more than this request keeps: it is asked for whole, so that it is
+                // the one adopted, and cut once this request's bytes are in (`overran`). A first request longer
+                // than that response (a server that sent less of its open range) is a request of its own.
+                ranged.asked = carried
+            }
+            request = ranged
         } else {
             // Without ranges the body always starts at byte 0: skip what is already on disk.
             request = TransferRequest(range: segment.flushed..<segment.end, skip: segment.flushed, ranged: false)
@@ -661,7 +682,8 @@ struct TransferRequest: Equatable, Sendable {
     /// Whether the request asks for `range` with a `Range` header (else it asks for the whole body).
     var ranged: Bool
     /// The bytes a ranged request asks for when they are more than `range`: a cache peer is asked for its whole
-    /// slice, the one request its cache stores, and the bytes outside `range` are dropped.
+    /// slice, the one request its cache stores, and the bytes outside `range` are dropped; the probe's response,
+    /// adopted as the first request, carries the file from its start, and is ended once `range` is received.
     var asked: Range<Int64>? = nil
 
     /// The bytes the `Range` header asks for, which a `206` must answer exactly.

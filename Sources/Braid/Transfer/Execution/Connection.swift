@@ -67,7 +67,7 @@ final class Connection {
         easy.set(CURLOPT_WRITEFUNCTION, callback: Self.writeCallback)
     }
 
-    /// Takes over `handle`, whose response is under way with its body paused (the probe's first piece): its
+    /// Takes over `handle`, whose response is under way with its body paused (the probe's): its
     /// callbacks come here from now on. `begin` the request, then `resumeAdopted`.
     func adopt(_ handle: EasyHandle) {
         precondition(!isBusy, "Invalid state: connection \(slot) is busy")

@@ -2,15 +2,17 @@
 /// transfer to write it. The probe then costs no request of its own, and the download receives one round trip
 /// sooner (see [the transfer note](../../../../docs/design/transfer.md#probe)).
 ///
-/// `TransferEngine` adopts it as the request of its first piece when that piece is exactly the bytes it carries;
-/// otherwise, or when the download ends before, it is cancelled and its connection closed.
+/// `TransferEngine` adopts it as the transfer's first request when that request asks for exactly the bytes it
+/// carries (`TransferRequest.requested`), whatever part of them from byte 0 the request keeps: the connection ends
+/// it once that part is in. Otherwise, or when the download ends before, it is cancelled and its connection closed.
 final class ParkedResponse: @unchecked Sendable {
     // @unchecked: `request` is touched from other threads only through `cancel()`, which it makes thread-safe;
     // `adopt()` is called on the pool's thread, and the rest is immutable.
 
     /// The response head.
     let headers: ResponseHeaders
-    /// The bytes of the file its body carries: the first `n` of a `206`; nil for a `200`, the whole file.
+    /// The bytes of the file its body carries: the first `n` of a `206` (all of the file, unless the server sent
+    /// less of the open range); nil for a `200`, the whole file.
     let range: Range<Int64>?
     /// The seconds the server took from the request to its first byte (connecting not counted).
     let firstByteSeconds: Double
@@ -24,11 +26,12 @@ final class ParkedResponse: @unchecked Sendable {
         firstByteSeconds = request.easy.firstByteSeconds
     }
 
-    /// Whether its body is what `request` asks for: the same range, or the whole file from its start.
+    /// Whether its body is what `request` asks for: the same range (of which the request may keep fewer bytes,
+    /// from the same start), or the whole file from its start.
     func covers(_ request: TransferRequest) -> Bool {
         guard request.skip == 0, request.range.lowerBound == 0 else { return false }
         guard let range else { return !request.ranged }
-        return request.ranged && request.range == range
+        return request.ranged && request.requested == range
     }
 
     /// On the pool's thread: takes the request over, its body still paused; nil once it was cancelled.

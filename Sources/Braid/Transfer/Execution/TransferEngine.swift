@@ -323,7 +323,7 @@ final class TransferEngine {
             if source == 0, adoption.covers(request), let easy = adoption.adopt() {
                 return startAdopted(connection, easy: easy, head: adoption.headers, source: source, request: request)
             }
-            // The transfer does not begin with the probe's first piece: its response is given up.
+            // The transfer does not begin with the bytes of the probe's response: it is given up.
             adoption.cancel()
         }
         let (url, options) = configuration.cachePeers.target(
