@@ -26,21 +26,20 @@ let package = Package(
         // C faces of the system libraries: libcurl (typed setopt wrappers), OpenSSL's EVP digests and libxml2.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
-        // libxml2's pull reader for Metalink (FoundationXML would bring all of Foundation and ICU).
-        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
-        // libarchive's streaming reader, for unpacking an archive while it downloads (--extract).
-        .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         // Linux I/O calls Swift's Glibc module leaves out (sync_file_range, renameat2, fallocate's hole punching).
         .target(name: "CLinuxIO"),
+        // libxml2's pull reader for Metalink and S3 listings (FoundationXML would bring all of Foundation and ICU),
+        // and libarchive's streaming reader, for unpacking an archive while it downloads (--extract): loaded when a
+        // download first needs them rather than at every start. `libxml2` links to /usr/include/libxml2.
+        .target(name: "COnDemand", cSettings: [.headerSearchPath("libxml2")]),
 
         // The engine: planning, transfer, on-disk state and verification.
         .target(
             name: "Braid",
             dependencies: [
-                "CArchive",
                 "CCurl",
-                "CLibXML2",
                 "CLinuxIO",
+                "COnDemand",
                 "COpenSSL",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),

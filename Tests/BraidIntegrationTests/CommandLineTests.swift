@@ -136,4 +136,16 @@ struct CommandLineTests {
             #expect(try content.firstDifference(fromFileAt: output) == nil, "\(command)")
         }
     }
+
+    @Test("braid starts without loading libxml2 or libarchive: a Metalink, a listing or an archive loads them")
+    func librariesLoadedOnDemand() async throws {
+        let run = try await BraidCLI.run(["--version"], environment: ["LD_DEBUG": "libs"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        // The loader names every library it looks for; libcurl's, at least, is there.
+        #expect(run.standardError.contains("libcurl.so.4"), "\(run.standardError.prefix(2000))")
+        for library in ["libxml2.so.2", "libarchive.so.13", "libicuuc"] {
+            #expect(!run.standardError.contains(library), "\(library) was loaded at start")
+        }
+    }
 }

@@ -1,4 +1,4 @@
-import CArchive
+import COnDemand
 import CLinuxIO
 import SystemPackage
 

@@ -1,4 +1,4 @@
-import CArchive
+import COnDemand
 import SystemPackage
 
 #if canImport(Glibc)
@@ -76,6 +76,7 @@ final class ArchiveExtractor: StreamConsumer, @unchecked Sendable {
         } catch {
             throw BraidError.localIO("cannot open the directory '\(options.directory)'", error)
         }
+        try OnDemandLibrary.archive.load(for: "to unpack the archive")
         guard let archive = archive_read_new() else { throw BraidError.localIO("libarchive cannot start a reader") }
         defer { archive_read_free(archive) }
         // Only filters built into libarchive: none that runs an external program.

@@ -1,4 +1,4 @@
-import CLibXML2
+import COnDemand
 
 /// Walks an XML document from outside (a Metalink, an S3 listing) with libxml2's pull reader (`xmlTextReader`),
 /// node by node, under the one set of rules every such document is read by: UTF-8 only, no DTD (so no entities to
@@ -32,6 +32,7 @@ enum XMLPullReader {
     ) throws(BraidError) {
         guard !document.isEmpty else { throw refusal("is empty") }
         try checkEncodingForm(document, refusal: refusal)
+        try OnDemandLibrary.xml2.load(for: "to read XML")
         // `withUnsafeBytes` rethrows untyped errors: the failure comes out as a value.
         let failure = document.withUnsafeBytes { bytes -> BraidError? in
             let reader = xmlReaderForMemory(
