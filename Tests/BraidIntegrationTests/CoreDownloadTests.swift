@@ -65,14 +65,16 @@ struct CoreDownloadTests {
         #expect((2...9).contains(Set(gets.map(\.connection)).count), "\(Set(gets.map(\.connection)).count) connections")
         // No byte fetched twice: the range requests fetch the file past what the first request kept of the probe's
         // response (bytes=0-, the only request for the first bytes, which sends past its cut what the socket buffers
-        // held).
+        // held). A response cut short by a steal sends past its cut too, a few socket buffers: a loaded machine's
+        // lagging connection is stolen from, an idle one's is not.
         let probe = gets.filter { $0.range == "bytes=0-" }
         let ranges = gets.filter { $0.range != "bytes=0-" }
         let kept = ranges.compactMap { $0.range?.dropFirst(6).split(separator: "-").first.flatMap { Int($0) } }.min()
         #expect(probe.count == 1 && kept.map { $0 > 0 } == true, "\(gets.map { $0.range ?? "-" })")
+        let beyondKept = ranges.reduce(0) { $0 + $1.bodyBytesSent } - (CoreDownloadTests.fileSize - (kept ?? 0))
         #expect(
-            ranges.reduce(0) { $0 + $1.bodyBytesSent } == CoreDownloadTests.fileSize - (kept ?? 0),
-            "no byte fetched twice")
+            (0...(8 << 20)).contains(beyondKept),
+            "\(beyondKept) bytes past the file: \(ranges.map { ($0.range ?? "-", $0.bodyBytesSent) })")
         print("probe's response: \(probe.first?.bodyBytesSent ?? 0) bytes sent, \(kept ?? 0) kept")
     }
 
