@@ -148,4 +148,47 @@ struct CommandLineTests {
             #expect(!run.standardError.contains(library), "\(library) was loaded at start")
         }
     }
+
+    /// A command prefix under which libxml2 cannot be loaded: `unshare` gives `sh` a mount namespace of its own, where
+    /// an empty file is bound over the library the loader would find. Nil where no mount namespace is allowed.
+    static let hidingLibXML2: [String]? = {
+        let script =
+            #"lib=$(/sbin/ldconfig -p | awk '/libxml2\.so\.2 /{print $NF; exit}') && [ -n "$lib" ] "#
+            + #"&& mount --bind /dev/null "$lib" && exec "$0" "$@""#
+        for flags in geteuid() == 0 ? [["-m"], ["-r", "-m"]] : [["-r", "-m"]] {
+            let wrapper = ["/usr/bin/unshare"] + flags + ["/bin/sh", "-c", script]
+            let probe = Process()
+            probe.executableURL = URL(fileURLWithPath: wrapper[0])
+            probe.arguments = Array(wrapper.dropFirst()) + ["/bin/true"]
+            probe.standardError = FileHandle.nullDevice
+            guard (try? probe.run()) != nil else { continue }
+            probe.waitUntilExit()
+            if probe.terminationStatus == 0 { return wrapper }
+        }
+        return nil
+    }()
+
+    @Test(
+        "a Metalink where libxml2 cannot be loaded is one line naming it, exit 3",
+        .enabled(if: hidingLibXML2 != nil, "needs a mount namespace to hide libxml2"))
+    func missingLibXML2() async throws {
+        let directory = try TemporaryDirectory(prefix: "braid-ondemand")
+        defer { directory.remove() }
+        let document = directory.appending("files.meta4")
+        try Data(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink"><file name="a.bin"><size>5</size>\
+            <url>http://127.0.0.1:9/a.bin</url></file></metalink>
+            """.utf8
+        ).write(to: document)
+
+        let run = try await BraidCLI.run(
+            ["--metalink", document.path, "-d", directory.url.path], through: try #require(Self.hidingLibXML2))
+
+        #expect(run.status == .exited(3), "\(run.standardError)")
+        #expect(run.standardError.hasPrefix("braid: cannot load libxml2"), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1, "one line: \(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("a.bin").path))
+    }
 }
