@@ -72,7 +72,8 @@ struct ProxyTests {
         #expect(run.status == .exited(0), "\(run.standardError)")
         #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
         #expect(run.standardError.contains("proxy \(proxy.url()) (set explicitly)"), "\(run.standardError)")
-        let served = try await fixture.requests(for: "/file.bin", atLeast: 5)
+        // One request a connection at least: the first GET (bytes=0-) may keep a whole share.
+        let served = try await fixture.requests(for: "/file.bin", atLeast: 4)
         let ranged = served.filter { $0.range != nil }
         #expect(ranged.count >= 4, "\(served)")
         let forwarded = proxy.forwarded().filter { $0.contains(fixture.nginx.url("/file.bin")) }
@@ -99,7 +100,7 @@ struct ProxyTests {
         #expect(try await MD5Digest.of(fileAt: output) == fixture.md5)
         #expect(run.standardError.contains("proxy socks5h://braiduser:***@127.0.0.1:\(proxy.port) (set explicitly)"))
         #expect(!run.standardError.contains(Self.credentials.password))
-        let served = try await fixture.requests(for: "/file.bin", atLeast: 5)
+        let served = try await fixture.requests(for: "/file.bin", atLeast: 4)
         let connections = proxy.forwarded().filter { $0 == "127.0.0.1:\(fixture.nginx.port)" }
         #expect(connections.count >= Set(served.map(\.connection)).count, "\(proxy.log)")
         #expect(served.filter { $0.range != nil }.count >= 4)
@@ -118,8 +119,10 @@ struct ProxyTests {
             [fixture.nginx.url("/file.bin"), "-o", output.path, "-n", "2", "-v"], environment: environment)
         #expect(viaEnvironment.status == .exited(0), "\(viaEnvironment.standardError)")
         #expect(viaEnvironment.standardError.contains("proxy \(proxy.url()) (from http_proxy)"))
+        // The first GET and at least one range request of the second connection: how many more depends on how the
+        // pieces were sized, which the first bytes' timing decides (the first GET, bytes=0-, may keep a whole share).
         let throughProxy = proxy.forwarded().count
-        #expect(throughProxy >= 3, "\(proxy.log)")
+        #expect(throughProxy >= 2, "\(proxy.log)")
 
         let direct = try await Self.braid(
             [fixture.nginx.url("/file.bin"), "-o", output.path, "-n", "2", "-v", "--force", "--proxy", ""],
@@ -226,7 +229,7 @@ struct ProxyTests {
 
         #expect(download.error == nil, "\(String(describing: download.error))")
         #expect(try await MD5Digest.of(fileAt: URL(fileURLWithPath: download.path)) == fixture.md5)
-        let served = try await fixture.requests(for: "/file.bin", atLeast: 5)
+        let served = try await fixture.requests(for: "/file.bin", atLeast: 4)
         // microsocks logs connections, and each carries several requests: nginx's connections for the file are
         // no more than the ones the proxy opened.
         #expect(proxy.forwarded().count >= Set(served.map(\.connection)).count, "\(proxy.log)")
