@@ -55,7 +55,7 @@ struct ConnectionPoolTests {
         }
     }
 
-    @Test("a download's probe and its range requests share connections: no more than its count and the probe's cut")
+    @Test("a download's probe and its range requests share connections: no more than its count and its cuts")
     func probeConnectionReused() async throws {
         let fixture = try await Fixture.start(files: [("big.bin", 8 << 20)])
         defer { fixture.shutdown() }
@@ -71,9 +71,14 @@ struct ConnectionPoolTests {
             $0.filter { $0.method == "GET" }.reduce(0) { $0 + $1.bodyBytesSent } >= 8 << 20
         }
         // The probe's connection carries the first request and is closed where that request's bytes end (its response,
-        // bytes=0-, goes on): that slot opens one more.
+        // bytes=0-, goes on), as is a connection whose response a steal cut short (a loaded machine's lagging one):
+        // each such slot opens one more. Every other request reuses a connection. (A response the socket buffers held
+        // whole before its cut counts as complete at the server: its connection still closed, so allow the probe's.)
         let connections = Set(log.map(\.connection))
-        #expect(connections.count <= 5, "\(log.map { ($0.method, $0.connection, $0.range ?? "-") })")
+        let cut = log.filter { !$0.isComplete }
+        #expect(
+            connections.count <= 4 + max(1, cut.count),
+            "\(log.map { ($0.method, $0.connection, $0.range ?? "-", $0.isComplete) })")
         #expect(log.filter { $0.range?.hasPrefix("bytes=0-") == true }.count == 1, "the probe's response is adopted")
     }
 
