@@ -72,29 +72,25 @@ static void *symbol(struct library *library, const char *name) {
     return address;
 }
 
-/// Defines `name` as the library's function of that name, looked up on the first call.
-#define FORWARD(library, result, name, parameters, arguments)                                                      \
-    result name parameters {                                                                                       \
+/// The library's function `name`, looked up on the first call and kept.
+#define REAL(library, name)                                                                                        \
+    ({                                                                                                             \
         static __typeof__(&name) _Atomic cached;                                                                   \
         __typeof__(&name) real = atomic_load_explicit(&cached, memory_order_acquire);                              \
         if (real == NULL) {                                                                                        \
             real = (__typeof__(&name))symbol(&library, #name);                                                     \
             atomic_store_explicit(&cached, real, memory_order_release);                                            \
         }                                                                                                          \
-        return real arguments;                                                                                     \
-    }
+        real;                                                                                                      \
+    })
+
+/// Defines `name` as the library's function of that name.
+#define FORWARD(library, result, name, parameters, arguments)                                                      \
+    result name parameters { return REAL(library, name) arguments; }
 
 /// `FORWARD` for a function that returns nothing.
 #define FORWARD_VOID(library, name, parameters, arguments)                                                         \
-    void name parameters {                                                                                         \
-        static __typeof__(&name) _Atomic cached;                                                                   \
-        __typeof__(&name) real = atomic_load_explicit(&cached, memory_order_acquire);                              \
-        if (real == NULL) {                                                                                        \
-            real = (__typeof__(&name))symbol(&library, #name);                                                     \
-            atomic_store_explicit(&cached, real, memory_order_release);                                            \
-        }                                                                                                          \
-        real arguments;                                                                                            \
-    }
+    void name parameters { REAL(library, name) arguments; }
 
 // libxml2's pull reader (Planning/XMLPullReader.swift).
 FORWARD(xml2, xmlTextReaderPtr, xmlReaderForMemory,

@@ -151,22 +151,9 @@ struct CommandLineTests {
 
     /// A command prefix under which libxml2 cannot be loaded: `unshare` gives `sh` a mount namespace of its own, where
     /// an empty file is bound over the library the loader would find. Nil where no mount namespace is allowed.
-    static let hidingLibXML2: [String]? = {
-        let script =
-            #"lib=$(/sbin/ldconfig -p | awk '/libxml2\.so\.2 /{print $NF; exit}') && [ -n "$lib" ] "#
-            + #"&& mount --bind /dev/null "$lib" && exec "$0" "$@""#
-        for flags in geteuid() == 0 ? [["-m"], ["-r", "-m"]] : [["-r", "-m"]] {
-            let wrapper = ["/usr/bin/unshare"] + flags + ["/bin/sh", "-c", script]
-            let probe = Process()
-            probe.executableURL = URL(fileURLWithPath: wrapper[0])
-            probe.arguments = Array(wrapper.dropFirst()) + ["/bin/true"]
-            probe.standardError = FileHandle.nullDevice
-            guard (try? probe.run()) != nil else { continue }
-            probe.waitUntilExit()
-            if probe.terminationStatus == 0 { return wrapper }
-        }
-        return nil
-    }()
+    static let hidingLibXML2 = MountNamespace.wrapper(
+        script: #"lib=$(/sbin/ldconfig -p | awk '/libxml2\.so\.2 /{print $NF; exit}') && [ -n "$lib" ] "#
+            + #"&& mount --bind /dev/null "$lib""#)
 
     @Test(
         "a Metalink where libxml2 cannot be loaded is one line naming it, exit 3",

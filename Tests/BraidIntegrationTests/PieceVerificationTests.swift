@@ -175,20 +175,7 @@ struct PieceVerificationTests {
     /// its own, `sh` mounts an empty file system over its own `/proc/PID/fd` and executes the command, which keeps
     /// its process id. Braid reopens its partial file through `/proc/self/fd` to check pieces, which then fails.
     /// Nil where this machine allows no mount namespace (neither root nor user namespaces).
-    static let hidingOwnDescriptors: [String]? = {
-        let script = #"mount -t tmpfs none /proc/$$/fd && exec "$0" "$@""#
-        for flags in geteuid() == 0 ? [["-m"], ["-r", "-m"]] : [["-r", "-m"]] {
-            let wrapper = ["/usr/bin/unshare"] + flags + ["/bin/sh", "-c", script]
-            let probe = Process()
-            probe.executableURL = URL(fileURLWithPath: wrapper[0])
-            probe.arguments = Array(wrapper.dropFirst()) + ["/bin/sh", "-c", "test ! -e /proc/self/fd/0"]
-            probe.standardError = FileHandle.nullDevice
-            guard (try? probe.run()) != nil else { continue }
-            probe.waitUntilExit()
-            if probe.terminationStatus == 0 { return wrapper }
-        }
-        return nil
-    }()
+    static let hidingOwnDescriptors = MountNamespace.wrapper(script: "mount -t tmpfs none /proc/$$/fd")
 
     @Test(
         "a partial file that cannot be opened again to check its pieces fails the download: no piece passes unread",

@@ -1,5 +1,5 @@
-import COnDemand
 import CLinuxIO
+import COnDemand
 import SystemPackage
 
 #if canImport(Glibc)
