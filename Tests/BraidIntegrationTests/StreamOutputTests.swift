@@ -167,6 +167,17 @@ struct StreamOutputTests {
         #expect(child.standardError.contains("do not use them"), "\(child.standardError)")
     }
 
+    /// Closes the reader's end of the pipe, then expects what a reader that goes away gets: exit 3, a message saying
+    /// to run the same command again, and the manifest kept for it.
+    static func expectSavedOnClose(_ descriptor: Int32, of child: ChildProcess, manifest: URL) async throws {
+        close(descriptor)
+        let status = try await child.waitForExit(timeout: .seconds(60))
+        #expect(status == .exited(3), "\(child.standardError)")
+        #expect(child.standardError.contains("the reader of the output closed it after"), "\(child.standardError)")
+        #expect(child.standardError.contains("run the same command again"), "\(child.standardError)")
+        #expect(FileManager.default.fileExists(atPath: manifest.path), "the manifest was not kept")
+    }
+
     @Test("A reader that closes the pipe ends the download with exit 3, a clear message and the manifest kept")
     func readerClosesPipe() async throws {
         let fixture = try await Fixture.start()
@@ -174,12 +185,7 @@ struct StreamOutputTests {
         let (child, descriptor) = try fixture.startBraid()
         defer { child.stop(signal: SIGKILL) }
         _ = try Self.read(100_000, from: descriptor)
-        close(descriptor)
-        let status = try await child.waitForExit(timeout: .seconds(60))
-        #expect(status == .exited(3), "\(child.standardError)")
-        #expect(child.standardError.contains("the reader of the output closed it after"), "\(child.standardError)")
-        #expect(child.standardError.contains("run the same command again"), "\(child.standardError)")
-        #expect(FileManager.default.fileExists(atPath: fixture.manifest.path), "the manifest was not kept")
+        try await Self.expectSavedOnClose(descriptor, of: child, manifest: fixture.manifest)
     }
 
     @Test("A reader that closes the pipe after the whole file arrived gets the same message and exit 3")
@@ -193,11 +199,6 @@ struct StreamOutputTests {
         try await Polling.until("the whole file to arrive", timeout: .seconds(60)) {
             Self.fetchedUpTo(fixture.manifest) >= Int64(Self.size) || child.status != nil
         }
-        close(descriptor)
-        let status = try await child.waitForExit(timeout: .seconds(60))
-        #expect(status == .exited(3), "\(child.standardError)")
-        #expect(child.standardError.contains("the reader of the output closed it after"), "\(child.standardError)")
-        #expect(child.standardError.contains("run the same command again"), "\(child.standardError)")
-        #expect(FileManager.default.fileExists(atPath: fixture.manifest.path), "the manifest was not kept")
+        try await Self.expectSavedOnClose(descriptor, of: child, manifest: fixture.manifest)
     }
 }
