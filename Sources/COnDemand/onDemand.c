@@ -4,7 +4,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <archive.h>
 #include <archive_entry.h>

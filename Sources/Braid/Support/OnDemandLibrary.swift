@@ -1,7 +1,7 @@
 import COnDemand
 
 /// A library Braid loads the first time a download needs it, not at every start (`COnDemand`): with their own
-/// dependencies, libxml2 and libarchive would cost every run about 3 ms before its first request.
+/// dependencies, libxml2 and libarchive would cost every run about 1.5 ms before its first request.
 enum OnDemandLibrary {
     /// libxml2, for Metalink documents and S3 listings.
     case xml2

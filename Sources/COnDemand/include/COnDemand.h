@@ -2,7 +2,7 @@
 #define BRAID_CONDEMAND_H
 
 // libxml2 (Metalink, S3 listings) and libarchive (--extract), loaded the first time a download needs them rather
-// than linked: with their own dependencies (ICU, nettle, the compressors) they cost each `braid` about 3 ms of
+// than linked: with their own dependencies (ICU, nettle, the compressors) they cost each `braid` about 1.5 ms of
 // loading before its first request. Their functions keep their names: onDemand.c defines each one Braid calls,
 // which forwards to the library once loaded, and is compiled against the libraries' own headers, which check it.
 

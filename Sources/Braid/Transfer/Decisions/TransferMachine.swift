@@ -601,8 +601,8 @@ struct TransferMachine {
                 ranged.range.lowerBound == carried.lowerBound, ranged.range.upperBound < carried.upperBound
             {
                 // The probe's response carries more than this request keeps: it is asked for whole, so that it is
-                // the one adopted, and cut once this request's bytes are in (`overran`). A first request longer
-                // than that response (a server that sent less of its open range) is a request of its own.
+                // the one adopted, and cut once this request's bytes are in (`overran`). One that ends before the
+                // file was made this request's exact range above, and is kept whole.
                 ranged.asked = carried
             }
             request = ranged
