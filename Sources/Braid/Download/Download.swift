@@ -126,7 +126,15 @@ public final class Download: Sendable {
     }
 
     /// Runs a claimed download to its end on one of `BlockingThreads`, logging to `logger`.
-    func perform(logger base: Logger) async -> Result<DownloadResult, BraidError> {
+    func perform(logger: Logger) async -> Result<DownloadResult, BraidError> {
+        await withCheckedContinuation { waiter in
+            BlockingThreads.shared.run { [self] in waiter.resume(returning: performHere(logger: logger)) }
+        }
+    }
+
+    /// Runs a claimed download to its end on the calling thread, which it blocks: one that may block, such as
+    /// one of `BlockingThreads` (never one of Swift concurrency's).
+    func performHere(logger base: Logger) -> Result<DownloadResult, BraidError> {
         var logger = base
         logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
         // Worked out only when debug lines are logged: a list of many small files would pay for it on each.
@@ -154,11 +162,7 @@ public final class Download: Sendable {
             Self.log(event, to: logger)
             report(event)
         }
-        let result: Result<DownloadResult, BraidError> = await withCheckedContinuation { waiter in
-            BlockingThreads.shared.run {
-                waiter.resume(returning: Result { () throws(BraidError) in try job.run() })
-            }
-        }
+        let result = Result { () throws(BraidError) in try job.run() }
         let final: DownloadState
         switch result {
         case .success: final = .completed

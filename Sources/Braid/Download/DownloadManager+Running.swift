@@ -89,14 +89,24 @@ extension DownloadManager {
     // MARK: Performing
 
     /// Changes the queue under the lock and performs what it decides, then tells the waiters of what ended.
-    func change(_ body: (inout State) -> [DownloadQueue<ObjectIdentifier>.Action]) {
-        let ended = state.withLock { state in
-            perform(body(&state), &state)
+    ///
+    /// - Parameter handingOver: whether the calling thread, a download's that has just ended, runs the first
+    ///   download the change starts itself: that download is returned rather than handed to another thread.
+    @discardableResult
+    func change(
+        handingOver: Bool = false, _ body: (inout State) -> [DownloadQueue<ObjectIdentifier>.Action]
+    ) -> Started? {
+        let (ended, kept) = state.withLock { state in
+            let kept = perform(body(&state), &state, keepingOne: handingOver)
             defer { state.ended.removeAll() }
-            return state.ended
+            return (state.ended, kept)
         }
         for (waiters, outcome) in ended { for waiter in waiters { waiter(outcome) } }
+        return kept
     }
+
+    /// A download started, and the logger it was submitted under.
+    typealias Started = (download: Download, logger: Logger)
 
     private func submit(
         _ downloads: [Download],
@@ -176,9 +186,18 @@ extension DownloadManager {
         return max(1, pieces < Int64(options.connections) ? Int(pieces) : options.connections)
     }
 
-    /// A download's run returned.
-    private func finished(_ download: Download, _ outcome: Result<DownloadResult, BraidError>) {
-        change { state in
+    /// Runs `download` on the calling thread, one of `BlockingThreads`, then each download that its end lets start,
+    /// one after the other: a list of small files hands no work from thread to thread as one file follows another.
+    private func runHere(_ started: Started) {
+        var next: Started? = started
+        while let (download, logger) = next {
+            next = finished(download, download.performHere(logger: logger))
+        }
+    }
+
+    /// A download's run returned; returns the first download that its end started, for its thread to run.
+    private func finished(_ download: Download, _ outcome: Result<DownloadResult, BraidError>) -> Started? {
+        change(handingOver: true) { state in
             state.stream?.buffer.push(.finished(download, outcome))
             state.downloads[download.id] = nil
             state.ended.append((state.waiters.removeValue(forKey: download.id) ?? [], outcome))
@@ -187,16 +206,24 @@ extension DownloadManager {
     }
 
     /// Performs the queue's actions. Under the lock, so that a pause and a resume reach a download in the order
-    /// they were decided: each only signals a download's thread, makes a task or pushes an event; none blocks or
-    /// calls back into the manager. The waiters of what ended go to `state.ended`, to be told after the lock.
-    private func perform(_ actions: [DownloadQueue<ObjectIdentifier>.Action], _ state: inout State) {
+    /// they were decided: each only signals a download's thread, hands work to a thread or pushes an event; none
+    /// blocks or calls back into the manager. The waiters of what ended go to `state.ended`, to be told after the
+    /// lock. With `keepingOne`, the first download started is returned instead of handed to a thread.
+    private func perform(
+        _ actions: [DownloadQueue<ObjectIdentifier>.Action], _ state: inout State, keepingOne: Bool = false
+    ) -> Started? {
+        var kept: Started?
         for action in actions {
             switch action {
             case let .start(id):
-                guard let (download, logger) = state.downloads[id] else { continue }
-                state.stream?.buffer.push(.running(download))
-                // The task keeps the manager alive until its download has finished.
-                Task.detached { [self] in finished(download, await download.perform(logger: logger)) }
+                guard let started = state.downloads[id] else { continue }
+                state.stream?.buffer.push(.running(started.download))
+                if keepingOne && kept == nil {
+                    kept = started
+                } else {
+                    // The thread keeps the manager alive until its download, and those it hands over to, finished.
+                    BlockingThreads.shared.run { [self] in runHere(started) }
+                }
             case let .proceed(id):
                 guard let (download, _) = state.downloads[id] else { continue }
                 state.stream?.buffer.push(.running(download))
@@ -225,5 +252,6 @@ extension DownloadManager {
             }
         }
         if state.finishing && state.queue.isEmpty { state.stream?.buffer.finish() }
+        return kept
     }
 }
