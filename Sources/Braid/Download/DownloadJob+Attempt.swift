@@ -138,9 +138,16 @@ extension DownloadJob {
         if repairSink != nil, plan.progress.isEmpty, let checkpoints {
             try beginRepair(checkpoints, plan: plan)
         }
-        let transfer = try runTransfer(
-            resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
-            checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted, oneRequest: oneRequest)
+        let transfer: TransferRun
+        if let adopted, let body = adopted.body {
+            // The probe read the file to its end: its bytes are written here, with no transfer to run.
+            precondition(oneRequest && repairSink == nil, "Invalid state: a body read whole that is not the file")
+            transfer = try writeReceived(body, of: adopted, file: file, hasher: hasher)
+        } else {
+            transfer = try runTransfer(
+                resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
+                checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted, oneRequest: oneRequest)
+        }
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
             do {

@@ -98,8 +98,14 @@ struct DownloadJob: Sendable {
                     emit(.notice(try lifecycle.restart(reason)))
                 }
             } catch {
-                if error.code == .cancelled, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
-                throw error
+                guard error.code == .cancelled, let reason = interrupter.reason else { throw error }
+                // Paused while the probe read a small file whole: nothing was written, and it is probed anew.
+                guard reason == .paused, lifecycle.stage == .probing else { throw Self.stop(reason, paths: nil) }
+                lifecycle.paused()
+                emit(.state(.paused))
+                if let reason = interrupter.waitWhilePaused() { throw Self.stop(reason, paths: nil) }
+                lifecycle.advance()
+                emit(.notice("resuming"))
             }
         }
     }
@@ -128,9 +134,23 @@ struct DownloadJob: Sendable {
             onNotice: { [emit] message in emit(.notice(message)) },
             isCancelled: { [interrupter] in interrupter.isEnding }
         )
+        prober.isPaused = { [interrupter] in interrupter.reason == .paused }
         prober.trustsHead = !lifecycle.distrustsHead
         prober.isFirstContact = firstContact
         prober.multiplexes = probeMultiplexes
+        if readsWholeFirstResponse {
+            prober.readsWhole = Self.oneRequestLength
+            prober.onWholeBodyStart = { [emit, options] resource in
+                // Where the file goes, as the claim will find it (`DownloadJob.writeReceived`).
+                let place = try? DestinationPaths.resolve(
+                    options.destination, suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
+                emit(.started(resource: resource, path: place?.path.string ?? "", resumedBytes: 0))
+                emit(.state(.downloading))
+            }
+            prober.onWholeBody = { [emit] received, total, seconds in
+                emit(.progress(.oneRequest(received: received, of: total, seconds: seconds)))
+            }
+        }
         if firstContact && local == nil, case (true, let opened) = lookBeforeProbe() {
             let (resource, first) = try prober.probeFirstGet(url, firstBytes: probeBytes)
             return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first, opened: opened)
@@ -159,6 +179,15 @@ struct DownloadJob: Sendable {
     /// is kept whole, as the first request.
     var probeBytes: Int64? {
         budget == nil ? nil : Self.oneRequestLength
+    }
+
+    /// Whether the first response of a file fetched in one request is read to its end by the probe
+    /// (`Prober.readsWhole`), which then makes the file's only request and leaves no transfer to run: for the
+    /// downloads of a list (or the daemon), where such files come by the thousand, unless a rate limit paces their
+    /// bytes or a stream reads them as they come. A download on its own leaves the body paused for its transfer,
+    /// which costs it one hand-over to the pool and reports it as any other.
+    var readsWholeFirstResponse: Bool {
+        budget != nil && options.stream == nil && limiter?.effectiveRate == nil
     }
 
     /// Whether a listing said, before any request, that the file is fetched in one request

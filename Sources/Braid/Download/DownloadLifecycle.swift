@@ -6,6 +6,7 @@
 ///   as new as the server's), `probing` → `finished` when a conditional probe was answered `304 Not Modified`,
 ///   and `transferring` → `finished` when the transfer was only measured;
 /// - `transferring` → `paused` on `pause()`, and `paused` → `probing` on `resume()` (the server is probed anew);
+///   `probing` → `paused` too, when the probe reads a small file whole (`Prober.readsWhole`): none of it is kept;
 /// - `transferring` → `probing` when the transfer must start over: the remote file changed, the server ignores
 ///   ranges (every later attempt is one stream), or its ranges contradict its HEAD (later probes use a ranged
 ///   GET). After `maximumRestarts` such restarts the download gives up;
@@ -86,7 +87,9 @@ struct DownloadLifecycle: Sendable, Equatable {
     }
 
     mutating func paused() {
-        guard stage == .transferring else { preconditionFailure("Invalid state: paused while \(stage)") }
+        guard stage == .transferring || stage == .probing else {
+            preconditionFailure("Invalid state: paused while \(stage)")
+        }
         stage = .paused
     }
 

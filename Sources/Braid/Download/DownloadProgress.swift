@@ -42,3 +42,15 @@ public struct DownloadProgress: Sendable, Equatable {
         return Double(max(0, totalBytes - downloadedBytes)) / bytesPerSecond
     }
 }
+
+extension DownloadProgress {
+    /// The progress of a file fetched in one request whose body is read whole (`Prober.readsWhole`): `received`
+    /// bytes of `total` in `seconds` since its first byte.
+    static func oneRequest(received: Int64, of total: Int64, seconds: Double) -> DownloadProgress {
+        DownloadProgress(
+            downloadedBytes: received, totalBytes: total, bytesPerSecond: seconds > 0 ? Double(received) / seconds : 0,
+            activeConnections: 1, targetConnections: nil, connectionsReason: nil, retries: 0, peerBytes: nil,
+            originBytes: nil,
+            segments: [Segment(start: 0, end: total, doneBytes: received, isActive: true)])
+    }
+}

@@ -31,6 +31,9 @@ struct Prober {
     /// Told of what the user should know: a redirect that leaves HTTPS.
     var onNotice: @Sendable (String) -> Void = { _ in }
     var isCancelled: @Sendable () -> Bool = { false }
+    /// Whether the download is paused: a request that reads a body whole (`readsWhole`) stops then, as cancelled,
+    /// since the bytes it holds would not survive the pause anyway.
+    var isPaused: @Sendable () -> Bool = { false }
     /// Whether a HEAD that promises ranges is enough; when it has lied about the length, a ranged GET decides.
     var trustsHead = true
     /// Whether this is the run's first request to the server: failures that will not mend fail sooner
@@ -39,6 +42,17 @@ struct Prober {
     /// Whether the requests may share a connection over HTTP/2 (`EasyHandle.setHTTPVersion`): not when the
     /// download's segments will run side by side over HTTP/1.1, so that the probe's connection serves one of them.
     var multiplexes = true
+    /// The longest body `probeFirstGet` reads to its end rather than leaving it paused, when its response carries
+    /// the whole file (a `200` with a `Content-Length`, or a `206` of all of it): the download then writes it with
+    /// no transfer to run, and the request's connection goes back to the pool at once. Nil reads none.
+    var readsWhole: Int64?
+    /// Told, on the pool's thread, how much of a body being read whole has come (`readsWhole`), and how long since
+    /// its first byte: with its first bytes unless they are all of it, then about four times a second while it
+    /// comes, so that a slow small file still shows its progress.
+    var onWholeBody: (@Sendable (_ received: Int64, _ total: Int64, _ seconds: Double) -> Void)?
+    /// Told, on the pool's thread, of the file whose body is about to be read whole, as its first bytes come: the
+    /// transfer starts there.
+    var onWholeBodyStart: (@Sendable (RemoteResource) -> Void)?
 
     /// What a conditional probe found.
     enum Answer: Equatable {
@@ -64,7 +78,8 @@ struct Prober {
     /// Probes a file the download will fetch afresh with its first request: a GET of the whole file from its
     /// start (`Range: bytes=0-`), whose head gives the length, validators, digests and range support. Its body is
     /// left paused on the pool for the transfer to adopt as its first request, whatever bytes from 0 that request
-    /// keeps (`ParkedResponse`); the caller cancels it if it does not.
+    /// keeps (`ParkedResponse`); the caller cancels it if it does not. A file no longer than `readsWhole` is read
+    /// to its end instead (`ParkedResponse.body`).
     ///
     /// A `HEAD` follows only where that GET cannot tell the file's digests: a `206` of part of the file (a server
     /// that answers an open range with less than the rest of the file) that carries `Content-MD5` (which then
@@ -103,17 +118,7 @@ struct Prober {
                 headers: response.headers)
         }
         let headers = response.headers
-        var resource = RemoteResource(
-            requestedURL: url,
-            resolvedURL: response.effectiveURL ?? url,
-            length: nil,
-            acceptsRanges: false,
-            etag: headers["etag"],
-            lastModified: headers["last-modified"],
-            suggestedFilename: headers["content-disposition"].flatMap(ContentDisposition.filename),
-            digests: [],
-            contentType: headers["content-type"]
-        )
+        var resource = Self.described(by: headers, url: url, effectiveURL: response.effectiveURL)
         var parkedRange: Range<Int64>?
         do throws(BraidError) {
             switch headers.status {
@@ -153,7 +158,38 @@ struct Prober {
             response.parked?.cancel()
             throw error
         }
+        if let body = response.body {
+            let first = ParkedResponse(
+                body: body, headers: headers, range: parkedRange, firstByteSeconds: response.firstByteSeconds)
+            return (resource, first)
+        }
         return (resource, response.parked.map { ParkedResponse($0, headers: headers, range: parkedRange) })
+    }
+
+    /// What a first GET's response says of the file before its length is read: its validators, name and type.
+    private static func described(by headers: ResponseHeaders, url: String, effectiveURL: String?) -> RemoteResource {
+        RemoteResource(
+            requestedURL: url,
+            resolvedURL: effectiveURL ?? url,
+            length: nil,
+            acceptsRanges: false,
+            etag: headers["etag"],
+            lastModified: headers["last-modified"],
+            suggestedFilename: headers["content-disposition"].flatMap(ContentDisposition.filename),
+            digests: [],
+            contentType: headers["content-type"]
+        )
+    }
+
+    /// The file a first GET's response carries whole (`ResponseHeaders.wholeFileLength`), as `probeFirstGet` finds
+    /// it once the response is in.
+    static func wholeFile(in headers: ResponseHeaders, url: String, effectiveURL: String?) -> RemoteResource? {
+        guard let length = headers.wholeFileLength, (try? RemoteResource.checkLength(length)) != nil else { return nil }
+        var resource = described(by: headers, url: url, effectiveURL: effectiveURL)
+        resource.length = length
+        resource.acceptsRanges = headers.status == 206
+        resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: false)
+        return resource
     }
 
     /// Whether `headers` ask S3 for its checksums, which it sends only with whole objects and `HEAD`.
@@ -259,6 +295,9 @@ struct Prober {
         var effectiveURL: String?
         /// A `firstGet` whose `2xx` body waits, paused.
         var parked: PoolRequest?
+        /// A `firstGet`'s `2xx` body read to its end: the whole file (`readsWhole`).
+        var body: [UInt8]? = nil
+        var firstByteSeconds: Double = 0
     }
 
     /// Runs one probe request, following redirects; a transport failure or a retryable status is thrown as
@@ -273,6 +312,15 @@ struct Prober {
             var headers = conditions
             if case .firstGet = method {
                 collector.parksBody = true
+                collector.readsWhole = readsWhole
+                collector.onBody = onWholeBody
+                collector.onStart = onWholeBodyStart.map { [current] started in
+                    { headers in
+                        if let resource = Self.wholeFile(in: headers, url: url, effectiveURL: current) {
+                            started(resource)
+                        }
+                    }
+                }
                 // As the range requests ask (`Source`): a digest of a response kept whole lets it be checked as it
                 // lands.
                 headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
@@ -293,7 +341,13 @@ struct Prober {
                 break
             case let .firstGet(bytes): handle.set(CURLOPT_RANGE, bytes.map { "0-\($0 - 1)" } ?? "0-")
             }
-            let request = PoolRequest(handle, context: collector, isCancelled: isCancelled) { collector.parked }
+            let stops: @Sendable () -> Bool
+            if case .firstGet = method, readsWhole != nil {
+                stops = { [isCancelled, isPaused] in isCancelled() || isPaused() }
+            } else {
+                stops = isCancelled
+            }
+            let request = PoolRequest(handle, context: collector, isCancelled: stops) { collector.parked }
             let code: CURLcode
             switch request.perform(on: pool) {
             case .parked:
@@ -301,13 +355,27 @@ struct Prober {
             case let .ended(result):
                 code = result
             }
-            if code == CURLE_ABORTED_BY_CALLBACK && isCancelled() {
+            if code == CURLE_ABORTED_BY_CALLBACK && stops() {
                 throw ProbeFailure(kind: .fatal(.cancelled, "cancelled while probing"), headers: nil)
             }
             if EasyHandle.failedInHTTP2(code) && !fallenBack {
                 pool.driver.recordHTTP2Failure(current)
                 // A server that offers HTTP/2 and then resets its streams: this hop again, over HTTP/1.1.
                 continue
+            }
+            if code == CURLE_OK || collector.overran, let body = collector.body {
+                // libcurl holds a body to its Content-Length; this holds it to the range's too.
+                guard Int64(body.count) == collector.wholeLength, !collector.overran else {
+                    let message =
+                        "the server's response to the first request does not have the \(collector.wholeLength) bytes "
+                        + "its head announced"
+                    throw ProbeFailure(
+                        kind: .transient(.protocolViolation, message, retryAfter: nil, refusedConnection: false),
+                        headers: collector.headers)
+                }
+                return Response(
+                    headers: collector.headers, effectiveURL: current, body: body,
+                    firstByteSeconds: handle.firstByteSeconds)
             }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
                 let failure = TransportFailure(code, detail: handle.describe(code))
@@ -439,6 +507,22 @@ private final class ProbeCollector {
     var parksBody = false
     /// Whether it was.
     var parked = false
+    /// The longest `2xx` body of the whole file read to its end rather than paused (`Prober.readsWhole`).
+    var readsWhole: Int64?
+    /// The body being read to its end, once its first bytes came and it is the whole file.
+    var body: [UInt8]?
+    /// The length of the file the body being read is, from the head.
+    var wholeLength: Int64 = 0
+    /// Whether the body being read ran past `wholeLength`.
+    var overran = false
+    /// Told of the head of a body about to be read whole (`Prober.onWholeBodyStart`).
+    var onStart: ((ResponseHeaders) -> Void)?
+    /// Told of the body being read whole (`Prober.onWholeBody`), every `reportInterval` seconds.
+    var onBody: (@Sendable (Int64, Int64, Double) -> Void)?
+    /// When the body being read started, and when it is next reported.
+    private var bodyStarted = 0.0
+    private var nextReport = 0.0
+    private static let reportInterval = 0.25
     /// Body bytes of a redirect or an error read so far.
     private var discarded = 0
     /// The most of a redirect's or an error's body read to keep the connection: more costs more than a new one.
@@ -453,10 +537,38 @@ private final class ProbeCollector {
         return size * count
     }
 
-    static let writeCallback: braid_curl_data_callback = { _, size, count, userdata in
+    static let writeCallback: braid_curl_data_callback = { data, size, count, userdata in
         let collector = ProbeCollector.from(userdata)
         let status = collector.headers.status
         if collector.parksBody && (200..<300).contains(status) {
+            if collector.body == nil && !collector.parked, let limit = collector.readsWhole,
+                let length = collector.headers.wholeFileLength, length <= limit
+            {
+                collector.wholeLength = length
+                collector.body = []
+                collector.body!.reserveCapacity(Int(length))
+                collector.onStart?(collector.headers)
+                if collector.onBody != nil {
+                    // Reported at once unless the first bytes are all of it, then every `reportInterval`.
+                    collector.bodyStarted = TransferEngine.now()
+                    collector.nextReport = collector.bodyStarted
+                }
+            }
+            if collector.body != nil {
+                // More than the head said ends the request, as a violation to retry, never as a longer file.
+                guard Int64(collector.body!.count + size * count) <= collector.wholeLength else {
+                    collector.overran = true
+                    return braid_curl_abort_write
+                }
+                collector.body!.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
+                if let onBody = collector.onBody, Int64(collector.body!.count) < collector.wholeLength,
+                    case let now = TransferEngine.now(), now >= collector.nextReport
+                {
+                    collector.nextReport = now + ProbeCollector.reportInterval
+                    onBody(Int64(collector.body!.count), collector.wholeLength, now - collector.bodyStarted)
+                }
+                return size * count
+            }
             // libcurl keeps the chunk and hands it to whatever write callback the handle has when it resumes.
             collector.parked = true
             return braid_curl_pause_write

@@ -33,6 +33,22 @@ struct ResponseHeaders: Sendable, Equatable {
     subscript(name: String) -> String? { fields[name.lowercased()] }
 
     var contentLength: Int64? { self["content-length"].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil } }
+
+    /// The file's length when the body is all of it: a `200`'s `Content-Length`, or a `206`'s complete length when
+    /// its range covers the file; nil otherwise, and for an empty file.
+    var wholeFileLength: Int64? {
+        switch status {
+        case 200:
+            return contentLength.flatMap { $0 > 0 ? $0 : nil }
+        case 206:
+            guard let contentRange = self["content-range"].flatMap(ContentRange.init), let range = contentRange.range,
+                range.lowerBound == 0, range.upperBound + 1 == contentRange.completeLength
+            else { return nil }
+            return contentRange.completeLength
+        default:
+            return nil
+        }
+    }
 }
 
 extension StringProtocol {

@@ -2,6 +2,9 @@
 /// transfer to write it. The probe then costs no request of its own, and the download receives one round trip
 /// sooner (see [the transfer note](../../../../docs/design/transfer.md#probe)).
 ///
+/// A small file's body may have been read to its end instead (`body`): the request is over, its connection back in
+/// the pool, and the download writes the bytes itself, with no transfer to run (`DownloadJob.writeReceived`).
+///
 /// `TransferEngine` adopts it as the transfer's first request when that request asks for exactly the bytes it
 /// carries (`TransferRequest.requested`), whatever part of them from byte 0 the request keeps: the connection ends
 /// it once that part is in. Otherwise, or when the download ends before, it is cancelled and its connection closed.
@@ -16,7 +19,11 @@ final class ParkedResponse: @unchecked Sendable {
     let range: Range<Int64>?
     /// The seconds the server took from the request to its first byte (connecting not counted).
     let firstByteSeconds: Double
-    private let request: PoolRequest
+    /// The whole body, when the probe read it to its end (the whole file, no longer than `Prober.readsWhole`);
+    /// nil when it waits, paused.
+    let body: [UInt8]?
+    /// The paused request; nil when the body was read.
+    private let request: PoolRequest?
 
     /// Read once the request parked, as its head is: libcurl's timings of it are final.
     init(_ request: PoolRequest, headers: ResponseHeaders, range: Range<Int64>?) {
@@ -24,6 +31,16 @@ final class ParkedResponse: @unchecked Sendable {
         self.headers = headers
         self.range = range
         firstByteSeconds = request.easy.firstByteSeconds
+        body = nil
+    }
+
+    /// A response whose body was read to its end: the file, all of it (`range` for a `206`).
+    init(body: [UInt8], headers: ResponseHeaders, range: Range<Int64>?, firstByteSeconds: Double) {
+        request = nil
+        self.headers = headers
+        self.range = range
+        self.firstByteSeconds = firstByteSeconds
+        self.body = body
     }
 
     /// Whether its body is what `request` asks for: the same range (of which the request may keep fewer bytes,
@@ -34,13 +51,14 @@ final class ParkedResponse: @unchecked Sendable {
         return request.ranged && request.requested == range
     }
 
-    /// On the pool's thread: takes the request over, its body still paused; nil once it was cancelled.
+    /// On the pool's thread: takes the request over, its body still paused; nil once it was cancelled, or when
+    /// its body was read.
     func adopt() -> EasyHandle? {
-        request.adopt()
+        request?.adopt()
     }
 
-    /// Gives the response up, from any thread; nothing once it was adopted.
+    /// Gives the response up, from any thread; nothing once it was adopted, or when its body was read.
     func cancel() {
-        request.cancel()
+        request?.cancel()
     }
 }

@@ -1,0 +1,126 @@
+import Braid
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// A list's file that fits in one request is read whole by that request, its first GET (`Prober.readsWhole`), and
+/// written and checked by its download with no transfer to run: nothing is on disk until all of it has come, the
+/// download still reports its start and its progress, and a response that lies about its body is asked again or
+/// refused as any other.
+@Suite("a list's small file read whole by its first request", .serialized)
+struct WholeFirstResponseTests {
+    static let content = TestContent(seed: 61, size: 400 << 10)
+
+    static func serve(_ faults: [TestServer.Fault]) throws -> TestServer {
+        let server = TestServer(routes: ["/f": .init(content: content, faults: faults)])
+        try server.start()
+        return server
+    }
+
+    /// Runs one download of `/f` in a manager, as a list's downloads run; returns it, its outcome and its events.
+    static func run(
+        _ server: TestServer, into path: String, configure: (inout DownloadOptions) -> Void = { _ in }
+    ) async -> (Download, Result<DownloadResult, BraidError>, [DownloadEvent]) {
+        var options = DownloadOptions()
+        options.destination = .file(path)
+        options.syncOnCompletion = false
+        configure(&options)
+        let manager = DownloadManager()
+        let download = manager.makeDownload(url: server.url("/f"), options: options)
+        let events = Mutex<[DownloadEvent]>([])
+        let reading = Task {
+            for await event in download.events {
+                // Looked at as it comes: whether the partial file exists while the body arrives.
+                if case .progress = event, FileManager.default.fileExists(atPath: path + ".part") {
+                    events.withLock { $0.append(.notice("a partial file exists")) }
+                }
+                events.withLock { $0.append(event) }
+            }
+        }
+        let outcome = await manager.run([download])[0]
+        await reading.value
+        return (download, outcome, events.withLock { $0 })
+    }
+
+    @Test("a slow small file is one GET, reports its start and its progress, and is not on disk until it is all in")
+    func slowSmallFile() async throws {
+        let server = try Self.serve([.throttle(bytesPerSecond: 400 << 10)])
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-whole")
+        defer { directory.remove() }
+        let path = directory.appending("f.bin").path
+
+        let (_, outcome, events) = await Self.run(server, into: path)
+
+        let result = try outcome.get()
+        #expect(result.bytes == Int64(Self.content.size))
+        #expect(try Self.content.firstDifference(fromFileAt: path) == nil)
+        #expect(server.waitUntilIdle())
+        #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
+        let started = events.firstIndex { if case .started = $0 { true } else { false } }
+        let progress = events.indices.filter { index in
+            if case let .progress(progress) = events[index] {
+                progress.downloadedBytes > 0 && progress.downloadedBytes < Int64(Self.content.size)
+            } else {
+                false
+            }
+        }
+        #expect(started != nil && !progress.isEmpty, "\(events)")
+        #expect(progress.allSatisfy { $0 > started ?? .max }, "the start comes before the progress")
+        #expect(!events.contains { if case .notice("a partial file exists") = $0 { true } else { false } })
+    }
+
+    @Test("a first response shorter than its head said is asked again, and the file is right")
+    func shortBodyAskedAgain() async throws {
+        let server = try Self.serve([.onlyFirst(requests: 1, .shortBody(missingBytes: 1000))])
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-whole")
+        defer { directory.remove() }
+        let path = directory.appending("f.bin").path
+
+        let (_, outcome, _) = await Self.run(server, into: path)
+
+        #expect(try outcome.get().bytes == Int64(Self.content.size))
+        #expect(try Self.content.firstDifference(fromFileAt: path) == nil)
+        #expect(server.waitUntilIdle())
+        let log = server.requestLog
+        #expect(log.map(\.method) == ["GET", "GET"], "\(log)")
+        #expect(log.allSatisfy { $0.range == "bytes=0-1048575" }, "\(log.map(\.range))")
+    }
+
+    @Test("a small file read whole that fails its Content-MD5 is refused, and nothing takes its name")
+    func wrongDigestRefused() async throws {
+        let server = try Self.serve([.contentMD5(correct: false)])
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-whole")
+        defer { directory.remove() }
+        let path = directory.appending("f.bin").path
+
+        let (_, outcome, _) = await Self.run(server, into: path)
+
+        guard case let .failure(error) = outcome else {
+            Issue.record("a file that fails its digest was accepted")
+            return
+        }
+        #expect(error.code == .integrity && error.message.contains("md5 mismatch"), "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
+    }
+
+    @Test("a rate limit keeps the transfer: the body is paced as it comes, into the partial file")
+    func rateLimitKeepsTheTransfer() async throws {
+        let server = try Self.serve([])
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-whole")
+        defer { directory.remove() }
+        let path = directory.appending("f.bin").path
+
+        let (_, outcome, events) = await Self.run(server, into: path) { $0.rateLimit = 800 << 10 }
+
+        #expect(try outcome.get().bytes == Int64(Self.content.size))
+        #expect(try Self.content.firstDifference(fromFileAt: path) == nil)
+        #expect(events.contains { if case .notice("a partial file exists") = $0 { true } else { false } })
+    }
+}
