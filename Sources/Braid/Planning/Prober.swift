@@ -560,7 +560,9 @@ private final class ProbeCollector {
                     collector.overran = true
                     return braid_curl_abort_write
                 }
-                collector.body!.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
+                // Typed, so that the bytes are copied at once rather than one by one.
+                let bytes = UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self)
+                collector.body!.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size * count))
                 if let onBody = collector.onBody, Int64(collector.body!.count) < collector.wholeLength,
                     case let now = TransferEngine.now(), now >= collector.nextReport
                 {

@@ -12,6 +12,9 @@ extension TransferPool {
         private struct Inbox {
             var arrivals: [Arrival] = []
             var stopping = false
+            /// Whether the pool's thread waits for the network, or is about to: only then does a client that
+            /// arrives wake it. A list's downloads arrive by the thousand, mostly while the thread is busy anyway.
+            var waiting = false
             /// The pool's thread, started with the first client.
             var thread: WorkerThread?
         }
@@ -52,15 +55,16 @@ extension TransferPool {
 
         /// Runs `client` on the pool's thread, starting the thread with the first client.
         func attach(_ client: any PoolClient) {
-            inbox.withLock { inbox in
+            let waiting = inbox.withLock { inbox in
                 precondition(!inbox.stopping, "Invalid state: a client attached to a pool that was shut down")
                 inbox.arrivals.append(Arrival(client: client))
-                guard inbox.thread == nil else { return }
+                guard inbox.thread == nil else { return inbox.waiting }
                 let thread = WorkerThread { [self] in run() }
                 thread.start()
                 inbox.thread = thread
+                return false
             }
-            wake()
+            if waiting { wake() }
         }
 
         /// Ends the thread once no client is attached, and waits for it; calling it again does nothing.
@@ -133,7 +137,16 @@ extension TransferPool {
                 detachFinished()
                 // The wake-up that came with `stopping` may have been taken by the last wait already.
                 if stopping && clients.isEmpty { break }
-                multi.poll(timeoutMilliseconds: clients.isEmpty ? 60_000 : Int(max(0, timeout) * 1000))
+                // A client that arrived since the inbox was read is joined at once; one that arrives from now on
+                // sees `waiting` and wakes the wait.
+                let waits = inbox.withLock { inbox in
+                    inbox.waiting = inbox.arrivals.isEmpty
+                    return inbox.waiting
+                }
+                if waits {
+                    multi.poll(timeoutMilliseconds: clients.isEmpty ? 60_000 : Int(max(0, timeout) * 1000))
+                    inbox.withLock { $0.waiting = false }
+                }
                 for client in clients { client.willPerform() }
                 _ = multi.perform()
                 while let finished = multi.nextFinished() {
