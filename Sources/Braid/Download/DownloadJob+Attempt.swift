@@ -139,14 +139,15 @@ extension DownloadJob {
             try beginRepair(checkpoints, plan: plan)
         }
         let transfer: TransferRun
-        if let adopted, let body = adopted.body {
+        if let adopted, let body = adopted.body, oneRequest, repairSink == nil {
             // The probe read the file to its end: its bytes are written here, with no transfer to run.
-            precondition(oneRequest && repairSink == nil, "Invalid state: a body read whole that is not the file")
             transfer = try writeReceived(body, of: adopted, file: file, hasher: hasher)
         } else {
+            // A body read whole serves only a plan of that one request; any other plan fetches its bytes afresh.
             transfer = try runTransfer(
                 resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
-                checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted, oneRequest: oneRequest)
+                checkpoints: checkpoints, stream: stream, paths: paths,
+                adopting: adopted?.body == nil ? adopted : nil, oneRequest: oneRequest && adopted?.body == nil)
         }
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
