@@ -155,7 +155,8 @@ public final class Download: Sendable {
             pool: pool,
             label: label ?? URLUserinfo.removed(from: url),
             logger: logger,
-            chunks: chunkChannel
+            chunks: chunkChannel,
+            nameFromURL: DestinationPaths.filename(fromURL: url)
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }

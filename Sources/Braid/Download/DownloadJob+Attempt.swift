@@ -282,11 +282,7 @@ extension DownloadJob {
     private func claimDestination(
         for resource: RemoteResource, opened: DestinationPaths.Opened?
     ) throws(BraidError) -> (DestinationPaths, manifestAbsent: Bool) {
-        let place = try DestinationPaths.resolve(
-            options.destination,
-            suggestedFilename: resource.suggestedFilename,
-            url: resource.requestedURL
-        )
+        let place = try place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
         let paths: DestinationPaths
         if let opened, opened.place == place {
             paths = opened.paths

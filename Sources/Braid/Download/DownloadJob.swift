@@ -33,6 +33,9 @@ struct DownloadJob: Sendable {
     let logger: Logger
     /// Where `Download.chunks` takes a streamed download's bytes from.
     var chunks: ChunkChannel? = nil
+    /// The name `url` gives its file (`DestinationPaths.filename(fromURL:)`), worked out once: the destination is
+    /// resolved several times a download (`place(suggestedFilename:url:)`).
+    var nameFromURL: String? = nil
     let emit: @Sendable (DownloadEvent) -> Void
 
     /// How this download's requests are made; the user's credentials go to the origins the user named only: those
@@ -140,10 +143,9 @@ struct DownloadJob: Sendable {
         prober.multiplexes = probeMultiplexes
         if readsWholeFirstResponse {
             prober.readsWhole = Self.oneRequestLength
-            prober.onWholeBodyStart = { [emit, options] resource in
+            prober.onWholeBodyStart = { [self] resource in
                 // Where the file goes, as the claim will find it (`DownloadJob.writeReceived`).
-                let place = try? DestinationPaths.resolve(
-                    options.destination, suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
+                let place = try? self.place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
                 emit(.started(resource: resource, path: place?.path.string ?? "", resumedBytes: 0))
                 emit(.state(.downloading))
             }
@@ -213,13 +215,23 @@ struct DownloadJob: Sendable {
         else {
             return (false, nil)
         }
-        guard let place = try? DestinationPaths.resolve(options.destination, suggestedFilename: nil, url: url),
+        guard let place = try? place(suggestedFilename: nil, url: url),
             let paths = try? DestinationPaths.open(place, creating: false)
         else { return (true, nil) }
         let afresh =
             !paths.exists(paths.manifest) && !paths.exists(paths.part)
             && (options.overwrite || !paths.exists(paths.final))
         return (afresh, DestinationPaths.Opened(place: place, paths: paths))
+    }
+
+    /// Where the file of `url` goes (`DestinationPaths.resolve`), with the name the server suggested, if any: for
+    /// the download's own URL, by the name worked out once (`nameFromURL`).
+    func place(suggestedFilename: String?, url: String) throws(BraidError) -> DestinationPaths.Place {
+        guard url == self.url, let nameFromURL else {
+            return try DestinationPaths.resolve(options.destination, suggestedFilename: suggestedFilename, url: url)
+        }
+        return try DestinationPaths.resolve(
+            options.destination, suggestedFilename: suggestedFilename, nameFromURL: nameFromURL)
     }
 
     /// How one pass from the probe's answer ended.

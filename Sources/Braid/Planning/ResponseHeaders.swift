@@ -30,7 +30,10 @@ struct ResponseHeaders: Sendable, Equatable {
         }
     }
 
-    subscript(name: String) -> String? { fields[name.lowercased()] }
+    subscript(name: String) -> String? {
+        // Names are asked for in lower case nearly always, dozens of times a response: no copy is made for those.
+        fields[name.utf8.contains { (0x41...0x5A).contains($0) || $0 >= 0x80 } ? name.lowercased() : name]
+    }
 
     var contentLength: Int64? { self["content-length"].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil } }
 

@@ -66,11 +66,20 @@ struct DestinationPaths: Sendable, Equatable {
         suggestedFilename: String?,
         url: String
     ) throws(BraidError) -> Place {
+        try resolve(destination, suggestedFilename: suggestedFilename, nameFromURL: filename(fromURL: url))
+    }
+
+    /// `resolve(_:suggestedFilename:url:)` with the URL's name (`filename(fromURL:)`) given, for a caller that
+    /// resolves the same URL's place often and works the name out once: parsing the URL costs more than the rest.
+    static func resolve(
+        _ destination: DownloadOptions.Destination,
+        suggestedFilename: String?,
+        nameFromURL: @autoclosure () -> String?
+    ) throws(BraidError) -> Place {
         var place = try place(of: destination)
         if place.name == nil {
             place.name =
-                suggestedFilename.flatMap { SafeName.lastComponent(of: $0)?.string } ?? filename(fromURL: url)
-                ?? "download"
+                suggestedFilename.flatMap { SafeName.lastComponent(of: $0)?.string } ?? nameFromURL() ?? "download"
         }
         return place
     }
