@@ -15,7 +15,10 @@ struct ContentRange: Equatable, Sendable {
 
     init?(_ header: String) {
         let value = header.trimmingWhitespace()
-        guard value.count <= 128, value.lowercased().hasPrefix("bytes ") else { return nil }
+        // Byte by byte: a list's every response has one, and `lowercased()` would copy it first.
+        guard value.utf8.count <= 128, value.utf8.count >= 6,
+            zip(value.utf8.prefix(6), "bytes ".utf8).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
+        else { return nil }
         let spec = value.dropFirst(6).trimmingWhitespace()
         let halves = spec.split(separator: "/", omittingEmptySubsequences: false)
         guard halves.count == 2 else { return nil }
@@ -39,7 +42,9 @@ struct ContentRange: Equatable, Sendable {
     }
 
     private static func parseNumber(_ text: Substring) -> Int64? {
-        guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return nil
+        }
         return Int64(text)
     }
 }

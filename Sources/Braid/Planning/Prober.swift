@@ -118,6 +118,13 @@ struct Prober {
                 headers: response.headers)
         }
         let headers = response.headers
+        if let body = response.body, let file = response.wholeFile {
+            // Read whole: its head was read for the file as the body started (`wholeFile(in:url:effectiveURL:)`).
+            let first = ParkedResponse(
+                body: body, headers: headers, range: headers.status == 206 ? 0..<Int64(body.count) : nil,
+                firstByteSeconds: response.firstByteSeconds)
+            return (file, first)
+        }
         var resource = Self.described(by: headers, url: url, effectiveURL: response.effectiveURL)
         var parkedRange: Range<Int64>?
         do throws(BraidError) {
@@ -157,11 +164,6 @@ struct Prober {
         } catch {
             response.parked?.cancel()
             throw error
-        }
-        if let body = response.body {
-            let first = ParkedResponse(
-                body: body, headers: headers, range: parkedRange, firstByteSeconds: response.firstByteSeconds)
-            return (resource, first)
         }
         return (resource, response.parked.map { ParkedResponse($0, headers: headers, range: parkedRange) })
     }
@@ -295,8 +297,9 @@ struct Prober {
         var effectiveURL: String?
         /// A `firstGet` whose `2xx` body waits, paused.
         var parked: PoolRequest?
-        /// A `firstGet`'s `2xx` body read to its end: the whole file (`readsWhole`).
+        /// A `firstGet`'s `2xx` body read to its end: the whole file (`readsWhole`), as its head describes it.
         var body: [UInt8]? = nil
+        var wholeFile: RemoteResource? = nil
         var firstByteSeconds: Double = 0
     }
 
@@ -314,13 +317,9 @@ struct Prober {
                 collector.parksBody = true
                 collector.readsWhole = readsWhole
                 collector.onBody = onWholeBody
-                collector.onStart = onWholeBodyStart.map { [current] started in
-                    { headers in
-                        if let resource = Self.wholeFile(in: headers, url: url, effectiveURL: current) {
-                            started(resource)
-                        }
-                    }
+                collector.describe = { [current] headers in Self.wholeFile(in: headers, url: url, effectiveURL: current)
                 }
+                collector.onStart = onWholeBodyStart
                 // As the range requests ask (`Source`): a digest of a response kept whole lets it be checked as it
                 // lands.
                 headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
@@ -374,7 +373,7 @@ struct Prober {
                         headers: collector.headers)
                 }
                 return Response(
-                    headers: collector.headers, effectiveURL: current, body: body,
+                    headers: collector.headers, effectiveURL: current, body: body, wholeFile: collector.wholeFile,
                     firstByteSeconds: handle.firstByteSeconds)
             }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
@@ -515,8 +514,12 @@ private final class ProbeCollector {
     var wholeLength: Int64 = 0
     /// Whether the body being read ran past `wholeLength`.
     var overran = false
-    /// Told of the head of a body about to be read whole (`Prober.onWholeBodyStart`).
-    var onStart: ((ResponseHeaders) -> Void)?
+    /// What the head of a body about to be read whole says of the file (`Prober.wholeFile`), and the file so
+    /// described; nil until then, and when the head does not describe a file (the body is then paused).
+    var describe: ((ResponseHeaders) -> RemoteResource?)?
+    var wholeFile: RemoteResource?
+    /// Told of the file whose body is about to be read whole (`Prober.onWholeBodyStart`).
+    var onStart: (@Sendable (RemoteResource) -> Void)?
     /// Told of the body being read whole (`Prober.onWholeBody`), every `reportInterval` seconds.
     var onBody: (@Sendable (Int64, Int64, Double) -> Void)?
     /// When the body being read started, and when it is next reported.
@@ -542,12 +545,14 @@ private final class ProbeCollector {
         let status = collector.headers.status
         if collector.parksBody && (200..<300).contains(status) {
             if collector.body == nil && !collector.parked, let limit = collector.readsWhole,
-                let length = collector.headers.wholeFileLength, length <= limit
+                let length = collector.headers.wholeFileLength, length <= limit,
+                let file = collector.describe?(collector.headers)
             {
                 collector.wholeLength = length
+                collector.wholeFile = file
                 collector.body = []
                 collector.body!.reserveCapacity(Int(length))
-                collector.onStart?(collector.headers)
+                collector.onStart?(file)
                 if collector.onBody != nil {
                     // Reported at once unless the first bytes are all of it, then every `reportInterval`.
                     collector.bodyStarted = TransferEngine.now()

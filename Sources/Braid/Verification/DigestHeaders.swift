@@ -94,6 +94,7 @@ enum DigestHeaders {
     /// is not a digest of the bytes. S3 keeps SHA checksums of a multipart upload (whose `ETag` ends in `-N`)
     /// only as composites, and some S3 look-alikes send those without saying so.
     static func amazonChecksums(in headers: ResponseHeaders) -> [ExpectedDigest] {
+        guard headers["x-amz-checksum-sha1"] != nil || headers["x-amz-checksum-sha256"] != nil else { return [] }
         if let type = headers["x-amz-checksum-type"], type.trimmingWhitespace().uppercased() != "FULL_OBJECT" {
             return []
         }
@@ -114,14 +115,16 @@ enum DigestHeaders {
     /// `-N` of a multipart upload, from a server that identifies as S3 or moto, on an object not encrypted with KMS
     /// or a customer key (whose tags are not digests).
     static func amazonEntityTag(in headers: ResponseHeaders) -> ExpectedDigest? {
+        // The tag's shape first: it rules out nearly every other server's at once.
+        guard let tag = headers["etag"]?.trimmingWhitespace(), tag.utf8.count == 34 else { return nil }
         // `x-amz-request-id` and `x-amz-id-2` are S3's; `x-amzn-requestid` is how moto, the S3 stand-in, says it.
         let isS3 =
             headers["server"]?.lowercased().contains("amazons3") == true || headers["x-amz-request-id"] != nil
             || headers["x-amz-id-2"] != nil || headers["x-amzn-requestid"] != nil
-        guard isS3, let tag = headers["etag"]?.trimmingWhitespace(),
+        guard isS3,
             headers["x-amz-server-side-encryption-customer-algorithm"] == nil,
             headers["x-amz-server-side-encryption"]?.lowercased().hasPrefix("aws:kms") != true,
-            tag.utf8.count == 34, tag.hasPrefix("\""), tag.hasSuffix("\""),
+            tag.hasPrefix("\""), tag.hasSuffix("\""),
             let bytes = ExpectedDigest.decodeHex(String(tag.dropFirst().dropLast())), bytes.count == 16
         else { return nil }
         return ExpectedDigest(algorithm: .md5, bytes: bytes, source: .entityTag)
