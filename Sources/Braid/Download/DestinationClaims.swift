@@ -24,6 +24,8 @@ final class DestinationClaims: Sendable {
     /// What keeps a file that a download to `final` would write (the file itself, `FILE.part`, `FILE.braid` and
     /// the manifest's temporary and reserve files); nil when it may write them all.
     func reservation(of final: FilePath) -> String? {
+        // Most managers reserve nothing: no path to work out for each of a list's thousands of downloads.
+        guard !reserved.withLock({ $0.isEmpty }) else { return nil }
         let paths = DestinationPaths(final: AnchoredPath(final))
         let store = ManifestStore(path: paths.manifest)
         let written = [paths.final, paths.part, paths.manifest, store.temporaryPath, store.reservePath]

@@ -3,10 +3,26 @@
 enum URLUserinfo {
     /// Where `user:password@` (with its `@`) stands in `url`, if its authority has one.
     static func range(in url: Substring) -> Range<Substring.Index>? {
-        guard let scheme = url.firstRange(of: "://") else { return nil }
-        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@") else { return nil }
-        return scheme.upperBound..<url.index(after: at)
+        // On the UTF-8 bytes: every character looked for is ASCII, and a list asks this of every URL.
+        let bytes = url.utf8
+        var cursor = bytes.startIndex
+        var authorityStart: Substring.Index?
+        while authorityStart == nil, cursor < bytes.endIndex {
+            if bytes[cursor...].starts(with: "://".utf8) {
+                authorityStart = bytes.index(cursor, offsetBy: 3)
+            } else {
+                cursor = bytes.index(after: cursor)
+            }
+        }
+        guard let start = authorityStart else { return nil }
+        var at: Substring.Index?
+        cursor = start
+        while cursor < bytes.endIndex, !"/?#".utf8.contains(bytes[cursor]) {
+            if bytes[cursor] == UInt8(ascii: "@") { at = cursor }
+            cursor = bytes.index(after: cursor)
+        }
+        guard let at else { return nil }
+        return start..<bytes.index(after: at)
     }
 
     /// `url` without the userinfo of its authority, as a manifest stores it.
