@@ -34,9 +34,16 @@ struct ProgressOutputTests {
 
     @Test("a resumed download's last line gives the bytes fetched in this run, at their rate, and those resumed")
     func resumedRate() async throws {
-        // 1 MiB/s per connection, without a burst: 4 connections fetch the 8 MiB file in about 2 s.
+        // 1 MiB/s per connection, without a burst: 4 connections fetch the 8 MiB file in about 2 s. The first run's
+        // four requests (its first GET and three ranges) each hold after 512 KiB, so that it is interrupted with a
+        // quarter of the file checkpointed however loaded the machine is; the second run's requests are served in
+        // full.
         let size: Int64 = 8 << 20
-        let server = TestServer(routes: ["/f": .init(size: UInt64(size), faults: [.throttle(bytesPerSecond: 1 << 20)])])
+        let server = TestServer(routes: [
+            "/f": .init(
+                size: UInt64(size),
+                faults: [.throttle(bytesPerSecond: 1 << 20), .onlyFirst(requests: 4, .stall(afterBytes: 512 << 10))])
+        ])
         try server.start()
         defer { server.shutdown() }
         let directory = try TemporaryDirectory(prefix: "braid-progress")
@@ -47,12 +54,13 @@ struct ProgressOutputTests {
 
         let first = try BraidCLI.start(arguments)
         defer { first.stop(signal: SIGKILL) }
-        try await first.waitUntil("half the file checkpointed", timeout: .seconds(30)) {
-            (ManifestFile(at: manifest)?.done ?? 0) >= size / 2
+        try await first.waitUntil("a quarter of the file checkpointed", timeout: .seconds(30)) {
+            (ManifestFile(at: manifest)?.done ?? 0) >= size / 4
         }
         first.send(SIGINT)
         #expect(try await first.waitForExit(timeout: .seconds(10)) == .exited(130))
         let resumed = try #require(ManifestFile(at: manifest)).done
+        #expect(resumed == size / 4, "each of the first run's four requests held after 512 KiB")
 
         let second = try await BraidCLI.run(arguments)
 
