@@ -44,21 +44,22 @@ struct WholeFirstResponseTests {
         return (download, outcome, events.withLock { $0 })
     }
 
-    @Test("a slow small file is one GET, reports its start and its progress, and is not on disk until it is all in")
-    func slowSmallFile() async throws {
-        let server = try Self.serve([.throttle(bytesPerSecond: 400 << 10)])
+    @Test("a small file held mid-body has reported its start and progress, and nothing of it is on disk yet")
+    func heldSmallFile() async throws {
+        // The first response holds after 64 KiB until the download gives it up (1 s without a byte) and asks again.
+        let server = try Self.serve([.onlyFirst(requests: 1, .stall(afterBytes: 64 << 10))])
         defer { server.shutdown() }
         let directory = try TemporaryDirectory(prefix: "braid-whole")
         defer { directory.remove() }
         let path = directory.appending("f.bin").path
 
-        let (_, outcome, events) = await Self.run(server, into: path)
+        let (_, outcome, events) = await Self.run(server, into: path) { $0.stallTimeoutSeconds = 1 }
 
         let result = try outcome.get()
         #expect(result.bytes == Int64(Self.content.size))
         #expect(try Self.content.firstDifference(fromFileAt: path) == nil)
         #expect(server.waitUntilIdle())
-        #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
+        #expect(server.requestLog.map(\.method) == ["GET", "GET"], "\(server.requestLog)")
         let started = events.firstIndex { if case .started = $0 { true } else { false } }
         let progress = events.indices.filter { index in
             if case let .progress(progress) = events[index] {
@@ -69,6 +70,7 @@ struct WholeFirstResponseTests {
         }
         #expect(started != nil && !progress.isEmpty, "\(events)")
         #expect(progress.allSatisfy { $0 > started ?? .max }, "the start comes before the progress")
+        // Each progress event was looked at as it came, while its bytes were held in memory.
         #expect(!events.contains { if case .notice("a partial file exists") = $0 { true } else { false } })
     }
 
@@ -109,18 +111,32 @@ struct WholeFirstResponseTests {
         #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
     }
 
-    @Test("a rate limit keeps the transfer: the body is paced as it comes, into the partial file")
+    @Test("a rate limit keeps the transfer: the partial file is made before the body is all in")
     func rateLimitKeepsTheTransfer() async throws {
-        let server = try Self.serve([])
+        // The first response holds after 64 KiB, for as long as the test needs.
+        let server = try Self.serve([.onlyFirst(requests: 1, .stall(afterBytes: 64 << 10))])
         defer { server.shutdown() }
         let directory = try TemporaryDirectory(prefix: "braid-whole")
         defer { directory.remove() }
         let path = directory.appending("f.bin").path
+        var options = DownloadOptions()
+        options.destination = .file(path)
+        options.syncOnCompletion = false
+        options.rateLimit = 8 << 20
+        let manager = DownloadManager()
+        let download = manager.makeDownload(url: server.url("/f"), options: options)
+        let running = Task { await manager.run([download])[0] }
 
-        let (_, outcome, events) = await Self.run(server, into: path) { $0.rateLimit = 800 << 10 }
+        // Read whole, the held body would never reach the disk.
+        try await Polling.until("the partial file", timeout: .seconds(60)) {
+            FileManager.default.fileExists(atPath: path + ".part")
+        }
+        manager.cancel(download)
 
-        #expect(try outcome.get().bytes == Int64(Self.content.size))
-        #expect(try Self.content.firstDifference(fromFileAt: path) == nil)
-        #expect(events.contains { if case .notice("a partial file exists") = $0 { true } else { false } })
+        guard case let .failure(error) = await running.value else {
+            Issue.record("a held download completed")
+            return
+        }
+        #expect(error.code == .cancelled, "\(error)")
     }
 }
