@@ -139,15 +139,15 @@ extension DownloadJob {
             try beginRepair(checkpoints, plan: plan)
         }
         let transfer: TransferRun
-        if let adopted, let body = adopted.body, oneRequest, repairSink == nil {
+        if oneRequest, let adopted, let body = adopted.body {
             // The probe read the file to its end: its bytes are written here, with no transfer to run.
             transfer = try writeReceived(body, of: adopted, file: file, hasher: hasher)
         } else {
-            // A body read whole serves only a plan of that one request; any other plan fetches its bytes afresh.
+            // A body read whole that this plan cannot use is not adopted (`ParkedResponse.adopt()`): the transfer
+            // fetches its bytes afresh.
             transfer = try runTransfer(
                 resource, mirrors: mirrors, plan: plan, file: file, sink: repairSink, hasher: hasher,
-                checkpoints: checkpoints, stream: stream, paths: paths,
-                adopting: adopted?.body == nil ? adopted : nil, oneRequest: oneRequest && adopted?.body == nil)
+                checkpoints: checkpoints, stream: stream, paths: paths, adopting: adopted, oneRequest: oneRequest)
         }
         lifecycle.record(transfer.statistics)
         guard case let .completed(length) = transfer.outcome else {
