@@ -33,9 +33,9 @@ struct DownloadJob: Sendable {
     let logger: Logger
     /// Where `Download.chunks` takes a streamed download's bytes from.
     var chunks: ChunkChannel? = nil
-    /// The name `url` gives its file (`DestinationPaths.filename(fromURL:)`), worked out once: the destination is
-    /// resolved several times a download (`place(suggestedFilename:url:)`).
-    var nameFromURL: String? = nil
+    /// The name `url` gives its file (`DestinationPaths.filename(fromURL:)`; nil when it gives none), worked out
+    /// once: the destination is resolved several times a download (`place(suggestedFilename:url:)`).
+    let nameFromURL: String?
     let emit: @Sendable (DownloadEvent) -> Void
 
     /// How this download's requests are made; the user's credentials go to the origins the user named only: those
@@ -227,7 +227,7 @@ struct DownloadJob: Sendable {
     /// Where the file of `url` goes (`DestinationPaths.resolve`), with the name the server suggested, if any: for
     /// the download's own URL, by the name worked out once (`nameFromURL`).
     func place(suggestedFilename: String?, url: String) throws(BraidError) -> DestinationPaths.Place {
-        guard url == self.url, let nameFromURL else {
+        guard url == self.url else {
             return try DestinationPaths.resolve(options.destination, suggestedFilename: suggestedFilename, url: url)
         }
         return try DestinationPaths.resolve(
