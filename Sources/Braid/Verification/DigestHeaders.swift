@@ -94,22 +94,26 @@ enum DigestHeaders {
     /// is not a digest of the bytes. S3 keeps SHA checksums of a multipart upload (whose `ETag` ends in `-N`)
     /// only as composites, and some S3 look-alikes send those without saying so.
     static func amazonChecksums(in headers: ResponseHeaders) -> [ExpectedDigest] {
-        guard headers["x-amz-checksum-sha1"] != nil || headers["x-amz-checksum-sha256"] != nil else { return [] }
+        guard amazonChecksumKinds.contains(where: { headers[$0.name] != nil }) else { return [] }
         if let type = headers["x-amz-checksum-type"], type.trimmingWhitespace().uppercased() != "FULL_OBJECT" {
             return []
         }
         if let tag = headers["etag"], isMultipartEntityTag(tag) { return [] }
-        let kinds: [(String, DigestAlgorithm, ExpectedDigest.Source)] = [
-            ("x-amz-checksum-sha1", .sha1, .amzChecksumSHA1),
-            ("x-amz-checksum-sha256", .sha256, .amzChecksumSHA256),
-        ]
-        return kinds.compactMap { name, algorithm, source in
+        return amazonChecksumKinds.compactMap { name, algorithm, source in
             guard let value = headers[name], !isComposite(value),
                 let bytes = decodeBase64(value, length: algorithm.byteCount)
             else { return nil }
             return ExpectedDigest(algorithm: algorithm, bytes: bytes, source: source)
         }
     }
+
+    /// The whole-object checksums S3 sends, by header.
+    private static let amazonChecksumKinds:
+        [(name: String, algorithm: DigestAlgorithm, source: ExpectedDigest.Source)] =
+            [
+                ("x-amz-checksum-sha1", .sha1, .amzChecksumSHA1),
+                ("x-amz-checksum-sha256", .sha256, .amzChecksumSHA256),
+            ]
 
     /// An `ETag` is the object's MD5 only where S3 says so: a strong tag of 32 hexadecimal digits, without the
     /// `-N` of a multipart upload, from a server that identifies as S3 or moto, on an object not encrypted with KMS
