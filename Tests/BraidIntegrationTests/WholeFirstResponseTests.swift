@@ -19,13 +19,19 @@ struct WholeFirstResponseTests {
         return server
     }
 
+    /// A download into `path`, without the flush before the rename.
+    static func options(_ path: String) -> DownloadOptions {
+        var options = DownloadOptions()
+        options.destination = .file(path)
+        options.syncOnCompletion = false
+        return options
+    }
+
     /// Runs one download of `/f` in a manager, as a list's downloads run; returns it, its outcome and its events.
     static func run(
         _ server: TestServer, into path: String, configure: (inout DownloadOptions) -> Void = { _ in }
     ) async -> (Download, Result<DownloadResult, BraidError>, [DownloadEvent]) {
-        var options = DownloadOptions()
-        options.destination = .file(path)
-        options.syncOnCompletion = false
+        var options = Self.options(path)
         configure(&options)
         let manager = DownloadManager()
         let download = manager.makeDownload(url: server.url("/f"), options: options)
@@ -119,9 +125,7 @@ struct WholeFirstResponseTests {
         let directory = try TemporaryDirectory(prefix: "braid-whole")
         defer { directory.remove() }
         let path = directory.appending("f.bin").path
-        var options = DownloadOptions()
-        options.destination = .file(path)
-        options.syncOnCompletion = false
+        var options = Self.options(path)
         options.rateLimit = 8 << 20
         let manager = DownloadManager()
         let download = manager.makeDownload(url: server.url("/f"), options: options)
