@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -54,4 +55,23 @@ int braid_punch_hole(int descriptor, int64_t offset, int64_t length) {
 
 int braid_set_pipe_size(int descriptor, int size) {
     return fcntl(descriptor, F_SETPIPE_SZ, size);
+}
+
+int braid_open_unnamed(int directory, unsigned int mode) {
+#ifdef O_TMPFILE
+    return openat(directory, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+#else
+    (void)directory; (void)mode;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int braid_link_unnamed(int descriptor, int toDirectory, const char *to) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", descriptor);
+    if (linkat(AT_FDCWD, path, toDirectory, to, AT_SYMLINK_FOLLOW) == 0) return 0;
+    // Without /proc mounted: AT_EMPTY_PATH, which needs CAP_DAC_READ_SEARCH.
+    if (errno != ENOENT) return -1;
+    return linkat(descriptor, "", toDirectory, to, AT_EMPTY_PATH);
 }

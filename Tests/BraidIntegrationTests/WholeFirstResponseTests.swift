@@ -117,6 +117,65 @@ struct WholeFirstResponseTests {
         #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
     }
 
+    @Test("a small file read whole with a right Content-MD5 is checked and named, with no partial file or manifest")
+    func rightDigestPlaced() async throws {
+        let server = try Self.serve([.contentMD5(correct: true)])
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-whole")
+        defer { directory.remove() }
+        let path = directory.appending("f.bin").path
+
+        let (_, outcome, _) = await Self.run(server, into: path)
+
+        let result = try outcome.get()
+        #expect(result.verifiedDigest?.algorithm == .md5, "\(result)")
+        #expect(try Self.content.firstDifference(fromFileAt: path) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["f.bin"])
+        // The permissions of any new file (0666 less the umask), as curl's.
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o666 & ~Self.umask(), "\(String(mode ?? 0, radix: 8))")
+    }
+
+    @Test("a file that appears at the final name while a small file is read whole is left alone")
+    func finalAppearingIsKept() async throws {
+        // The first response holds after 64 KiB until the download gives it up (1 s without a byte) and asks again;
+        // the file appears meanwhile, after the look before the probe.
+        let server = try Self.serve([.onlyFirst(requests: 1, .stall(afterBytes: 64 << 10))])
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-whole")
+        defer { directory.remove() }
+        let path = directory.appending("f.bin").path
+        var options = Self.options(path)
+        options.stallTimeoutSeconds = 1
+        let manager = DownloadManager()
+        let download = manager.makeDownload(url: server.url("/f"), options: options)
+        let planted = Data("someone else's file".utf8)
+        let reading = Task {
+            for await event in download.events {
+                if case .started = event { FileManager.default.createFile(atPath: path, contents: planted) }
+            }
+        }
+        let outcome = await manager.run([download])[0]
+        await reading.value
+
+        guard case let .failure(error) = outcome else {
+            Issue.record("the download replaced a file that appeared at its name")
+            return
+        }
+        #expect(error.code == .fileExists && error.message.contains("appeared while downloading"), "\(error)")
+        #expect(FileManager.default.contents(atPath: path) == planted)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["f.bin"])
+        #expect(server.waitUntilIdle())
+        #expect(server.requestLog.map(\.method) == ["GET", "GET"], "\(server.requestLog)")
+    }
+
+    /// The process's umask, read without changing it for long: set and restored at once, in a serialized suite.
+    static func umask() -> Int {
+        let mask = Foundation.umask(0o022)
+        _ = Foundation.umask(mask)
+        return Int(mask)
+    }
+
     @Test("a rate limit keeps the transfer: the partial file is made before the body is all in")
     func rateLimitKeepsTheTransfer() async throws {
         // The first response holds after 64 KiB, for as long as the test needs.

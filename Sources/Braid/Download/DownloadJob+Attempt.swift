@@ -54,7 +54,16 @@ extension DownloadJob {
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> AttemptOutcome {
         defer { first?.cancel() }
-        let (paths, manifestAbsent) = try claimDestination(for: resource, opened: opened)
+        let (paths, lookedAt) = try claimDestination(for: resource, opened: opened)
+        // The look before the probe found nothing at this place (no manifest, partial file or final file), and the
+        // probe read the file whole: it is placed at once.
+        if lookedAt, !options.overwrite, let first, let body = first.body,
+            let placed = try placeReceived(
+                body, of: first, resource: resource, paths: paths, started: started, lifecycle: &lifecycle)
+        {
+            return placed
+        }
+        let manifestAbsent = try paths.refuseLinks()
         let store = ManifestStore(path: paths.manifest, knownAbsent: manifestAbsent)
         // With timestamping, a file at the final name is replaced unless it is as new as the server's.
         let replacesFinal = options.overwrite || (options.timestamping && paths.exists(paths.final))
@@ -276,15 +285,16 @@ extension DownloadJob {
         }
     }
 
-    /// Where the file goes; refused if another download of the same manager goes there, if it or one of its
-    /// companions is a path the manager keeps from downloads, or if it is a link. Returns too whether the
-    /// manifest's names hold nothing (`DestinationPaths.refuseLinks`).
+    /// Where the file goes; refused if another download of the same manager goes there, or if it or one of its
+    /// companions is a path the manager keeps from downloads. Returns too whether it is the place the look before
+    /// the probe opened (`opened`).
     private func claimDestination(
         for resource: RemoteResource, opened: DestinationPaths.Opened?
-    ) throws(BraidError) -> (DestinationPaths, manifestAbsent: Bool) {
+    ) throws(BraidError) -> (DestinationPaths, lookedAt: Bool) {
         let place = try place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
         let paths: DestinationPaths
-        if let opened, opened.place == place {
+        let lookedAt = opened?.place == place
+        if let opened, lookedAt {
             paths = opened.paths
         } else {
             paths = try DestinationPaths.open(place, creating: true)
@@ -303,7 +313,7 @@ extension DownloadJob {
                 remedies: [.chooseAnotherDestination]
             )
         }
-        return (paths, try paths.refuseLinks())
+        return (paths, lookedAt)
     }
 
     /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh. The
@@ -434,6 +444,20 @@ extension DownloadJob {
         }
     }
 
+    /// Gives the finished file the server's modification time when asked to (`-R`), and with timestamping, so that
+    /// the next run compares against it (wget -N). Through the descriptor, before the file takes its final name: it
+    /// appears with the server's time.
+    func setRemoteTime(of descriptor: FileDescriptor, resource: RemoteResource, shownAs path: AnchoredPath) {
+        guard options.setsRemoteTime || options.timestamping,
+            let modified = resource.lastModified.flatMap({ HTTPDate.parse($0, wallClock: TransferEngine.wallClock()) })
+        else { return }
+        do {
+            try descriptor.setModificationTime(secondsSince1970: modified)
+        } catch {
+            emit(.notice("cannot set the modification time of \(path): \(error)"))
+        }
+    }
+
     /// Moves the verified file into place with the permissions of any new file, and forgets the manifest; a file at
     /// the final name is replaced only when `replacing`.
     private func commit(
@@ -447,17 +471,7 @@ extension DownloadJob {
             throw BraidError.localIO(
                 "\(paths.part) was replaced by another file during the download; nothing was moved to \(paths.final)")
         }
-        // Timestamping gives the file the server's time too, so that the next run compares against it (wget -N).
-        if options.setsRemoteTime || options.timestamping,
-            let modified = resource.lastModified.flatMap({ HTTPDate.parse($0, wallClock: TransferEngine.wallClock()) })
-        {
-            // Through the descriptor, before the rename: the finished file appears with the server's time.
-            do {
-                try file.descriptor.setModificationTime(secondsSince1970: modified)
-            } catch {
-                emit(.notice("cannot set the modification time of \(paths.part): \(error)"))
-            }
-        }
+        setRemoteTime(of: file.descriptor, resource: resource, shownAs: paths.part)
         // FILE.part was private while incomplete.
         try file.setPermissions(DestinationPaths.permissionsForNewFiles)
         do {

@@ -26,6 +26,14 @@ extension DownloadJob {
         DigestAuthority(recorded: nil, offered: try offeredDigests(for: resource, paths: paths)).decision.digest
     }
 
+    /// The digest a file with nothing recorded for it (no manifest, or one discarded) is held to, of those
+    /// `offered`; a weaker one it overrules is reported.
+    func unrecordedDigest(offered: [ExpectedDigest]) -> ExpectedDigest? {
+        let decision = DigestAuthority(recorded: nil, offered: offered).decision
+        if case let .holdTo(digest, overruled) = decision { reportOverruled(overruled, holding: digest) }
+        return decision.digest
+    }
+
     /// Refuses, before any traffic, a download whose given digest contradicts the one its manifest records, when
     /// the destination names the file without asking the server (`-o`, a Metalink's name, an RPC `out`). When the
     /// name comes from the server, the same refusal comes after the probe and before any data (`loadManifest`). A

@@ -18,11 +18,7 @@ extension DownloadJob {
         offered: [ExpectedDigest]
     ) throws(BraidError) -> Inheritance {
         // Without a manifest, or once it is discarded, nothing is recorded, so nothing can be contradicted.
-        func unrecorded() -> Inheritance {
-            let decision = DigestAuthority(recorded: nil, offered: offered).decision
-            if case let .holdTo(digest, overruled) = decision { reportOverruled(overruled, holding: digest) }
-            return Inheritance(digest: decision.digest)
-        }
+        func unrecorded() -> Inheritance { Inheritance(digest: unrecordedDigest(offered: offered)) }
         let manifest: Manifest
         do {
             guard let loaded = try store.load() else { return unrecorded() }

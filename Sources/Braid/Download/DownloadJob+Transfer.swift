@@ -98,34 +98,6 @@ extension DownloadJob {
             written: engine.machine.written)
     }
 
-    /// The transfer of a file the probe read to its end (`ParkedResponse.body`): its bytes written at once into
-    /// `file`, with the statistics a transfer of it in one request would have given. The probe reported its start
-    /// and its progress (`Prober.onWholeBodyStart`).
-    func writeReceived(
-        _ body: [UInt8],
-        of first: ParkedResponse,
-        file: PartFile,
-        hasher: PrefixHasher?
-    ) throws(BraidError) -> TransferRun {
-        let length = Int64(body.count)
-        // `withUnsafeBytes` rethrows untyped errors: the failure comes out as a value.
-        let failure = body.withUnsafeBytes { bytes -> BraidError? in
-            do throws(BraidError) {
-                try file.write(bytes, at: 0)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure { throw failure }
-        hasher?.advance(to: length)
-        let statistics = TransferMachine.Statistics(
-            fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds)
-        return TransferRun(
-            outcome: .completed(length: length), statistics: statistics, resumedBytes: 0,
-            written: [TransferMachine.WrittenSpan(range: 0..<length, peer: nil)])
-    }
-
     /// Who fetches which range of `plan` next, over `slots` connections: cut at slices for cache peers, and held
     /// within a window of a stream's reader.
     private func segmentScheduler(

@@ -49,6 +49,14 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
     /// other download threads of a list spinning in the kernel for as long, a third of its CPU. Here they sleep.
     private static let directoryWrites = ConditionLock()
 
+    /// Runs `body`, a call that locks a directory for writing, as the only such call in the process meanwhile
+    /// (`directoryWrites`).
+    static func writingDirectory<Result>(_ body: () throws(Errno) -> Result) throws(Errno) -> Result {
+        directoryWrites.lock()
+        defer { directoryWrites.unlock() }
+        return try body()
+    }
+
     static func == (left: AnchoredPath, right: AnchoredPath) -> Bool {
         left.directory === right.directory && left.name == right.name
     }

@@ -29,6 +29,15 @@ int braid_punch_hole(int descriptor, int64_t offset, int64_t length);
 /// above /proc/sys/fs/pipe-max-size.
 int braid_set_pipe_size(int descriptor, int size);
 
+/// Opens a new file without a name in `directory` (open with O_TMPFILE | O_RDWR), with `mode` less the umask as any
+/// new file gets it: invisible until `braid_link_unnamed` names it, and gone if the process dies first. Returns the
+/// descriptor, or -1 with errno set: EOPNOTSUPP (or EISDIR, EINVAL on an older kernel) where the file system cannot.
+int braid_open_unnamed(int directory, unsigned int mode);
+
+/// Gives the unnamed file open as `descriptor` the name `to` in `toDirectory` (linkat through /proc/self/fd, else
+/// with AT_EMPTY_PATH); never replaces a file there. Returns 0, or -1 with errno set: EEXIST when `to` is taken.
+int braid_link_unnamed(int descriptor, int toDirectory, const char *_Nonnull to);
+
 /// O_PATH, which Swift's Glibc module leaves out (it needs _GNU_SOURCE): a descriptor that names a directory for the
 /// *at calls without the permission to list it.
 extern const int braid_open_path_flag;

@@ -1,0 +1,109 @@
+import SystemPackage
+
+/// A small file of a list that the probe read to its end (`ParkedResponse.body`, `Prober.readsWhole`): its bytes are
+/// in memory before anything is written.
+extension DownloadJob {
+    /// Puts a file the probe read whole where the look before the probe found its place free (`lookBeforeProbe`):
+    /// checked in memory against its digest, written into an unnamed file, and given its name (`UnnamedFile`),
+    /// with no `FILE.part`, lock or manifest. Nil when it cannot go this way, and the attempt goes on with a partial
+    /// file as for any other file: the file system makes no unnamed file, or the bytes fail their digest (the
+    /// partial file then keeps them, with the manifest a repair needs, as it keeps any file's).
+    ///
+    /// A file that appeared at the final name meanwhile is left alone, as a partial file's rename leaves it
+    /// (`DestinationPaths.moveIntoPlace`).
+    func placeReceived(
+        _ body: [UInt8],
+        of first: ParkedResponse,
+        resource: RemoteResource,
+        paths: DestinationPaths,
+        started: Double,
+        lifecycle: inout DownloadLifecycle
+    ) throws(BraidError) -> AttemptOutcome? {
+        let length = Int64(body.count)
+        guard resource.length == length, let directory = paths.final.directory else { return nil }
+        let digest = unrecordedDigest(offered: try offeredDigests(for: resource, paths: paths))
+        if let digest {
+            let hasher = Hasher(digest.algorithm)
+            body.withUnsafeBytes { hasher.update($0) }
+            guard hasher.finalize() == digest.bytes else { return nil }
+        }
+        let made: UnnamedFile?
+        do {
+            made = try UnnamedFile.create(in: directory)
+        } catch {
+            throw .localIO("cannot create \(paths.final)", error)
+        }
+        guard let file = made else { return nil }
+        lifecycle.advance()
+        let written = body.withUnsafeBytes { bytes -> Errno? in
+            do throws(Errno) {
+                try file.write(bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let written { throw .localIO("writing \(paths.final)", written) }
+        let statistics = TransferMachine.Statistics(
+            fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds)
+        lifecycle.record(statistics)
+        lifecycle.advance()
+        emit(.state(.verifying))
+        setRemoteTime(of: file.descriptor, resource: resource, shownAs: paths.final)
+        if options.syncOnCompletion {
+            do {
+                try file.descriptor.synchronize()
+            } catch {
+                throw .localIO("syncing \(paths.final)", error)
+            }
+        }
+        lifecycle.advance()
+        do {
+            try file.name(paths.final)
+        } catch .fileExists {
+            throw BraidError(
+                .fileExists,
+                "\(paths.final) appeared while downloading and was left alone; the downloaded data was not kept",
+                remedies: [.overwrite],
+                cause: .errno(.fileExists)
+            )
+        } catch {
+            throw .localIO("cannot name \(paths.final)", error)
+        }
+        if options.syncOnCompletion { paths.final.synchronizeDirectory() }
+        lifecycle.advance()
+        let result = DownloadResult(
+            path: paths.final.path.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
+            seconds: TransferEngine.now() - started, statistics: lifecycle.spent)
+        emit(.completed(result))
+        return .done(result)
+    }
+
+    /// The transfer of a file the probe read to its end, into `file`, the partial file, with the statistics a
+    /// transfer of it in one request would have given: where `placeReceived` could not place it. The probe reported
+    /// its start and its progress (`Prober.onWholeBodyStart`).
+    func writeReceived(
+        _ body: [UInt8],
+        of first: ParkedResponse,
+        file: PartFile,
+        hasher: PrefixHasher?
+    ) throws(BraidError) -> TransferRun {
+        let length = Int64(body.count)
+        // `withUnsafeBytes` rethrows untyped errors: the failure comes out as a value.
+        let failure = body.withUnsafeBytes { bytes -> BraidError? in
+            do throws(BraidError) {
+                try file.write(bytes, at: 0)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+        hasher?.advance(to: length)
+        let statistics = TransferMachine.Statistics(
+            fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds)
+        return TransferRun(
+            outcome: .completed(length: length), statistics: statistics, resumedBytes: 0,
+            written: [TransferMachine.WrittenSpan(range: 0..<length, peer: nil)])
+    }
+}
