@@ -72,7 +72,9 @@ extension DownloadJob {
                 refresher: { source, abandoned in
                     renew(source, options: requestOptions, usesRanges: plan.segmented, abandoned: abandoned)
                 },
-                cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
+                cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed,
+                writesInBackground: file != nil && sink == nil && divided
+                    && (resource.length ?? 0) - scheduler.flushedBytes >= BackgroundWriter.worthwhileLength),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,
