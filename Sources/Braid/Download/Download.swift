@@ -47,34 +47,32 @@ public final class Download: Sendable {
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
     private let forwarding = Mutex<(@Sendable (DownloadEvent) -> Void)?>(nil)
-    let budget: ConnectionBudget?
     /// This download's rate limit; its parent is the manager's overall limit, if any.
     let limiter: RateLimiter
     /// The final paths claimed by the downloads of the same `DownloadManager`, and how this one is named there.
     let claims: DestinationClaims?
     let label: String?
-    /// The manager's pool, shared with its other downloads; nil for a download made on its own, which runs on a
-    /// pool of its own (see `run()`).
-    let pool: TransferPool?
+    /// The manager's pools, shared with its other downloads, one of which the download takes as it starts
+    /// (its connection budget with it); nil for a download made on its own, which runs on a pool of its own (see
+    /// `performHere`).
+    let lanes: PoolLanes?
 
     /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
     public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
-        self.init(url: url, options: options, budget: nil, overallLimiter: nil, claims: nil, label: nil, pool: nil)
+        self.init(url: url, options: options, lanes: nil, overallLimiter: nil, claims: nil, label: nil)
     }
 
     init(
         url: String,
         options: DownloadOptions,
-        budget: ConnectionBudget?,
+        lanes: PoolLanes?,
         overallLimiter: RateLimiter?,
         claims: DestinationClaims?,
-        label: String?,
-        pool: TransferPool?
+        label: String?
     ) {
         self.url = url
-        self.pool = pool
+        self.lanes = lanes
         self.options = options
-        self.budget = budget
         limiter = RateLimiter(rate: options.rateLimit, parent: overallLimiter)
         self.claims = claims
         self.label = label
@@ -143,13 +141,15 @@ public final class Download: Sendable {
         )
         // A download on its own gets a pool of its own rather than a process-wide one: nothing it does (its TLS
         // settings, its idle connections, a stall) reaches another download the program runs.
-        let pool = self.pool ?? TransferPool()
-        defer { if self.pool == nil { pool.shutdown() } }
+        let lane = lanes?.enter()
+        defer { if let lane { lanes?.leave(lane) } }
+        let pool = lane?.pool ?? TransferPool()
+        defer { if lane == nil { pool.shutdown() } }
         let job = DownloadJob(
             url: url,
             options: options,
             interrupter: interrupter,
-            budget: budget,
+            budget: lane?.budget,
             limiter: limiter,
             claims: claims,
             pool: pool,

@@ -83,12 +83,12 @@ public final class DownloadManager: Sendable {
     }
 
     private let initialLimits: Limits
-    private let budget: ConnectionBudget
     private let limiter: RateLimiter
     private let claims = DestinationClaims()
-    /// One multi handle and thread for every download of the manager: connections, TLS sessions and DNS answers
-    /// are reused from one download to the next, within the connection caps.
-    private let pool: TransferPool
+    /// The multi handles and threads the manager's downloads run on (two where two cores can receive, `PoolLanes`):
+    /// connections, TLS sessions and DNS answers are reused from one download to the next, within the connection
+    /// caps.
+    private let lanes: PoolLanes
     let state: Mutex<State>
     /// The stream's buffer once `events` was read (set once, under `state`'s lock): a download's event that tells
     /// the queue nothing goes into it without taking that lock.
@@ -97,14 +97,8 @@ public final class DownloadManager: Sendable {
     public init(limits: Limits = Limits()) {
         initialLimits = limits
         limiter = RateLimiter(rate: limits.overallRateLimit)
-        budget = ConnectionBudget(
-            maximumConnections: limits.maximumConnections,
-            maximumPerHost: limits.maximumConnectionsPerHost
-        )
-        pool = TransferPool(
-            limits: TransferPool.Limits(
-                maximumConnectionsPerHost: limits.maximumConnectionsPerHost,
-                maximumConnections: limits.maximumConnections))
+        lanes = PoolLanes(
+            maximumConnections: limits.maximumConnections, maximumPerHost: limits.maximumConnectionsPerHost)
         state = Mutex(
             State(
                 queue: DownloadQueue(
@@ -136,11 +130,9 @@ public final class DownloadManager: Sendable {
     /// - Parameter label: how the error of another download that wants the same final path names this one
     ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
     public func makeDownload(url: String, options: DownloadOptions, label: String? = nil) -> Download {
-        Download(
-            url: url, options: options, budget: budget, overallLimiter: limiter, claims: claims, label: label,
-            pool: pool)
+        Download(url: url, options: options, lanes: lanes, overallLimiter: limiter, claims: claims, label: label)
     }
 
     /// Connections in use now across the manager's downloads.
-    public var connectionsInUse: Int { budget.inUse }
+    public var connectionsInUse: Int { lanes.connectionsInUse }
 }

@@ -7,7 +7,8 @@
 /// Its clients (`PoolClient`) are attached from any thread and then run on the pool's thread alone.
 ///
 /// The thread starts with the first client and ends at `shutdown()`, which the pool's release also calls. A
-/// `DownloadManager` owns one pool for all its downloads; a `Download` made on its own owns one for its run.
+/// `DownloadManager` owns one or two for all its downloads (`PoolLanes`); a `Download` made on its own owns one for its
+/// run.
 final class TransferPool: Sendable {
     /// Caps on the pool's connections, idle ones included.
     struct Limits: Sendable, Equatable {

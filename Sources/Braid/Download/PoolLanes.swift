@@ -1,0 +1,73 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The pools a `DownloadManager`'s downloads run on: one per lane, each with its thread, its multi handle and its
+/// share of the manager's connection caps, so that together they hold the caps as one pool would.
+///
+/// One pool's thread receives every byte of every download on it: on a fast link a list's large file then took that
+/// thread whole, and the small files behind it waited (on loopback, four 64 MiB files and a thousand of 64 KiB took
+/// the time of both one after the other). Two lanes receive on two cores. A download takes its lane as it starts
+/// (`enter()`): the one running the fewest downloads, the first of equals, so that downloads one at a time (`-j 1`)
+/// all run on the first lane and reuse its connections, and many at once spread over both.
+///
+/// Connections are reused within a lane, not across: over HTTP/2 a list opens one connection per lane. A lane holds
+/// half the caps, so one download alone in a manager gets at most half the per-host cap (8 of the default 16,
+/// which is also a download's default count). A manager whose per-host cap is under 8, or a machine with one core,
+/// has one lane. See [the many-downloads note](../../../docs/design/many-downloads.md#lanes).
+final class PoolLanes: Sendable {
+    /// A pool and the connections its downloads may hold.
+    struct Lane: Sendable {
+        let index: Int
+        let pool: TransferPool
+        let budget: ConnectionBudget
+    }
+
+    let lanes: [Lane]
+    /// Downloads running on each lane.
+    private let running: Mutex<[Int]>
+
+    /// Lanes for `maximumConnections` in all and `maximumPerHost` to any one host, split between them.
+    init(maximumConnections: Int, maximumPerHost: Int, lanes requested: Int? = nil) {
+        let count = max(
+            1, requested ?? Self.defaultCount(maximumPerHost: maximumPerHost, maximumConnections: maximumConnections))
+        func share(_ cap: Int, _ index: Int) -> Int { max(1, cap / count + (index < cap % count ? 1 : 0)) }
+        lanes = (0..<count).map { index in
+            Lane(
+                index: index,
+                pool: TransferPool(
+                    limits: TransferPool.Limits(
+                        maximumConnectionsPerHost: share(maximumPerHost, index),
+                        maximumConnections: share(maximumConnections, index))),
+                budget: ConnectionBudget(
+                    maximumConnections: share(maximumConnections, index),
+                    maximumPerHost: share(maximumPerHost, index)))
+        }
+        running = Mutex(Array(repeating: 0, count: count))
+    }
+
+    /// Two lanes where there are two cores to receive on and caps of at least 8 to split; else one.
+    static func defaultCount(maximumPerHost: Int, maximumConnections: Int) -> Int {
+        let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        return cores >= 2 && maximumPerHost >= 8 && maximumConnections >= 8 ? 2 : 1
+    }
+
+    /// The lane for a download starting now; give it back with `leave(_:)` when the download ends.
+    func enter() -> Lane {
+        let index = running.withLock { running in
+            let index = running.indices.min { running[$0] < running[$1] } ?? 0
+            running[index] += 1
+            return index
+        }
+        return lanes[index]
+    }
+
+    func leave(_ lane: Lane) {
+        running.withLock { $0[lane.index] -= 1 }
+    }
+
+    /// Connections in use now across the lanes.
+    var connectionsInUse: Int { lanes.reduce(0) { $0 + $1.budget.inUse } }
+}
