@@ -124,6 +124,28 @@ struct ConnectionPoolTests {
         #expect(fullHandshakes.count <= connections.count)
     }
 
+    @Test("100 files at once over HTTP/2 are streams on one connection per lane")
+    func hundredFilesOverHTTP2() async throws {
+        let names = (0..<100).map { "f\($0).bin" }
+        let fixture = try await Fixture.start(files: names.map { ($0, 16 << 10) }, offersHTTP2: true)
+        defer { fixture.shutdown() }
+
+        let run = try await BraidCLI.run([
+            "-i", try fixture.list(names), "-d", fixture.output("").path, "-j", "16",
+            "--cacert", fixture.certificate, "-q", "--no-fsync",
+        ])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        for name in names { #expect(try fixture.sameBytes(name), "\(name)") }
+        let log = try await fixture.nginx.waitForAccessLog("every file") { entries in
+            Set(entries.filter { $0.method == "GET" }.map(\.path)).count == names.count
+        }
+        #expect(log.allSatisfy { $0.httpVersion == "HTTP/2.0" }, "\(log.map(\.httpVersion))")
+        // Two lanes, each a pool of its own, where two cores can receive (the default caps are 16 and 48).
+        let lanes = ProcessInfo.processInfo.activeProcessorCount >= 2 ? 2 : 1
+        #expect(Set(log.map(\.connection)).count <= lanes, "\(Set(log.map(\.connection)))")
+    }
+
     @Test("a manager's second download reuses the first's connection and carries none of its credentials")
     func noCredentialsAcrossDownloads() async throws {
         let content = TestContent(seed: 7, size: 2 << 20)
