@@ -6,8 +6,8 @@ extension DownloadJob {
     /// Puts a file the probe read whole where the look before the probe found its place free (`lookBeforeProbe`):
     /// checked in memory against its digest, written into an unnamed file, and given its name (`UnnamedFile`),
     /// with no `FILE.part`, lock or manifest. Nil when it cannot go this way, and the attempt goes on with a partial
-    /// file as for any other file: the file system makes no unnamed file, or the bytes fail their digest (the
-    /// partial file then keeps them, with the manifest a repair needs, as it keeps any file's).
+    /// file as for any other file: the file system makes or names no unnamed file, or the bytes fail their digest
+    /// (the partial file then keeps them, with the manifest a repair needs, as it keeps any file's).
     ///
     /// A file that appeared at the final name meanwhile is left alone, as a partial file's rename leaves it
     /// (`DestinationPaths.moveIntoPlace`).
@@ -34,7 +34,6 @@ extension DownloadJob {
             throw .localIO("cannot create \(paths.final)", error)
         }
         guard let file = made else { return nil }
-        lifecycle.advance()
         let written = body.withUnsafeBytes { bytes -> Errno? in
             do throws(Errno) {
                 try file.write(bytes)
@@ -44,11 +43,6 @@ extension DownloadJob {
             }
         }
         if let written { throw .localIO("writing \(paths.final)", written) }
-        let statistics = TransferMachine.Statistics(
-            fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds)
-        lifecycle.record(statistics)
-        lifecycle.advance()
-        emit(.state(.verifying))
         setRemoteTime(of: file.descriptor, resource: resource, shownAs: paths.final)
         if options.syncOnCompletion {
             do {
@@ -57,7 +51,6 @@ extension DownloadJob {
                 throw .localIO("syncing \(paths.final)", error)
             }
         }
-        lifecycle.advance()
         do {
             try file.name(paths.final)
         } catch .fileExists {
@@ -68,9 +61,18 @@ extension DownloadJob {
                 cause: .errno(.fileExists)
             )
         } catch {
-            throw .localIO("cannot name \(paths.final)", error)
+            // Named neither through /proc (not mounted) nor without it (a right only root has), or on a file system
+            // with no hard links: the partial file takes over, and is renamed.
+            return nil
         }
         if options.syncOnCompletion { paths.final.synchronizeDirectory() }
+        // Transferred, verified (in memory, above) and committed: the stages a partial file goes through.
+        lifecycle.advance()
+        lifecycle.record(
+            TransferMachine.Statistics(fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds))
+        lifecycle.advance()
+        emit(.state(.verifying))
+        lifecycle.advance()
         lifecycle.advance()
         let result = DownloadResult(
             path: paths.final.path.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
