@@ -24,9 +24,10 @@ final class UnnamedFile {
     /// (`EOPNOTSUPP`, `EISDIR` or `EINVAL` from older kernels): the caller then uses a partial file.
     static func create(in directory: OpenDirectory) throws(Errno) -> UnnamedFile? {
         do {
-            let raw = try AnchoredPath.writingDirectory { () throws(Errno) in
-                try Errno.check { braid_open_unnamed(directory.descriptor.rawValue, 0o666) }
-            }
+            // Not one at a time (`AnchoredPath.writingDirectory`): a file without a name is made without the
+            // directory's lock, so a file system slow to find a free inode keeps no other thread spinning on it,
+            // and two threads can look for one at once.
+            let raw = try Errno.check { braid_open_unnamed(directory.descriptor.rawValue, 0o666) }
             return UnnamedFile(descriptor: FileDescriptor(rawValue: raw), directory: directory)
         } catch .notSupported, .isDirectory, .invalidArgument {
             return nil
