@@ -51,6 +51,8 @@ public final class Download: Sendable {
     let limiter: RateLimiter
     /// The final paths claimed by the downloads of the same `DownloadManager`, and how this one is named there.
     let claims: DestinationClaims?
+    /// The user's directories the manager's downloads checked and opened already, if any.
+    let directories: OpenDirectories?
     let label: String?
     /// The manager's pools, shared with its other downloads, one of which the download takes as it starts
     /// (its connection budget with it); nil for a download made on its own, which runs on a pool of its own (see
@@ -59,7 +61,8 @@ public final class Download: Sendable {
 
     /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
     public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
-        self.init(url: url, options: options, lanes: nil, overallLimiter: nil, claims: nil, label: nil)
+        self.init(
+            url: url, options: options, lanes: nil, overallLimiter: nil, claims: nil, directories: nil, label: nil)
     }
 
     init(
@@ -68,8 +71,10 @@ public final class Download: Sendable {
         lanes: PoolLanes?,
         overallLimiter: RateLimiter?,
         claims: DestinationClaims?,
+        directories: OpenDirectories?,
         label: String?
     ) {
+        self.directories = directories
         self.url = url
         self.lanes = lanes
         self.options = options
@@ -152,6 +157,7 @@ public final class Download: Sendable {
             budget: lane?.budget,
             limiter: limiter,
             claims: claims,
+            directories: directories,
             pool: pool,
             label: label ?? URLUserinfo.removed(from: url),
             logger: logger,

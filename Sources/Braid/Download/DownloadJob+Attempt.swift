@@ -297,7 +297,7 @@ extension DownloadJob {
         if let opened, lookedAt {
             paths = opened.paths
         } else {
-            paths = try DestinationPaths.open(place, creating: true)
+            paths = try DestinationPaths.open(place, creating: true, known: directories)
         }
         if let owner = claims?.reservation(of: paths.final.path) {
             throw BraidError(

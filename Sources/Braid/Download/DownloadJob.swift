@@ -26,6 +26,8 @@ struct DownloadJob: Sendable {
     let limiter: RateLimiter?
     /// Final paths claimed by the downloads of the same `DownloadManager`, if any.
     let claims: DestinationClaims?
+    /// The user's directories the downloads of the same `DownloadManager` checked and opened already, if any.
+    let directories: OpenDirectories?
     /// Where the download's requests run: its manager's pool, or one of its own.
     let pool: TransferPool
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
@@ -59,7 +61,11 @@ struct DownloadJob: Sendable {
         try Self.validate(url: url)
         for mirror in options.mirrors { try Self.validate(url: mirror) }
         try options.validate()
-        try DestinationPaths.checkDestination(options.destination)
+        if let directories {
+            try directories.check(options.destination)
+        } else {
+            try DestinationPaths.checkDestination(options.destination)
+        }
 
         // Cancelled before it began (a cancelled task, say): nothing is probed or created.
         if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
@@ -216,7 +222,7 @@ struct DownloadJob: Sendable {
             return (false, nil)
         }
         guard let place = try? place(suggestedFilename: nil, url: url),
-            let paths = try? DestinationPaths.open(place, creating: false)
+            let paths = try? DestinationPaths.open(place, creating: false, known: directories)
         else { return (true, nil) }
         let afresh =
             !paths.exists(paths.manifest) && !paths.exists(paths.part)

@@ -85,6 +85,7 @@ public final class DownloadManager: Sendable {
     private let initialLimits: Limits
     private let limiter: RateLimiter
     private let claims = DestinationClaims()
+    private let directories = OpenDirectories()
     /// The multi handles and threads the manager's downloads run on (two where two cores can receive, `PoolLanes`):
     /// connections, TLS sessions and DNS answers are reused from one download to the next, within the connection
     /// caps.
@@ -130,7 +131,9 @@ public final class DownloadManager: Sendable {
     /// - Parameter label: how the error of another download that wants the same final path names this one
     ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
     public func makeDownload(url: String, options: DownloadOptions, label: String? = nil) -> Download {
-        Download(url: url, options: options, lanes: lanes, overallLimiter: limiter, claims: claims, label: label)
+        Download(
+            url: url, options: options, lanes: lanes, overallLimiter: limiter, claims: claims,
+            directories: directories, label: label)
     }
 
     /// Connections in use now across the manager's downloads.

@@ -93,14 +93,24 @@ struct DestinationPaths: Sendable, Equatable {
     /// Opens the directory of `place`, making what is missing of it when `creating`, and names the files there.
     /// The user's directory is made and opened through links, as any program does; the subdirectories a document
     /// or a client named are opened below it without following any (`OpenDirectory.descend(into:creating:)`).
-    static func open(_ place: Place, creating: Bool) throws(BraidError) -> DestinationPaths {
-        if creating { try createDirectory(place.directory) }
+    ///
+    /// - Parameter known: the user's directories a manager's downloads opened already (`OpenDirectories`); the
+    ///   directory of `place` is opened (and made) only when it is not among them.
+    static func open(_ place: Place, creating: Bool, known: OpenDirectories? = nil) throws(BraidError)
+        -> DestinationPaths
+    {
         var directory: OpenDirectory
-        do {
-            directory = try OpenDirectory(opening: place.directory)
-        } catch {
-            let shown = place.directory.isEmpty ? "." : place.directory.string
-            throw .localIO("cannot open the directory '\(shown)'", error)
+        if let opened = known?.opened(place.directory) {
+            directory = opened
+        } else {
+            if creating { try createDirectory(place.directory) }
+            do {
+                directory = try OpenDirectory(opening: place.directory)
+            } catch {
+                let shown = place.directory.isEmpty ? "." : place.directory.string
+                throw .localIO("cannot open the directory '\(shown)'", error)
+            }
+            directory = known?.keep(directory, at: place.directory) ?? directory
         }
         for subdirectory in place.subdirectories {
             let path = directory.path.appending(subdirectory.string)
@@ -137,11 +147,26 @@ struct DestinationPaths: Sendable, Equatable {
     /// its directory exists and is writable, or can be created (its nearest existing ancestor is a writable
     /// directory), as `aria2c -d` and `wget -P` create theirs.
     static func checkDestination(_ destination: DownloadOptions.Destination) throws(BraidError) {
+        try checkDestination(destination, directory: { directory throws(BraidError) in try checkDirectory(directory) })
+    }
+
+    /// `checkDestination(_:)`, with the check of the user's directory (`checkDirectory`) made by `checkingDirectory`,
+    /// which may have made it already for an earlier download into the same directory (`OpenDirectories`).
+    static func checkDestination(
+        _ destination: DownloadOptions.Destination,
+        directory checkingDirectory: (FilePath) throws(BraidError) -> Void
+    ) throws(BraidError) {
         if case let .file(path) = destination, (try? FilePath(path).stat())?.type == .directory {
             throw BraidError(.usage, "the output path '\(path)' is a directory", remedies: [.saveIntoDirectory])
         }
         _ = try place(of: destination)
-        var directory = directory(of: destination)
+        try checkingDirectory(directory(of: destination))
+    }
+
+    /// Checks that the user's directory exists and is writable, or can be created (its nearest existing ancestor is
+    /// a writable directory).
+    static func checkDirectory(_ userDirectory: FilePath) throws(BraidError) {
+        var directory = userDirectory
         while true {
             let status: Stat
             do {
