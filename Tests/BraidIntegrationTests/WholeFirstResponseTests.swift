@@ -117,6 +117,30 @@ struct WholeFirstResponseTests {
         #expect(server.requestLog.map(\.method) == ["GET"], "\(server.requestLog)")
     }
 
+    @Test("a file read whole reports its start once, before its check and its end, however many pieces it came in")
+    func startReportedOnce() async throws {
+        let tiny = TestContent(seed: 62, size: 4096)
+        let server = TestServer(routes: ["/f": .init(content: tiny)])
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-whole")
+        defer { directory.remove() }
+        let path = directory.appending("f.bin").path
+
+        let (_, outcome, events) = await Self.run(server, into: path)
+
+        #expect(try outcome.get().bytes == 4096)
+        #expect(try tiny.firstDifference(fromFileAt: path) == nil)
+        let started = events.indices.filter { if case .started = events[$0] { true } else { false } }
+        let verifying = events.firstIndex { if case .state(.verifying) = $0 { true } else { false } }
+        let completed = events.firstIndex { if case .completed = $0 { true } else { false } }
+        #expect(started.count == 1, "\(events)")
+        #expect(started.first.map { $0 < (verifying ?? -1) && $0 < (completed ?? -1) } == true, "\(events)")
+        if case let .started(resource, startedPath, resumed) = events[started[0]] {
+            #expect(resource.length == 4096 && startedPath == path && resumed == 0)
+        }
+    }
+
     @Test("a small file read whole with a right Content-MD5 is checked and named, with no partial file or manifest")
     func rightDigestPlaced() async throws {
         let server = try Self.serve([.contentMD5(correct: true)])

@@ -150,6 +150,7 @@ extension DownloadJob {
         let transfer: TransferRun
         if oneRequest, let adopted, let body = adopted.body {
             // The probe read the file to its end: its bytes are written here, with no transfer to run.
+            if !adopted.startReported { reportStart(of: resource, at: paths.final.path.string) }
             transfer = try writeReceived(body, of: adopted, file: file, hasher: hasher)
         } else {
             // A body read whole that this plan cannot use is not adopted (`ParkedResponse.adopt()`): the transfer

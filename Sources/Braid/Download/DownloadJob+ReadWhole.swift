@@ -66,6 +66,7 @@ extension DownloadJob {
             return nil
         }
         if options.syncOnCompletion { paths.final.synchronizeDirectory() }
+        if !first.startReported { reportStart(of: resource, at: paths.final.path.string) }
         // Transferred, verified (in memory, above) and committed: the stages a partial file goes through.
         lifecycle.advance()
         lifecycle.record(

@@ -152,8 +152,7 @@ struct DownloadJob: Sendable {
             prober.onWholeBodyStart = { [self] resource in
                 // Where the file goes, as the claim will find it (`DownloadJob.writeReceived`).
                 let place = try? self.place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
-                emit(.started(resource: resource, path: place?.path.string ?? "", resumedBytes: 0))
-                emit(.state(.downloading))
+                reportStart(of: resource, at: place?.path.string ?? "")
             }
             prober.onWholeBody = { [emit] received, total, seconds in
                 emit(.progress(.oneRequest(received: received, of: total, seconds: seconds)))
@@ -172,6 +171,14 @@ struct DownloadJob: Sendable {
             if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
             return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: nil, opened: nil)
         }
+    }
+
+    /// Reports that the file of `resource`, going to `path`, starts to come, from nothing on disk: where its transfer
+    /// starts, or for a file read whole by the probe, as its body started (`Prober.onWholeBodyStart`) or, when it
+    /// came in one piece, as the download writes it.
+    func reportStart(of resource: RemoteResource, at path: String) {
+        emit(.started(resource: resource, path: path, resumedBytes: 0))
+        emit(.state(.downloading))
     }
 
     /// The longest file fetched in one request, which keeps no manifest: the smallest piece a plan cuts, so that a

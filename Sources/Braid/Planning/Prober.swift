@@ -51,7 +51,8 @@ struct Prober {
     /// comes, so that a slow small file still shows its progress.
     var onWholeBody: (@Sendable (_ received: Int64, _ total: Int64, _ seconds: Double) -> Void)?
     /// Told, on the pool's thread, of the file whose body is about to be read whole, as its first bytes come: the
-    /// transfer starts there.
+    /// transfer starts there. Not told when those bytes are all of it: the download reports the start then, off the
+    /// pool's thread, which every request of the list waits for (`ParkedResponse.startReported`).
     var onWholeBodyStart: (@Sendable (RemoteResource) -> Void)?
 
     /// What a conditional probe found.
@@ -122,7 +123,7 @@ struct Prober {
             // Read whole: its head was read for the file as the body started (`wholeFile(in:url:effectiveURL:)`).
             let first = ParkedResponse(
                 body: body, headers: headers, range: headers.status == 206 ? 0..<Int64(body.count) : nil,
-                firstByteSeconds: response.firstByteSeconds)
+                firstByteSeconds: response.firstByteSeconds, startReported: response.startReported)
             return (file, first)
         }
         var resource = Self.described(by: headers, url: url, effectiveURL: response.effectiveURL)
@@ -301,6 +302,8 @@ struct Prober {
         var body: [UInt8]? = nil
         var wholeFile: RemoteResource? = nil
         var firstByteSeconds: Double = 0
+        /// Whether the start of a body read whole was reported as it came (`onWholeBodyStart`).
+        var startReported = false
     }
 
     /// Runs one probe request, following redirects; a transport failure or a retryable status is thrown as
@@ -374,7 +377,7 @@ struct Prober {
                 }
                 return Response(
                     headers: collector.headers, effectiveURL: current, body: body, wholeFile: collector.wholeFile,
-                    firstByteSeconds: handle.firstByteSeconds)
+                    firstByteSeconds: handle.firstByteSeconds, startReported: collector.startReported)
             }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
                 let failure = TransportFailure(code, detail: handle.describe(code))
@@ -518,8 +521,10 @@ private final class ProbeCollector {
     /// described; nil until then, and when the head does not describe a file (the body is then paused).
     var describe: ((ResponseHeaders) -> RemoteResource?)?
     var wholeFile: RemoteResource?
-    /// Told of the file whose body is about to be read whole (`Prober.onWholeBodyStart`).
+    /// Told of the file whose body is about to be read whole (`Prober.onWholeBodyStart`), unless its first bytes
+    /// are all of it; and whether it was.
     var onStart: (@Sendable (RemoteResource) -> Void)?
+    var startReported = false
     /// Told of the body being read whole (`Prober.onWholeBody`), every `reportInterval` seconds.
     var onBody: (@Sendable (Int64, Int64, Double) -> Void)?
     /// When the body being read started, and when it is next reported.
@@ -552,7 +557,10 @@ private final class ProbeCollector {
                 collector.wholeFile = file
                 collector.body = []
                 collector.body!.reserveCapacity(Int(length))
-                collector.onStart?(file)
+                if let onStart = collector.onStart, Int64(size * count) < length {
+                    onStart(file)
+                    collector.startReported = true
+                }
                 if collector.onBody != nil {
                     // Reported at once unless the first bytes are all of it, then every `reportInterval`.
                     collector.bodyStarted = TransferEngine.now()

@@ -22,6 +22,9 @@ final class ParkedResponse: @unchecked Sendable {
     /// The whole body, when the probe read it to its end (the whole file, no longer than `Prober.readsWhole`);
     /// nil when it waits, paused.
     let body: [UInt8]?
+    /// Whether the start of the body read whole was reported as its first bytes came (`Prober.onWholeBodyStart`);
+    /// when they were all of it, the download reports it (`DownloadJob.reportStart`).
+    let startReported: Bool
     /// The paused request; nil when the body was read.
     private let request: PoolRequest?
 
@@ -32,11 +35,13 @@ final class ParkedResponse: @unchecked Sendable {
         self.range = range
         firstByteSeconds = request.easy.firstByteSeconds
         body = nil
+        startReported = false
     }
 
     /// A response whose body was read to its end: the file, all of it (`range` for a `206`).
-    init(body: [UInt8], headers: ResponseHeaders, range: Range<Int64>?, firstByteSeconds: Double) {
+    init(body: [UInt8], headers: ResponseHeaders, range: Range<Int64>?, firstByteSeconds: Double, startReported: Bool) {
         request = nil
+        self.startReported = startReported
         self.headers = headers
         self.range = range
         self.firstByteSeconds = firstByteSeconds
