@@ -47,7 +47,9 @@ final class ListRunner: Sendable {
         self.manager = manager
         items = jobs.map(\.item)
         downloads = jobs.map { job in
-            job.refusal == nil ? manager.makeDownload(url: job.url, options: job.options, label: job.label) : nil
+            job.refusal == nil
+                ? manager.makeDownload(
+                    url: job.url, options: job.options, label: job.label, keepingOwnEvents: false) : nil
         }
         refusals = jobs.map(\.refusal)
         self.limits = limits

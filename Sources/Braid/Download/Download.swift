@@ -43,6 +43,9 @@ public final class Download: Sendable {
 
     private let chunkChannel = ChunkChannel()
     private let queue = EventQueue<DownloadEvent>()
+    /// Whether `events` gets the download's events: not for a download whose program reads its manager's stream
+    /// only (`DownloadManager.makeDownload(url:options:label:keepingOwnEvents:)`).
+    private let keepsOwnEvents: Bool
     private let interrupter = Interrupter()
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
@@ -72,8 +75,10 @@ public final class Download: Sendable {
         overallLimiter: RateLimiter?,
         claims: DestinationClaims?,
         directories: OpenDirectories?,
-        label: String?
+        label: String?,
+        keepsOwnEvents: Bool = true
     ) {
+        self.keepsOwnEvents = keepsOwnEvents
         self.directories = directories
         self.url = url
         self.lanes = lanes
@@ -187,7 +192,7 @@ public final class Download: Sendable {
     func end(unstarted error: BraidError) -> DownloadState {
         let final: DownloadState = error.code == .cancelled ? .cancelled : .failed
         currentState.withLock { $0 = final }
-        queue.push(.state(final))
+        if keepsOwnEvents { queue.push(.state(final)) }
         queue.finish()
         return final
     }
@@ -195,11 +200,11 @@ public final class Download: Sendable {
     /// A download not started yet is held by its manager (`paused`) or lined up again (`queued`).
     func wait(as state: DownloadState) {
         currentState.withLock { $0 = state }
-        queue.push(.state(state))
+        if keepsOwnEvents { queue.push(.state(state)) }
     }
 
     private func report(_ event: DownloadEvent) {
-        queue.push(event)
+        if keepsOwnEvents { queue.push(event) }
         forwarding.withLock { $0 }?(event)
     }
 

@@ -131,9 +131,18 @@ public final class DownloadManager: Sendable {
     /// - Parameter label: how the error of another download that wants the same final path names this one
     ///   (a list says "line 3"); the URL when nil. It also prefixes this download's own such error.
     public func makeDownload(url: String, options: DownloadOptions, label: String? = nil) -> Download {
+        makeDownload(url: url, options: options, label: label, keepingOwnEvents: true)
+    }
+
+    /// `makeDownload(url:options:label:)`, for a program that reads the manager's `events` only: without
+    /// `keepingOwnEvents`, the download's own `events` end empty, and a list of ten thousand files keeps no second
+    /// copy of every event in memory, nobody reading it.
+    package func makeDownload(
+        url: String, options: DownloadOptions, label: String? = nil, keepingOwnEvents: Bool
+    ) -> Download {
         Download(
             url: url, options: options, lanes: lanes, overallLimiter: limiter, claims: claims,
-            directories: directories, label: label)
+            directories: directories, label: label, keepsOwnEvents: keepingOwnEvents)
     }
 
     /// Connections in use now across the manager's downloads.

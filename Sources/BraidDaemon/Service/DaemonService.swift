@@ -337,7 +337,8 @@ public final class DaemonService: Sendable {
                     let download = manager.makeDownload(
                         url: task.request.uris.first ?? "",
                         options: downloadOptions(for: task),
-                        label: task.gid
+                        label: task.gid,
+                        keepingOwnEvents: false
                     )
                     state.downloads[task.gid] = download
                     state.gids[download.id] = task.gid
