@@ -159,6 +159,8 @@ extension DownloadManager {
         // them): a push may wake the consumer, which every other download's thread would otherwise wait for. The
         // download's own events keep their order, as it reports them one after the other.
         defer { streamBuffer.load()?.push(.reported(download, event)) }
+        // Only an automatic concurrency counts connections: a fixed one starts the next download as one ends.
+        guard automatic.load(ordering: .relaxed) else { return }
         switch event {
         case .started: break
         case .progress where download.options.automaticConnections: break

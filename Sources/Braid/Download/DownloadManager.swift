@@ -64,8 +64,18 @@ public final class DownloadManager: Sendable {
     /// shrinks none is stopped, but none starts until fewer run.
     public var concurrentDownloads: Concurrency {
         get { state.withLock { $0.queue.concurrency } }
-        set { change { $0.queue.setConcurrency(newValue) } }
+        set {
+            change { state in
+                automatic.store(newValue == .automatic, ordering: .relaxed)
+                return state.queue.setConcurrency(newValue)
+            }
+        }
     }
+
+    /// Whether `concurrentDownloads` is `.automatic`, read without the lock: only then does the queue want to hear
+    /// of a download's start (the connections it plans), and a list's ten thousand downloads each take the lock
+    /// one time fewer otherwise.
+    let automatic: Atomic<Bool>
 
     struct State {
         var queue: DownloadQueue<ObjectIdentifier>
@@ -90,17 +100,18 @@ public final class DownloadManager: Sendable {
     /// connections, TLS sessions and DNS answers are reused from one download to the next, within the connection
     /// caps.
     private let lanes: PoolLanes
-    let state: Mutex<State>
+    let state: ThreadLock<State>
     /// The stream's buffer once `events` was read (set once, under `state`'s lock): a download's event that tells
     /// the queue nothing goes into it without taking that lock.
     let streamBuffer = AtomicLazyReference<EventQueue<Event>>()
 
     public init(limits: Limits = Limits()) {
         initialLimits = limits
+        automatic = Atomic(limits.concurrentDownloads == .automatic)
         limiter = RateLimiter(rate: limits.overallRateLimit)
         lanes = PoolLanes(
             maximumConnections: limits.maximumConnections, maximumPerHost: limits.maximumConnectionsPerHost)
-        state = Mutex(
+        state = ThreadLock(
             State(
                 queue: DownloadQueue(
                     concurrency: limits.concurrentDownloads,
