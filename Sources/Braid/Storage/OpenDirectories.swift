@@ -18,15 +18,33 @@ final class OpenDirectories: Sendable {
 
     private let state = Mutex(State())
 
+    /// The first directory kept, and the first checked: nearly always the only ones, read by every download at once
+    /// without a lock (sixteen threads spun on one).
+    private final class First: Sendable {
+        let path: FilePath
+        let directory: OpenDirectory?
+
+        init(_ path: FilePath, _ directory: OpenDirectory?) {
+            self.path = path
+            self.directory = directory
+        }
+    }
+
+    private let firstOpened = AtomicLazyReference<First>()
+    private let firstChecked = AtomicLazyReference<First>()
+
     /// The directory at `path`, if a download opened it already.
     func opened(_ path: FilePath) -> OpenDirectory? {
-        state.withLock { $0.opened[path] }
+        if let first = firstOpened.load(), first.path == path { return first.directory }
+        return state.withLock { $0.opened[path] }
     }
 
     /// Keeps `directory`, opened at `path`, for the later downloads; returns the one to use, which is the one kept
     /// first when two downloads opened it at once.
     func keep(_ directory: OpenDirectory, at path: FilePath) -> OpenDirectory {
-        state.withLock { state in
+        let first = firstOpened.storeIfNil(First(path, directory))
+        if first.path == path, let kept = first.directory { return kept }
+        return state.withLock { state in
             if let known = state.opened[path] { return known }
             state.opened[path] = directory
             return directory
@@ -37,9 +55,12 @@ final class OpenDirectories: Sendable {
     /// check that fails is made again by the next download, which may find the directory made meanwhile.
     func check(_ destination: DownloadOptions.Destination) throws(BraidError) {
         try DestinationPaths.checkDestination(destination) { directory throws(BraidError) in
+            if let first = firstChecked.load(), first.path == directory { return }
             guard !state.withLock({ $0.checked.contains(directory) }) else { return }
             try DestinationPaths.checkDirectory(directory)
-            state.withLock { _ = $0.checked.insert(directory) }
+            if firstChecked.storeIfNil(First(directory, nil)).path != directory {
+                state.withLock { _ = $0.checked.insert(directory) }
+            }
         }
     }
 }
