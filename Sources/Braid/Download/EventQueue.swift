@@ -37,7 +37,7 @@ final class EventQueue<Event: CoalescingEvent>: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = ThreadLock(State())
 
     /// The events as a stream for one consumer; it ends once `finish()` was called and everything was read.
     var stream: AsyncStream<Event> {
