@@ -72,9 +72,7 @@ extension DownloadJob {
                 refresher: { source, abandoned in
                     renew(source, options: requestOptions, usesRanges: plan.segmented, abandoned: abandoned)
                 },
-                cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed,
-                writesInBackground: file != nil && sink == nil && divided
-                    && (resource.length ?? 0) - scheduler.flushedBytes >= BackgroundWriter.worthwhileLength),
+                cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
             interrupter: interrupter,
             budget: budget,
             limiter: limiter,

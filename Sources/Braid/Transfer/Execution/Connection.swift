@@ -25,8 +25,6 @@ final class Connection {
 
     /// Whether a request is in flight.
     private(set) var isBusy = false
-    /// How many requests this slot has begun: which one its bytes belong to (`BackgroundWriter.Attempt`).
-    private(set) var requests: UInt64 = 0
     /// The index of the engine's source this handle points at; -1 before its first request.
     private(set) var source = -1
     private(set) var headers = ResponseHeaders()
@@ -51,8 +49,6 @@ final class Connection {
     /// Chunks at least this large are written directly.
     private let directWriteMinimum: Int
 
-    /// - Parameter bufferSize: the size of the block small chunks are gathered into; 0 to write every chunk as it
-    ///   comes, for an engine whose writer gathers them (`BackgroundWriter`).
     init(slot: Int, engine: TransferEngine, bufferSize: Int) {
         self.slot = slot
         self.engine = engine
@@ -99,7 +95,6 @@ final class Connection {
     func begin(_ request: TransferRequest, source: Int) {
         precondition(!isBusy, "Invalid state: connection \(slot) is busy")
         isBusy = true
-        requests += 1
         self.source = source
         end = request.range.upperBound
         skip = request.skip

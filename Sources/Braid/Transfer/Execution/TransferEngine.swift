@@ -34,9 +34,6 @@ final class TransferEngine {
         /// The reader of a streamed download: it follows the confirmed prefix as the digest does, and its
         /// progress moves the window (see `StreamFeed`).
         var stream: StreamFeed?
-        /// Whether the positional writes run on a thread of their own (`BackgroundWriter`) rather than on the pool's:
-        /// for a transfer large enough that copying its bytes into the page cache would hold the pool's thread back.
-        var writesInBackground = false
     }
 
     /// Where checkpoints go: the store, and the manifest they fill in with the machine's segments.
@@ -77,8 +74,6 @@ final class TransferEngine {
     private var adoption: ParkedResponse?
     /// Checks written pieces against their digests, on its own threads.
     private let verifier: PieceVerifier?
-    /// Writes the received bytes on a thread of its own, when the configuration asks for one.
-    private let writer: BackgroundWriter?
     private var connections: [Connection] = []
     /// The URL each connection's handle was last pointed at.
     private var configuredURLs: [String?] = []
@@ -149,7 +144,6 @@ final class TransferEngine {
         verifier = pieceReader.map { reader in
             PieceVerifier(reading: reader) { MultiHandle.wake(address: address) }
         }
-        writer = configuration.writesInBackground ? BackgroundWriter(sink: sink) : nil
     }
 
     /// Runs the transfer on the pool until the machine finishes it, doing the errands the pool's thread hands over
@@ -233,8 +227,7 @@ final class TransferEngine {
         machine.bytesReceived(slot: slot, count: count)
     }
 
-    /// Writes bytes of `slot`'s response at `offset`, or hands them to the writer's thread; false stops the
-    /// transfer.
+    /// Writes bytes of `slot`'s response at `offset`; false stops the transfer.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, slot: Int) -> Bool {
         // By design no write lands below the confirmed prefix (only confirmed bytes reach the verifier, and they
         // are never rewritten); refuse one rather than let the digest and the file disagree.
@@ -243,11 +236,6 @@ final class TransferEngine {
                 "internal error: bytes at \(offset) were already verified and must not change")
             perform(machine.writeFailed(slot: slot, error: error))
             return false
-        }
-        if let writer {
-            // Counted as written once the writer says so (`takeWritten`).
-            writer.write(bytes, at: offset, for: .init(slot: slot, request: connections[slot].requests))
-            return true
         }
         do {
             try sink.write(bytes, at: offset)
@@ -295,7 +283,6 @@ final class TransferEngine {
             checkpoints?.store.releaseReserve()
         case .flushBuffers:
             for connection in connections where connection.isBusy { connection.flushBuffer() }
-            waitForWrites()
             perform(machine.buffersFlushed())
         case let .checkpoint(segments, durable):
             save(segments, durable: durable)
@@ -418,8 +405,6 @@ final class TransferEngine {
         performing += 1
         if result == .finished { connection.deliverHeadIfNeeded() }
         connection.finish()
-        // The machine confirms what the transfer wrote: it must be in the file by then.
-        waitForWrites()
         performing -= 1
         // An abort still pending for this slot was meant for this transfer, not for the slot's next one.
         pendingAborts.removeAll { $0 == connection.slot }
@@ -431,30 +416,6 @@ final class TransferEngine {
             ]
         )
         perform(machine.transferEnded(slot: connection.slot, result: result, now: Self.now()))
-    }
-
-    /// Hands the machine what the writer's thread wrote, or the write that failed, of attempts still running (every
-    /// attempt's writes are waited for before it ends).
-    private func takeWritten() {
-        guard let writer else { return }
-        for completion in writer.takeCompleted() {
-            let slot = completion.attempt.slot
-            guard connections[slot].requests == completion.attempt.request else { continue }
-            if let error = completion.error {
-                perform(machine.writeFailed(slot: slot, error: error))
-            } else {
-                machine.bytesWritten(slot: slot, count: completion.count)
-            }
-        }
-    }
-
-    /// Waits until the writer's thread wrote everything handed to it, and hands the machine what it wrote.
-    private func waitForWrites() {
-        guard let writer else { return }
-        writer.drain()
-        performing += 1
-        takeWritten()
-        performing -= 1
     }
 
     /// Takes the transfers the machine aborted off the multi handle, once no callback is running.
@@ -563,9 +524,9 @@ extension TransferEngine: PoolClient {
     func attached(to pool: TransferPool.Driver) {
         interrupter.register(multiAddress: pool.multiAddress)
         tickets = budget.map { budget in machine.sources.map { budget.register(host: $0.host) } } ?? []
-        // The writer's thread gathers small chunks itself: a connection's own buffer would copy them twice.
-        let bufferSize = writer == nil ? configuration.writeBlockSize : 0
-        connections = machine.slots.indices.map { Connection(slot: $0, engine: self, bufferSize: bufferSize) }
+        connections = machine.slots.indices.map {
+            Connection(slot: $0, engine: self, bufferSize: configuration.writeBlockSize)
+        }
         configuredURLs = Array(repeating: nil, count: connections.count)
         pool.keepIdleConnections(connections.count + 4)
         perform(machine.start(now: Self.now()))
@@ -604,7 +565,6 @@ extension TransferEngine: PoolClient {
 
     func didPerform() {
         performing -= 1
-        takeWritten()
         takeAborts()
         takeSync()
         takeVerified()
@@ -615,7 +575,6 @@ extension TransferEngine: PoolClient {
     var isFinished: Bool { outcome != nil && errandsOut == 0 }
 
     func detached() {
-        writer?.stop()
         adoption?.cancel()
         interrupter.unregister()
         for connection in connections where connection.isBusy { pool.remove(connection.easy) }
