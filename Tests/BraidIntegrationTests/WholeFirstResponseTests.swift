@@ -27,6 +27,30 @@ struct WholeFirstResponseTests {
         return options
     }
 
+    /// A manager's download of `/f` into a fresh directory (`f.bin` there), from a server whose first response holds
+    /// after 64 KiB: until the download gives it up, or for as long as the test needs.
+    struct Held {
+        let server: TestServer
+        let directory: TemporaryDirectory
+        let path: String
+        let manager = DownloadManager()
+        let download: Download
+
+        init(configure: (inout DownloadOptions) -> Void) throws {
+            server = try WholeFirstResponseTests.serve([.onlyFirst(requests: 1, .stall(afterBytes: 64 << 10))])
+            directory = try TemporaryDirectory(prefix: "braid-whole")
+            path = directory.appending("f.bin").path
+            var options = WholeFirstResponseTests.options(path)
+            configure(&options)
+            download = manager.makeDownload(url: server.url("/f"), options: options)
+        }
+
+        func shutdown() {
+            server.shutdown()
+            directory.remove()
+        }
+    }
+
     /// Runs one download of `/f` in a manager, as a list's downloads run; returns it, its outcome and its events.
     static func run(
         _ server: TestServer, into path: String, configure: (inout DownloadOptions) -> Void = { _ in }
@@ -162,24 +186,18 @@ struct WholeFirstResponseTests {
 
     @Test("a file that appears at the final name while a small file is read whole is left alone")
     func finalAppearingIsKept() async throws {
-        // The first response holds after 64 KiB until the download gives it up (1 s without a byte) and asks again;
-        // the file appears meanwhile, after the look before the probe.
-        let server = try Self.serve([.onlyFirst(requests: 1, .stall(afterBytes: 64 << 10))])
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-whole")
-        defer { directory.remove() }
-        let path = directory.appending("f.bin").path
-        var options = Self.options(path)
-        options.stallTimeoutSeconds = 1
-        let manager = DownloadManager()
-        let download = manager.makeDownload(url: server.url("/f"), options: options)
+        // The first response holds until the download gives it up (1 s without a byte) and asks again; the file
+        // appears meanwhile, after the look before the probe.
+        let held = try Held { $0.stallTimeoutSeconds = 1 }
+        defer { held.shutdown() }
+        let (server, directory, path) = (held.server, held.directory, held.path)
         let planted = Data("someone else's file".utf8)
         let reading = Task {
-            for await event in download.events {
-                if case .started = event { FileManager.default.createFile(atPath: path, contents: planted) }
+            for await event in held.download.events {
+                if case .started = event { _ = FileManager.default.createFile(atPath: path, contents: planted) }
             }
         }
-        let outcome = await manager.run([download])[0]
+        let outcome = await held.manager.run([held.download])[0]
         await reading.value
 
         guard case let .failure(error) = outcome else {
@@ -202,16 +220,10 @@ struct WholeFirstResponseTests {
 
     @Test("a rate limit keeps the transfer: the partial file is made before the body is all in")
     func rateLimitKeepsTheTransfer() async throws {
-        // The first response holds after 64 KiB, for as long as the test needs.
-        let server = try Self.serve([.onlyFirst(requests: 1, .stall(afterBytes: 64 << 10))])
-        defer { server.shutdown() }
-        let directory = try TemporaryDirectory(prefix: "braid-whole")
-        defer { directory.remove() }
-        let path = directory.appending("f.bin").path
-        var options = Self.options(path)
-        options.rateLimit = 8 << 20
-        let manager = DownloadManager()
-        let download = manager.makeDownload(url: server.url("/f"), options: options)
+        // The first response holds for as long as the test needs.
+        let held = try Held { $0.rateLimit = 8 << 20 }
+        defer { held.shutdown() }
+        let (manager, download, path) = (held.manager, held.download, held.path)
         let running = Task { await manager.run([download])[0] }
 
         // Read whole, the held body would never reach the disk.
