@@ -98,11 +98,7 @@ struct DownloadJob: Sendable {
                 case let .done(result):
                     return result
                 case let .paused(paths):
-                    lifecycle.paused()
-                    emit(.state(.paused))
-                    if let reason = interrupter.waitWhilePaused() { throw Self.stop(reason, paths: paths) }
-                    lifecycle.advance()
-                    emit(.notice("resuming"))
+                    try waitOutPause(&lifecycle, paths: paths)
                 case let .restart(reason):
                     emit(.notice(try lifecycle.restart(reason)))
                 }
@@ -110,13 +106,19 @@ struct DownloadJob: Sendable {
                 guard error.code == .cancelled, let reason = interrupter.reason else { throw error }
                 // Paused while the probe read a small file whole: nothing was written, and it is probed anew.
                 guard reason == .paused, lifecycle.stage == .probing else { throw Self.stop(reason, paths: nil) }
-                lifecycle.paused()
-                emit(.state(.paused))
-                if let reason = interrupter.waitWhilePaused() { throw Self.stop(reason, paths: nil) }
-                lifecycle.advance()
-                emit(.notice("resuming"))
+                try waitOutPause(&lifecycle, paths: nil)
             }
         }
+    }
+
+    /// Holds a paused download until it is resumed, then lets it probe anew; stopped meanwhile, it ends as `stop`
+    /// says, its files at `paths`.
+    private func waitOutPause(_ lifecycle: inout DownloadLifecycle, paths: DestinationPaths?) throws(BraidError) {
+        lifecycle.paused()
+        emit(.state(.paused))
+        if let reason = interrupter.waitWhilePaused() { throw Self.stop(reason, paths: paths) }
+        lifecycle.advance()
+        emit(.notice("resuming"))
     }
 
     /// What a probe found.
