@@ -9,11 +9,10 @@ struct ResponseHeaders: Sendable, Equatable {
     /// Feeds one header line as libcurl's header callback delivers it. A field line of ASCII (nearly every one) is
     /// taken apart byte by byte, its name lower-cased as it is copied: two strings made, not six.
     mutating func consume(bytes: UnsafeRawBufferPointer) {
-        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         var start = 0
         var end = bytes.count
-        while start < end, isSpace(bytes[start]) { start += 1 }
-        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        while start < end, bytes[start].isASCIISpace { start += 1 }
+        while end > start, bytes[end - 1].isASCIISpace { end -= 1 }
         guard start < end, !bytes[start..<end].contains(where: { $0 >= 0x80 }),
             !bytes[start..<end].starts(with: "HTTP/".utf8),
             let colon = bytes[start..<end].firstIndex(of: 0x3A)
@@ -28,7 +27,7 @@ struct ResponseHeaders: Sendable, Equatable {
             return colon - start
         }
         var valueStart = colon + 1
-        while valueStart < end, isSpace(bytes[valueStart]) { valueStart += 1 }
+        while valueStart < end, bytes[valueStart].isASCIISpace { valueStart += 1 }
         add(name: name, value: String(decoding: bytes[valueStart..<end], as: UTF8.self))
     }
 
@@ -87,9 +86,8 @@ extension StringProtocol {
         let bytes = text.utf8
         var start = bytes.startIndex
         var end = bytes.endIndex
-        func isASCIISpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
-        while start < end, isASCIISpace(bytes[start]) { start = bytes.index(after: start) }
-        while start < end, isASCIISpace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        while start < end, bytes[start].isASCIISpace { start = bytes.index(after: start) }
+        while start < end, bytes[bytes.index(before: end)].isASCIISpace { end = bytes.index(before: end) }
         if start == end { return "" }
         if bytes[start] < 0x80, bytes[bytes.index(before: end)] < 0x80 { return String(text[start..<end]) }
         return text[start..<end].trimmingUnicodeWhitespace()
@@ -101,4 +99,10 @@ extension StringProtocol {
         while let last = scalars.last, last.properties.isWhitespace { scalars = scalars.dropLast() }
         return String(String.UnicodeScalarView(scalars))
     }
+}
+
+extension UInt8 {
+    /// Whether the byte is ASCII whitespace: a space, a tab, or a line or page break (what Unicode's whitespace is
+    /// among ASCII).
+    fileprivate var isASCIISpace: Bool { self == 0x20 || (0x09...0x0D).contains(self) }
 }
