@@ -97,10 +97,10 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
 
     /// Removes the name (`unlinkat`); a link is removed itself, never what it points to.
     func unlink(retryOnInterrupt: Bool = true) throws(Errno) {
-        Self.directoryWrites.lock()
-        defer { Self.directoryWrites.unlock() }
-        try withName { (base, name) throws(Errno) in
-            try Errno.check(retryOnInterrupt: retryOnInterrupt) { unlinkat(base, name, 0) }
+        _ = try Self.writingDirectory { () throws(Errno) in
+            try withName { (base, name) throws(Errno) in
+                try Errno.check(retryOnInterrupt: retryOnInterrupt) { unlinkat(base, name, 0) }
+            }
         }
     }
 
@@ -108,14 +108,14 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
     /// without, the rename fails with `.fileExists` if there is one (`renameat2` with `RENAME_NOREPLACE`), or with
     /// `.invalidArgument` or `.noFunction` where the kernel or file system cannot refuse atomically.
     func rename(to target: AnchoredPath, replacing: Bool, retryOnInterrupt: Bool = true) throws(Errno) {
-        Self.directoryWrites.lock()
-        defer { Self.directoryWrites.unlock() }
-        try withName { (base, source) throws(Errno) in
-            try target.withName { (targetBase, target) throws(Errno) in
-                try Errno.check(retryOnInterrupt: retryOnInterrupt) {
-                    replacing
-                        ? renameat(base, source, targetBase, target)
-                        : braid_renameat_noreplace(base, source, targetBase, target)
+        _ = try Self.writingDirectory { () throws(Errno) in
+            try withName { (base, source) throws(Errno) in
+                try target.withName { (targetBase, target) throws(Errno) in
+                    try Errno.check(retryOnInterrupt: retryOnInterrupt) {
+                        replacing
+                            ? renameat(base, source, targetBase, target)
+                            : braid_renameat_noreplace(base, source, targetBase, target)
+                    }
                 }
             }
         }
@@ -124,11 +124,11 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
     /// Gives this file a second name, `target` (`linkat`, not following a link at this name); never replaces a file
     /// there (`.fileExists`).
     func link(at target: AnchoredPath, retryOnInterrupt: Bool = true) throws(Errno) {
-        Self.directoryWrites.lock()
-        defer { Self.directoryWrites.unlock() }
-        try withName { (base, source) throws(Errno) in
-            try target.withName { (targetBase, target) throws(Errno) in
-                try Errno.check(retryOnInterrupt: retryOnInterrupt) { linkat(base, source, targetBase, target, 0) }
+        _ = try Self.writingDirectory { () throws(Errno) in
+            try withName { (base, source) throws(Errno) in
+                try target.withName { (targetBase, target) throws(Errno) in
+                    try Errno.check(retryOnInterrupt: retryOnInterrupt) { linkat(base, source, targetBase, target, 0) }
+                }
             }
         }
     }
