@@ -27,6 +27,9 @@ public struct CredentialScope: Sendable, Equatable {
         case awsSignature
     }
 
+    /// The scope that permits nothing: no URL named.
+    static let nowhere = CredentialScope(userNamed: [])
+
     /// Each origin the user named, with the userinfo (as written, still percent-encoded) of the first URL naming
     /// it that had one.
     private var logins: [Origin: String?] = [:]
@@ -34,8 +37,7 @@ public struct CredentialScope: Sendable, Equatable {
     /// The scope of the URLs in `urls`, all named by the user. A URL with no origin libcurl can parse adds none.
     public init(userNamed urls: [String]) {
         for url in urls {
-            guard let origin = Origin(url: url) else { continue }
-            let userinfo = Self.userinfo(of: url)
+            guard case let (origin?, userinfo)? = Self.parse(url) else { continue }
             if case .some(.some) = logins[origin] { continue }
             logins[origin] = userinfo
         }
@@ -44,17 +46,39 @@ public struct CredentialScope: Sendable, Equatable {
     /// Whether a request to `url` may carry `credential`: only when `url`'s origin is one the user named. The
     /// same rule holds for every kind; a URL without a parsable origin may carry none.
     public func permits(_ credential: Credential, to url: String) -> Bool {
-        guard let origin = Origin(url: url) else { return false }
-        return logins[origin] != nil
+        grant(for: url).permits(credential)
     }
 
     /// `url` as it is requested: its own userinfo replaced with the one the user wrote for its origin, or removed
     /// when the user wrote none or named another origin. A server's URL (a redirect, a Metalink) can neither
     /// receive the user's login for another origin nor carry one of its own choosing.
     func requestURL(for url: String) -> String {
-        let login = permits(.userinfo, to: url) ? Origin(url: url).flatMap { logins[$0] ?? nil } : nil
-        guard login != Self.userinfo(of: url) else { return url }
-        return Origin.parsing(url) { handle in
+        grant(for: url).requestURL
+    }
+
+    /// What one request to a URL may carry, decided on one parse of it: a list asks for every file's request.
+    struct Grant {
+        /// The URL as it is requested (`requestURL(for:)`).
+        let requestURL: String
+        /// Whether the URL's origin is one the user named: the one rule for every kind of credential.
+        let isUserNamed: Bool
+
+        func permits(_ credential: Credential) -> Bool { isUserNamed }
+    }
+
+    /// What a request to `url` may carry (`permits(_:to:)`) and the URL it is made to (`requestURL(for:)`).
+    func grant(for url: String) -> Grant {
+        // Unparsable, it has no origin and libcurl will not request it: it is left as it is.
+        guard let (origin, userinfo) = Self.parse(url) else { return Grant(requestURL: url, isUserNamed: false) }
+        let named = origin.flatMap { logins[$0] }
+        let login = named ?? nil
+        guard login != userinfo else { return Grant(requestURL: url, isUserNamed: named != nil) }
+        return Grant(requestURL: Self.replacingUserinfo(of: url, with: login), isUserNamed: named != nil)
+    }
+
+    /// `url` with the userinfo `login` (none when nil) in place of its own.
+    private static func replacingUserinfo(of url: String, with login: String?) -> String {
+        Origin.parsing(url) { handle in
             let (user, password) = Self.split(login)
             guard curl_url_set(handle, CURLUPART_USER, user, 0) == CURLUE_OK,
                 curl_url_set(handle, CURLUPART_PASSWORD, password, 0) == CURLUE_OK
@@ -63,11 +87,14 @@ public struct CredentialScope: Sendable, Equatable {
         } ?? URLUserinfo.removed(from: url)
     }
 
-    /// The `user` or `user:password` of `url`, as written; nil without one.
-    private static func userinfo(of url: String) -> String? {
+    /// `url`'s origin (nil when it has none) and its `user` or `user:password`, as written (nil without one),
+    /// from one parse; nil when libcurl cannot parse it.
+    private static func parse(_ url: String) -> (Origin?, userinfo: String?)? {
         Origin.parsing(url) { handle in
-            guard let user = Origin.part(handle, CURLUPART_USER) else { return nil }
-            return Origin.part(handle, CURLUPART_PASSWORD).map { "\(user):\($0)" } ?? user
+            let origin = Origin(parsed: handle)
+            let user = Origin.part(handle, CURLUPART_USER)
+            let userinfo = user.map { user in Origin.part(handle, CURLUPART_PASSWORD).map { "\(user):\($0)" } ?? user }
+            return (origin, userinfo)
         }
     }
 

@@ -11,23 +11,19 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     let port: Int
 
     init?(url: String) {
-        guard
-            let parts = Self.parsing(
-                url,
-                {
-                    handle -> (scheme: String, host: String, port: Int)? in
-                    guard let scheme = Self.part(handle, CURLUPART_SCHEME),
-                        let host = Self.part(handle, CURLUPART_HOST), !host.isEmpty,
-                        let port = Self.part(handle, CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap({
-                            Int($0)
-                        })
-                    else { return nil }
-                    return (scheme, host, port)
-                })
+        guard let origin = Self.parsing(url, { handle in Origin(parsed: handle) }) else { return nil }
+        self = origin
+    }
+
+    /// The origin of a URL libcurl parsed (`parsing`); nil when it has no scheme, host or port.
+    init?(parsed handle: OpaquePointer) {
+        guard let scheme = Self.part(handle, CURLUPART_SCHEME),
+            let host = Self.part(handle, CURLUPART_HOST), !host.isEmpty,
+            let port = Self.part(handle, CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap({ Int($0) })
         else { return nil }
-        self.scheme = parts.scheme.lowercased()
-        self.host = parts.host.lowercased()
-        self.port = parts.port
+        self.scheme = scheme.lowercased()
+        self.host = host.lowercased()
+        self.port = port
     }
 
     var description: String { "\(scheme)://\(host):\(port)" }
