@@ -6,10 +6,10 @@ struct RequestOptions: Sendable {
     var headers: [String] = []
     /// Where the user's credentials (`headers`, the cookie jar, the netrc file, a URL's userinfo) may go: by
     /// default nowhere, and for a download the origins of the URLs the user named.
-    var credentials = CredentialScope(userNamed: [])
+    var credentials = CredentialScope.nowhere
     /// The schemes a redirect may lead to (`--proto-redir`).
-    var redirectSchemes: Set<String> = ["http", "https"]
-    var userAgent: String = "braid/\(BraidVersion.current)"
+    var redirectSchemes = Self.webSchemes
+    var userAgent = Self.braidUserAgent
     /// `CURLOPT_PROXY`: `nil` leaves libcurl to read the proxy environment variables, `""` disables any proxy.
     var proxy: String?
     /// `CURLOPT_NOPROXY`: `nil` leaves libcurl to read `NO_PROXY`.
@@ -34,4 +34,8 @@ struct RequestOptions: Sendable {
     var receiveBufferSize = 128 << 10
     var verbose = false
     var httpVersion = DownloadOptions.HTTPVersion.automatic
+
+    // Made once, not for every request's options: a list makes a thousand.
+    private static let webSchemes: Set<String> = ["http", "https"]
+    private static let braidUserAgent = "braid/\(BraidVersion.current)"
 }

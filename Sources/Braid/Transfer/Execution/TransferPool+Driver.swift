@@ -80,7 +80,8 @@ extension TransferPool {
 
         /// Whether requests to `url`'s origin use HTTP/1.1 because its HTTP/2 failed, from any thread.
         func http2Failed(_ url: String) -> Bool {
-            guard let origin = Origin(url: url) else { return false }
+            // Asked before every request: the URL is parsed only once some origin failed.
+            guard !http2Failures.withLock({ $0.isEmpty }), let origin = Origin(url: url) else { return false }
             return http2Failures.withLock { $0.contains(origin) }
         }
 
