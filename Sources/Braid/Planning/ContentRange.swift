@@ -14,37 +14,55 @@ struct ContentRange: Equatable, Sendable {
     }
 
     init?(_ header: String) {
-        let value = header.trimmingWhitespace()
-        // Byte by byte: a list's every response has one, and `lowercased()` would copy it first.
-        guard value.utf8.count <= 128, value.utf8.count >= 6,
-            zip(value.utf8.prefix(6), "bytes ".utf8).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
-        else { return nil }
-        let spec = value.dropFirst(6).trimmingWhitespace()
-        let halves = spec.split(separator: "/", omittingEmptySubsequences: false)
-        guard halves.count == 2 else { return nil }
-        if halves[1] == "*" {
-            completeLength = nil
-        } else {
-            guard let complete = Self.parseNumber(halves[1]) else { return nil }
-            completeLength = complete
-        }
-        if halves[0] == "*" {
-            guard completeLength != nil else { return nil }
-            range = nil
-            return
-        }
-        let bounds = halves[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Self.parseNumber(bounds[0]), let last = Self.parseNumber(bounds[1]),
-            first <= last
-        else { return nil }
-        if let complete = completeLength, last >= complete { return nil }
-        range = first...last
+        // Byte by byte, with no copies: a list's every response has one. Only ASCII is part of the grammar.
+        var header = header
+        guard let parsed = header.withUTF8({ Self.parse($0) }) else { return nil }
+        self = parsed
     }
 
-    private static func parseNumber(_ text: Substring) -> Int64? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            return nil
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> ContentRange? {
+        var start = 0
+        var end = bytes.count
+        func trim() {
+            while start < end, bytes[start].isASCIISpace { start += 1 }
+            while start < end, bytes[end - 1].isASCIISpace { end -= 1 }
         }
-        return Int64(text)
+        trim()
+        guard end - start <= 128, end - start >= 6,
+            zip(bytes[start..<start + 6], "bytes ".utf8).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
+        else { return nil }
+        start += 6
+        trim()
+        let spec = bytes[start..<end]
+        guard let slash = spec.firstIndex(of: UInt8(ascii: "/")), !spec[(slash + 1)...].contains(UInt8(ascii: "/"))
+        else { return nil }
+        let (sent, complete) = (spec[..<slash], spec[(slash + 1)...])
+        let completeLength: Int64?
+        if complete.elementsEqual("*".utf8) {
+            completeLength = nil
+        } else {
+            guard let length = parseNumber(complete) else { return nil }
+            completeLength = length
+        }
+        if sent.elementsEqual("*".utf8) {
+            guard completeLength != nil else { return nil }
+            return ContentRange(range: nil, completeLength: completeLength)
+        }
+        guard let dash = sent.firstIndex(of: UInt8(ascii: "-")), let first = parseNumber(sent[..<dash]),
+            let last = parseNumber(sent[(dash + 1)...]), first <= last
+        else { return nil }
+        if let completeLength, last >= completeLength { return nil }
+        return ContentRange(range: first...last, completeLength: completeLength)
+    }
+
+    /// 1 to 18 ASCII digits, which no Int64 overflows.
+    private static func parseNumber(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Int64? {
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            value = value * 10 + Int64(byte - 0x30)
+        }
+        return value
     }
 }

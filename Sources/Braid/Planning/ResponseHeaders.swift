@@ -104,5 +104,5 @@ extension StringProtocol {
 extension UInt8 {
     /// Whether the byte is ASCII whitespace: a space, a tab, or a line or page break (what Unicode's whitespace is
     /// among ASCII).
-    fileprivate var isASCIISpace: Bool { self == 0x20 || (0x09...0x0D).contains(self) }
+    var isASCIISpace: Bool { self == 0x20 || (0x09...0x0D).contains(self) }
 }
