@@ -25,7 +25,7 @@ final class EventQueue<Event: CoalescingEvent>: Sendable {
     /// The least time between two wakings of a consumer by a reported event: a status line needs no more.
     static var wakeInterval: Duration { .milliseconds(10) }
 
-    private struct State: ~Copyable {
+    fileprivate struct State: ~Copyable {
         var pending: [Event] = []
         /// Where the next event is read from `pending`; the array is compacted as it empties.
         var head = 0
@@ -77,6 +77,8 @@ final class EventQueue<Event: CoalescingEvent>: Sendable {
     }
 
     private func next() async -> Event? {
+        // An event already queued is read without suspending: after a waking, the consumer reads a backlog.
+        if case let .some(ready) = state.withLock({ state in state.take() }) { return ready }
         let pause = state.withLock { state -> Duration? in
             guard state.head >= state.pending.count, !state.finished, let woken = state.woken else { return nil }
             state.woken = nil
@@ -87,17 +89,8 @@ final class EventQueue<Event: CoalescingEvent>: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Event?, Never>) in
                 let ready = state.withLock { state -> Event?? in
-                    if state.head < state.pending.count {
-                        let event = state.pending[state.head]
-                        state.head += 1
-                        if state.head == state.pending.count {
-                            state.pending.removeAll(keepingCapacity: true)
-                            state.latest.removeAll(keepingCapacity: true)
-                            state.head = 0
-                        }
-                        return .some(event)
-                    }
-                    if state.finished || Task.isCancelled { return .some(nil) }
+                    if let ready = state.take() { return ready }
+                    if Task.isCancelled { return .some(nil) }
                     state.waiter = waiter
                     return .none
                 }
@@ -111,6 +104,21 @@ final class EventQueue<Event: CoalescingEvent>: Sendable {
             }
             waiter?.resume(returning: nil)
         }
+    }
+}
+
+extension EventQueue.State {
+    /// The next event, `.some(nil)` when the queue is finished and read to its end, nil when the consumer must wait.
+    fileprivate mutating func take() -> Event?? {
+        guard head < pending.count else { return finished ? .some(nil) : nil }
+        let event = pending[head]
+        head += 1
+        if head == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            latest.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return .some(event)
     }
 }
 
