@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -67,11 +68,21 @@ int braid_open_unnamed(int directory, unsigned int mode) {
 #endif
 }
 
+/// Whether linkat refused AT_EMPTY_PATH once and /proc then named the file: the kernel (before Linux 6.10) wants
+/// CAP_DAC_READ_SEARCH for it, so every later file goes through /proc at once.
+static atomic_int emptyPathRefused;
+
 int braid_link_unnamed(int descriptor, int toDirectory, const char *to) {
+    // AT_EMPTY_PATH first: it names the descriptor itself, where /proc/self/fd/N costs a walk through procfs.
+    int refused = atomic_load_explicit(&emptyPathRefused, memory_order_relaxed);
+    if (!refused) {
+        if (linkat(descriptor, "", toDirectory, to, AT_EMPTY_PATH) == 0) return 0;
+        if (errno != ENOENT) return -1;
+    }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", descriptor);
-    if (linkat(AT_FDCWD, path, toDirectory, to, AT_SYMLINK_FOLLOW) == 0) return 0;
-    // Without /proc mounted: AT_EMPTY_PATH, which needs CAP_DAC_READ_SEARCH.
-    if (errno != ENOENT) return -1;
-    return linkat(descriptor, "", toDirectory, to, AT_EMPTY_PATH);
+    if (linkat(AT_FDCWD, path, toDirectory, to, AT_SYMLINK_FOLLOW) != 0) return -1;
+    // Named through /proc where AT_EMPTY_PATH said ENOENT: that was the refusal, not a missing directory.
+    if (!refused) atomic_store_explicit(&emptyPathRefused, 1, memory_order_relaxed);
+    return 0;
 }
