@@ -128,7 +128,10 @@ struct DestinationPaths: Sendable, Equatable {
     /// The last path component of a URL, percent-decoded and made a safe name.
     static func filename(fromURL url: String) -> String? {
         guard let components = URLComponents(string: url) else { return nil }
-        let last = components.path.split(separator: "/").last.map(String.init) ?? ""
+        // The last segment that is not empty, found from the end: a list asks for every file's.
+        var path = Substring(components.path)
+        while path.last == "/" { path.removeLast() }
+        let last = String(path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path)
         return SafeName.lastComponent(of: ContentDisposition.percentDecoded(last) ?? last)?.string
     }
 
