@@ -8,7 +8,7 @@ import tempfile
 from .files import generate_file
 from .nginx import Nginx
 from .processes import Children, log
-from .runs import Runner
+from .runs import TRASH, Runner
 from .testserver import TestServer
 
 
@@ -64,7 +64,7 @@ class Workspace:
 
     def __exit__(self, *exception):
         self.children.stop_all()
-        for path in self.scratches + [self.path("out")]:
+        for path in self.scratches + [self.path("out"), self.path(TRASH)]:
             shutil.rmtree(path, ignore_errors=True)
         if not self.keep:
             shutil.rmtree(self.directory, ignore_errors=True)
