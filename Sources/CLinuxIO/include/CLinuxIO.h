@@ -35,7 +35,8 @@ int braid_set_pipe_size(int descriptor, int size);
 int braid_open_unnamed(int directory, unsigned int mode);
 
 /// Gives the unnamed file open as `descriptor` the name `to` in `toDirectory` (linkat with AT_EMPTY_PATH, else,
-/// where the kernel wants a capability for that, through /proc/self/fd); never replaces a file there. Returns 0, or -1 with errno set: EEXIST when `to` is taken.
+/// where the kernel wants a capability for that, through /proc/self/fd); never replaces a file there. Returns 0, or
+/// -1 with errno set: EEXIST when `to` is taken.
 int braid_link_unnamed(int descriptor, int toDirectory, const char *_Nonnull to);
 
 /// O_PATH, which Swift's Glibc module leaves out (it needs _GNU_SOURCE): a descriptor that names a directory for the
