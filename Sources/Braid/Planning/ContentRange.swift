@@ -21,19 +21,11 @@ struct ContentRange: Equatable, Sendable {
     }
 
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> ContentRange? {
-        var start = 0
-        var end = bytes.count
-        func trim() {
-            while start < end, bytes[start].isASCIISpace { start += 1 }
-            while start < end, bytes[end - 1].isASCIISpace { end -= 1 }
-        }
-        trim()
-        guard end - start <= 128, end - start >= 6,
-            zip(bytes[start..<start + 6], "bytes ".utf8).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
+        let value = bytes.trimmingASCIISpace(bytes.indices)
+        guard value.count <= 128, value.count >= 6,
+            zip(bytes[value.prefix(6)], "bytes ".utf8).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
         else { return nil }
-        start += 6
-        trim()
-        let spec = bytes[start..<end]
+        let spec = bytes[bytes.trimmingASCIISpace(value.dropFirst(6))]
         guard let slash = spec.firstIndex(of: UInt8(ascii: "/")), !spec[(slash + 1)...].contains(UInt8(ascii: "/"))
         else { return nil }
         let (sent, complete) = (spec[..<slash], spec[(slash + 1)...])

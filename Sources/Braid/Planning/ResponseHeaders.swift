@@ -9,10 +9,8 @@ struct ResponseHeaders: Sendable, Equatable {
     /// Feeds one header line as libcurl's header callback delivers it. A field line of ASCII (nearly every one) is
     /// taken apart byte by byte, its name lower-cased as it is copied: two strings made, not six.
     mutating func consume(bytes: UnsafeRawBufferPointer) {
-        var start = 0
-        var end = bytes.count
-        while start < end, bytes[start].isASCIISpace { start += 1 }
-        while end > start, bytes[end - 1].isASCIISpace { end -= 1 }
+        let trimmed = bytes.trimmingASCIISpace(bytes.indices)
+        let (start, end) = (trimmed.lowerBound, trimmed.upperBound)
         guard start < end, !bytes[start..<end].contains(where: { $0 >= 0x80 }),
             !bytes[start..<end].starts(with: "HTTP/".utf8),
             let colon = bytes[start..<end].firstIndex(of: 0x3A)
@@ -105,4 +103,15 @@ extension UInt8 {
     /// Whether the byte is ASCII whitespace: a space, a tab, or a line or page break (what Unicode's whitespace is
     /// among ASCII).
     var isASCIISpace: Bool { self == 0x20 || (0x09...0x0D).contains(self) }
+}
+
+extension RandomAccessCollection where Element == UInt8, Index == Int {
+    /// `range` without the ASCII whitespace at either end of it (`UInt8.isASCIISpace`).
+    func trimmingASCIISpace(_ range: Range<Int>) -> Range<Int> {
+        var start = range.lowerBound
+        var end = range.upperBound
+        while start < end, self[start].isASCIISpace { start += 1 }
+        while start < end, self[end - 1].isASCIISpace { end -= 1 }
+        return start..<end
+    }
 }
