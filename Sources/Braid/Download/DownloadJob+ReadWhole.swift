@@ -61,16 +61,15 @@ extension DownloadJob {
                 cause: .errno(.fileExists)
             )
         } catch {
-            // Named neither through /proc (not mounted) nor without it (a right only root has), or on a file system
-            // with no hard links: the partial file takes over, and is renamed.
+            // Named neither with AT_EMPTY_PATH (a right older kernels give root only) nor through /proc (not
+            // mounted), or on a file system with no hard links: the partial file takes over, and is renamed.
             return nil
         }
         if options.syncOnCompletion { paths.final.synchronizeDirectory() }
         if !first.startReported { reportStart(of: resource, at: paths.final.path.string) }
         // Transferred, verified (in memory, above) and committed: the stages a partial file goes through.
         lifecycle.advance()
-        lifecycle.record(
-            TransferMachine.Statistics(fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds))
+        lifecycle.record(Self.statistics(ofReadWhole: first, length: length))
         lifecycle.advance()
         emit(.state(.verifying))
         lifecycle.advance()
@@ -103,10 +102,13 @@ extension DownloadJob {
         }
         if let failure { throw failure }
         hasher?.advance(to: length)
-        let statistics = TransferMachine.Statistics(
-            fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds)
         return TransferRun(
-            outcome: .completed(length: length), statistics: statistics, resumedBytes: 0,
-            written: [TransferMachine.WrittenSpan(range: 0..<length, peer: nil)])
+            outcome: .completed(length: length), statistics: Self.statistics(ofReadWhole: first, length: length),
+            resumedBytes: 0, written: [TransferMachine.WrittenSpan(range: 0..<length, peer: nil)])
+    }
+
+    /// What fetching a file the probe read whole cost, `length` bytes: a transfer of it in one request, not retried.
+    private static func statistics(ofReadWhole first: ParkedResponse, length: Int64) -> TransferMachine.Statistics {
+        TransferMachine.Statistics(fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds)
     }
 }
