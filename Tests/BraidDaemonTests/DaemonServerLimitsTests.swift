@@ -35,7 +35,7 @@ struct DaemonServerLimitsTests {
                 do {
                     try await idle.send(Self.post(Self.request))
                     break
-                } catch  where attempts < 3 {
+                } catch where attempts < 3 {
                     await idle.close()
                     idle = try await RawTCPClient(host: fixture.host, port: fixture.port)
                     attempts += 1
