@@ -120,6 +120,39 @@ struct LibraryAPITests {
         #expect((again.resumedBytes > 0) == !removingPartialFile)
     }
 
+    @Test("cancel while paused says where the progress is kept, or that it was removed", arguments: [false, true])
+    func cancelWhilePaused(removingPartialFile: Bool) async throws {
+        let server = try Self.server(holding: true)
+        let directory = try TemporaryDirectory(prefix: "braid-api")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let (download, observer, watching, running) = Self.start(server, into: directory)
+        try await Polling.until("bytes to arrive", timeout: Self.patience) { observer.downloaded.withLock { $0 } > 0 }
+        download.pause()
+        try await Polling.until("the paused state", timeout: Self.patience) { download.state == .paused }
+
+        download.cancel(removingPartialFile: removingPartialFile)
+
+        let outcome = await running.result
+        await watching.value
+        guard case let .failure(failure) = outcome else {
+            Issue.record("a cancelled download completed")
+            return
+        }
+        let error = try #require(failure as? BraidError)
+        #expect(error.code == .cancelled)
+        let manifest = directory.appending("out.bin.braid").path
+        if removingPartialFile {
+            #expect(error.message == "cancelled; the partial download was removed.")
+            #expect(!FileManager.default.fileExists(atPath: manifest))
+        } else {
+            #expect(error.message.contains("Progress is saved in \(manifest)"))
+            #expect(FileManager.default.fileExists(atPath: manifest))
+        }
+    }
+
     @Test("a manager's downloads share the per-host connection cap")
     func managerCaps() async throws {
         let server = try Self.server(rate: 4 << 20)

@@ -73,6 +73,9 @@ struct DownloadJob: Sendable {
         var lifecycle = DownloadLifecycle()
         var firstContact = true
         while true {
+            // Where a pass left the files when it was paused: the wait for resume is outside the `catch` below,
+            // so that a stop meanwhile ends with the message that says where the progress is saved.
+            let pausedAt: DestinationPaths
             do throws(BraidError) {
                 emit(.state(.probing))
                 defer { firstContact = false }
@@ -98,16 +101,19 @@ struct DownloadJob: Sendable {
                 case let .done(result):
                     return result
                 case let .paused(paths):
-                    try waitOutPause(&lifecycle, paths: paths)
+                    pausedAt = paths
                 case let .restart(reason):
                     emit(.notice(try lifecycle.restart(reason)))
+                    continue
                 }
             } catch {
                 guard error.code == .cancelled, let reason = interrupter.reason else { throw error }
                 // Paused while the probe read a small file whole: nothing was written, and it is probed anew.
                 guard reason == .paused, lifecycle.stage == .probing else { throw Self.stop(reason, paths: nil) }
                 try waitOutPause(&lifecycle, paths: nil)
+                continue
             }
+            try waitOutPause(&lifecycle, paths: pausedAt)
         }
     }
 
