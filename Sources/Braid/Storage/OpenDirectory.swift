@@ -20,6 +20,8 @@ public final class OpenDirectory: Sendable {
     public let path: FilePath
     /// The open directory, closed when this object goes.
     public let descriptor: FileDescriptor
+    /// The syncs of the directory, shared by the downloads that named files in it at once (`synchronize()`).
+    private let syncs = SharedSync()
 
     /// Opens the directory at `path`, following links as any program does: a path the user chose.
     public init(opening path: FilePath) throws(Errno) {
@@ -67,7 +69,7 @@ public final class OpenDirectory: Sendable {
 
     /// Makes the names created, renamed or removed in this directory durable (`fsync`); best effort.
     public func synchronize() {
-        try? descriptor.synchronize(includingMetadata: true)
+        syncs.perform { try? descriptor.synchronize(includingMetadata: true) }
     }
 
     /// Opens a directory for the `*at` calls: readable when it may be read (so that it can be synced), else as a
