@@ -91,7 +91,10 @@ class Bench:
             "wget2": lambda: peers.wget2_list("--max-threads", jobs),
             "curl": lambda: peers.curl_parallel("--parallel-max", jobs),
         }
-        return [(tool, made[tool]()) for tool in options.tools]
+        # A braid that flushes (its default) is timed against peers whose files are flushed too: like with like.
+        flushes = "--no-fsync" not in braid_args
+        return [(tool, peers.then_sync(made[tool]()) if flushes and tool in PEERS else made[tool]())
+                for tool in options.tools]
 
     # A variant
 
@@ -167,7 +170,8 @@ def parse_options(argv):
     parser.add_argument("--braid", default=harness.built("braid"), help="the braid binary (default: %(default)s)")
     parser.add_argument("--braid-args", default="--no-fsync",
                         help="arguments for both braid rows (default: %(default)s); options whose value starts "
-                             "with '-' take it after '='")
+                             "with '-' take it after '='. Without --no-fsync braid flushes every file, and each "
+                             "peer is then followed by `sync -f DIR`")
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of %(default)s")
     parser.add_argument("--only", default="1,2,3", help="comma-separated variant numbers (default: all)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool and variant (default: 3)")

@@ -96,6 +96,13 @@ class ListTool:
                    **kwargs)
 
 
+def then_sync(tool):
+    """`tool` followed by `sync -f DIR` (the file system's dirty data flushed, as `syncfs`): a peer timed against a
+    braid that flushes its files, which the peers do not do on their own. Its exit status is the tool's."""
+    return ListTool(f"{tool.label} + sync", tool.write, lambda path, directory, cacert: [
+        "sh", "-c", shlex.join(tool.command(path, directory, cacert)) + " && sync -f " + shlex.quote(directory)])
+
+
 def write_lines(path, lines):
     with open(path, "w") as file:
         file.writelines(line + "\n" for line in lines)
