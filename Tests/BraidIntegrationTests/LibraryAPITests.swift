@@ -65,6 +65,18 @@ struct LibraryAPITests {
         return (download, observer, observer.watch(download), Task { try await download.run() })
     }
 
+    /// `start`, then pauses the download once bytes have arrived; returns once it is paused.
+    static func startPaused(
+        _ server: TestServer,
+        into directory: TemporaryDirectory
+    ) async throws -> (Download, Observer, Task<Void, Never>, Task<DownloadResult, any Error>) {
+        let (download, observer, watching, running) = start(server, into: directory)
+        try await Polling.until("bytes to arrive", timeout: patience) { observer.downloaded.withLock { $0 } > 0 }
+        download.pause()
+        try await Polling.until("the paused state", timeout: patience) { download.state == .paused }
+        return (download, observer, watching, running)
+    }
+
     @Test("pause saves progress and holds; resume finishes; run() returns once, with the right file")
     func pauseAndResume() async throws {
         let server = try Self.server(holding: true)
@@ -73,11 +85,7 @@ struct LibraryAPITests {
             server.shutdown()
             directory.remove()
         }
-        let (download, observer, watching, running) = Self.start(server, into: directory)
-
-        try await Polling.until("bytes to arrive", timeout: Self.patience) { observer.downloaded.withLock { $0 } > 0 }
-        download.pause()
-        try await Polling.until("the paused state", timeout: Self.patience) { download.state == .paused }
+        let (download, observer, watching, running) = try await Self.startPaused(server, into: directory)
         let manifest = try #require(ManifestFile(at: directory.appending("out.bin.braid")))
         #expect(manifest.done > 0 && manifest.done < Int64(Self.content.size))
         download.resume()
@@ -128,10 +136,7 @@ struct LibraryAPITests {
             server.shutdown()
             directory.remove()
         }
-        let (download, observer, watching, running) = Self.start(server, into: directory)
-        try await Polling.until("bytes to arrive", timeout: Self.patience) { observer.downloaded.withLock { $0 } > 0 }
-        download.pause()
-        try await Polling.until("the paused state", timeout: Self.patience) { download.state == .paused }
+        let (download, _, watching, running) = try await Self.startPaused(server, into: directory)
 
         download.cancel(removingPartialFile: removingPartialFile)
 
