@@ -6,11 +6,10 @@
 final class SharedSync: @unchecked Sendable {
     // @unchecked: the counters are touched only with `condition` locked.
     private let condition = ConditionLock()
-    /// The flushes started so far; they run one at a time.
+    /// The flushes started so far; they run one at a time, so one is running while more started than finished.
     private var started = 0
     /// The latest flush finished; every one started before it has finished too.
     private var finished = 0
-    private var running = false
     /// The callers waiting for a flush to end (for tests, which wait for callers to be waiting).
     private var waiters = 0
 
@@ -21,20 +20,17 @@ final class SharedSync: @unchecked Sendable {
         defer { condition.unlock() }
         let needed = started + 1
         while finished < needed {
-            guard !running else {
+            guard started == finished else {
                 waiters += 1
                 condition.wait()
                 waiters -= 1
                 continue
             }
-            running = true
             started += 1
-            let mine = started
             condition.unlock()
             flush()
             condition.lock()
-            finished = mine
-            running = false
+            finished = started
             condition.broadcast()
         }
     }
