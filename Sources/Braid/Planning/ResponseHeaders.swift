@@ -24,9 +24,7 @@ struct ResponseHeaders: Sendable, Equatable {
             }
             return colon - start
         }
-        var valueStart = colon + 1
-        while valueStart < end, bytes[valueStart].isASCIISpace { valueStart += 1 }
-        add(name: name, value: String(decoding: bytes[valueStart..<end], as: UTF8.self))
+        add(name: name, value: String(decoding: bytes[bytes.trimmingASCIISpace((colon + 1)..<end)], as: UTF8.self))
     }
 
     /// Feeds one raw header line, including its CRLF.
