@@ -77,15 +77,17 @@ final class EventQueue<Event: CoalescingEvent>: Sendable {
     }
 
     private func next() async -> Event? {
-        // An event already queued is read without suspending: after a waking, the consumer reads a backlog.
-        if case let .some(ready) = state.withLock({ state in state.take() }) { return ready }
-        let pause = state.withLock { state -> Duration? in
-            guard state.head >= state.pending.count, !state.finished, let woken = state.woken else { return nil }
+        // An event already queued is read without suspending: after a waking, the consumer reads a backlog. Else,
+        // once woken by an event, it sleeps out the rest of the interval: both decided under one lock.
+        let first = state.withLock { state -> (ready: Event??, pause: Duration?) in
+            if let ready = state.take() { return (ready, nil) }
+            guard !state.finished, let woken = state.woken else { return (nil, nil) }
             state.woken = nil
             let left = Self.wakeInterval - (ContinuousClock.now - woken)
-            return left > .zero ? left : nil
+            return (nil, left > .zero ? left : nil)
         }
-        if let pause { try? await Task.sleep(for: pause) }
+        if case let .some(ready) = first.ready { return ready }
+        if let pause = first.pause { try? await Task.sleep(for: pause) }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Event?, Never>) in
                 let ready = state.withLock { state -> Event?? in
