@@ -81,7 +81,8 @@ final class EventQueue<Event: CoalescingEvent>: Sendable {
         // once woken by an event, it sleeps out the rest of the interval: both decided under one lock.
         let first = state.withLock { state -> (ready: Event??, pause: Duration?) in
             if let ready = state.take() { return (ready, nil) }
-            guard !state.finished, let woken = state.woken else { return (nil, nil) }
+            // Nothing taken: the queue is empty and not finished.
+            guard let woken = state.woken else { return (nil, nil) }
             state.woken = nil
             let left = Self.wakeInterval - (ContinuousClock.now - woken)
             return (nil, left > .zero ? left : nil)
