@@ -37,6 +37,20 @@ struct DownloadListTests {
         #expect(list.entries.map(\.line) == [1, 4])
     }
 
+    @Test("a lone CR breaks a line as LF does, and characters beyond ASCII stay whole")
+    func loneCRAndUnicode() throws {
+        let text = "https://example.org/é.iso\r  out=naïve.iso\r\r\nhttps://例え.jp/b.bin\thttps://example.org/ß\n\u{301}x"
+
+        let list = try DownloadList(parsing: text)
+
+        #expect(
+            list.entries.map(\.urls) == [
+                ["https://example.org/é.iso"], ["https://例え.jp/b.bin", "https://example.org/ß"], ["\u{301}x"],
+            ])
+        #expect(list.entries[0].output == "naïve.iso")
+        #expect(list.entries.map(\.line) == [1, 4, 5])
+    }
+
     @Test("indented key=value lines set the options of the URL above them")
     func options() throws {
         let text = """

@@ -48,23 +48,54 @@ public struct DownloadList: Sendable, Equatable {
     /// Parses the list; a malformed line throws a usage error naming the line.
     public init(parsing text: String) throws(BraidError) {
         var entries: [Entry] = []
-        // "\r\n" is one Character in Swift, so lines are split on each kind of line break, not on "\n" alone.
-        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
-        for (offset, line) in lines.enumerated() {
-            let number = offset + 1
+        var number = 0
+        for line in Self.lines(of: text) {
+            number += 1
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            if let first = line.first, first == " " || first == "\t" {
+            if let first = line.utf8.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
                 guard !entries.isEmpty else {
                     throw .usage("line \(number): an option line ('\(trimmed)') must follow a URL")
                 }
                 try Self.apply(option: trimmed, line: number, to: &entries[entries.count - 1])
             } else {
-                let urls = line.split(separator: "\t").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+                let urls = Self.split(line, at: UInt8(ascii: "\t")).map { $0.trimmingWhitespace() }.filter {
+                    !$0.isEmpty
+                }
                 entries.append(Entry(urls: urls, line: number))
             }
         }
         self.entries = entries
+    }
+
+    /// The lines of `text`, broken at each "\n", "\r\n" or "\r". Found byte by byte: a line break is a grapheme of
+    /// its own (as a tab is), so splitting the bytes gives the lines splitting the characters would, without working
+    /// out a list's hundreds of thousands of characters one by one.
+    private static func lines(of text: String) -> [Substring] {
+        let bytes = text.utf8
+        var lines: [Substring] = []
+        var start = bytes.startIndex
+        var index = start
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") else {
+                index = bytes.index(after: index)
+                continue
+            }
+            lines.append(Substring(bytes[start..<index]))
+            index = bytes.index(after: index)
+            if byte == UInt8(ascii: "\r"), index != bytes.endIndex, bytes[index] == UInt8(ascii: "\n") {
+                index = bytes.index(after: index)
+            }
+            start = index
+        }
+        lines.append(Substring(bytes[start..<index]))
+        return lines
+    }
+
+    /// The parts of `line` between each `separator`, an ASCII byte, the empty ones included.
+    private static func split(_ line: Substring, at separator: UInt8) -> [Substring] {
+        line.utf8.split(separator: separator, omittingEmptySubsequences: false).map { Substring($0) }
     }
 
     private static func apply(option: String, line: Int, to entry: inout Entry) throws(BraidError) {
