@@ -39,7 +39,8 @@ struct DownloadListTests {
 
     @Test("a lone CR breaks a line as LF does, and characters beyond ASCII stay whole")
     func loneCRAndUnicode() throws {
-        let text = "https://example.org/é.iso\r  out=naïve.iso\r\r\nhttps://例え.jp/b.bin\thttps://example.org/ß\n\u{301}x"
+        let text =
+            "https://example.org/é.iso\r  out=naïve.iso\r\r\nhttps://例え.jp/b.bin\thttps://example.org/ß\n\u{301}x"
 
         let list = try DownloadList(parsing: text)
 
