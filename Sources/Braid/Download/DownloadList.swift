@@ -59,9 +59,8 @@ public struct DownloadList: Sendable, Equatable {
                 }
                 try Self.apply(option: trimmed, line: number, to: &entries[entries.count - 1])
             } else {
-                let urls = Self.split(line, at: UInt8(ascii: "\t")).map { $0.trimmingWhitespace() }.filter {
-                    !$0.isEmpty
-                }
+                let urls = line.utf8.split(separator: UInt8(ascii: "\t")).map { Substring($0).trimmingWhitespace() }
+                    .filter { !$0.isEmpty }
                 entries.append(Entry(urls: urls, line: number))
             }
         }
@@ -91,11 +90,6 @@ public struct DownloadList: Sendable, Equatable {
         }
         lines.append(Substring(bytes[start..<index]))
         return lines
-    }
-
-    /// The parts of `line` between each `separator`, an ASCII byte, the empty ones included.
-    private static func split(_ line: Substring, at separator: UInt8) -> [Substring] {
-        line.utf8.split(separator: separator, omittingEmptySubsequences: false).map { Substring($0) }
     }
 
     private static func apply(option: String, line: Int, to entry: inout Entry) throws(BraidError) {
