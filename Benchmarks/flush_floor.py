@@ -15,7 +15,8 @@ No network and no braid: `--workers` processes write `--count` files of `--size`
 The table gives each way's median wall time and the process's CPU (user and system), and `durable`'s ratio to
 `peers`: the least a tool that keeps braid's rule pays over one that flushes at the end, before any download. Python
 adds the same few microseconds a file to every way. Run it on the file system the downloads go to: on tmpfs every
-flush is free. Earlier runs' outputs are set aside, not removed, as in `many_files.py` (`harness.set_aside`).
+flush is free. Earlier runs' outputs are set aside, not removed, as in `many_files.py` (`harness.set_aside`), and
+removed when the script ends.
 """
 
 import argparse
@@ -33,7 +34,7 @@ from harness import KiB  # noqa: E402
 from harness.runs import set_aside  # noqa: E402
 
 WAYS = ("peers", "unnamed", "durable")
-# syncfs(2), as `sync -f` calls it: Python's os module has no binding of its own.
+# syncfs(2), as `sync -f` calls it, and linkat(2) with AT_EMPTY_PATH: Python's os module binds neither.
 LIBC = ctypes.CDLL(None, use_errno=True)
 AT_EMPTY_PATH = 0x1000
 
@@ -49,7 +50,7 @@ def arguments(argv):
     return parser.parse_args(argv)
 
 
-def name(fd, directory_fd, name):
+def link_unnamed(fd, directory_fd, name):
     """Links the unnamed file `fd` to `name` in the directory, as braid does (`UnnamedFile.name`): on the descriptor
     (`AT_EMPTY_PATH`, a right older kernels give root only), else through `/proc/self/fd` (open(2), `O_TMPFILE`)."""
     if LIBC.linkat(fd, b"", directory_fd, name.encode(), AT_EMPTY_PATH) == 0:
@@ -96,7 +97,7 @@ def write_share(way, directory, directory_fd, indices, data):
         os.pwrite(fd, data, 0)
         if way == "durable":
             os.fdatasync(fd)
-        name(fd, directory_fd, os.path.basename(path))
+        link_unnamed(fd, directory_fd, os.path.basename(path))
         if way == "durable":
             os.fsync(directory_fd)
         os.close(fd)
