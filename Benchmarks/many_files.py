@@ -115,12 +115,17 @@ class Bench:
         others = [jobs[tool] for tool in PEERS if tool in jobs]
         peer, peer_wall = harness.best(others)
         cpu_peer, peer_cpu = harness.best(others, "cpu")
-        report.columns = [("wall / best peer", lambda job: ratio_text(ratio(median(job), peer_wall)))]
+        report.columns = [("wall / best peer", lambda job: ratio_text(ratio(median(job), peer_wall))),
+                          ("server CPU s", lambda job: seconds_text(measured_median(job, "server_cpu"))),
+                          ("cores busy", lambda job: cores_busy_text(job))]
         if peer:
             report.notes.append(f"best peer by wall: {peer.label} ({peer_wall:.3f} s); by CPU: {cpu_peer.label} "
                                 f"({peer_cpu:.3f} s)")
         report.notes.append(f"{count} files, {format_size(file_set.size)} in all; 'connections' are distinct "
                             "$connection numbers in the access log, 'accepted' nginx's stub_status count")
+        report.notes.append(f"'server CPU' is what nginx's processes spent serving the run; 'cores busy' the tool's "
+                            f"CPU and the server's over the wall, of this machine's {os.cpu_count()}: near all of "
+                            "them, the tool's wall is bound by the CPU the two need together")
         for tool in ("braid", "braid-default"):
             if tool in jobs:
                 report.verdicts += self.verdicts(jobs[tool], peer, peer_wall, cpu_peer, peer_cpu)
@@ -146,6 +151,18 @@ class Bench:
 
 def ratio_text(value):
     return "-" if value is None else f"{value:.2f}"
+
+
+def seconds_text(value):
+    return "-" if value is None else f"{value:.3f}"
+
+
+def cores_busy_text(job):
+    """The cores the tool and the server kept busy together, the medians of their CPU over the median wall."""
+    wall, cpu, server = median(job), median(job, "cpu"), measured_median(job, "server_cpu")
+    if not wall or cpu is None or server is None:
+        return "-"
+    return f"{(cpu + server) / wall:.2f} of {os.cpu_count()}"
 
 
 def connection_cap(braid_args):

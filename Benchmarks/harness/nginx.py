@@ -141,12 +141,12 @@ class Nginx:
     def source(self, path, size, digest, tls=False, name=None, algorithm="md5"):
         """What a download of `path` fetches, for a runner to verify and count."""
         return Source(name or f"nginx {path}", self.url(path, tls), size, digest, self.log, algorithm,
-                      self.certificate if tls else None, self.accepted)
+                      self.certificate if tls else None, self.accepted, self.cpu_seconds)
 
     def file_set(self, name, files, tls=False, algorithm="md5"):
         """Many files to download in one run: `files` are (path on this server, saved name, size, digest)."""
         return FileSet(name, [Entry(saved, self.url(path, tls), size, digest) for path, saved, size, digest in files],
-                       self.log, algorithm, self.certificate if tls else None, self.accepted)
+                       self.log, algorithm, self.certificate if tls else None, self.accepted, self.cpu_seconds)
 
     def accepted(self):
         """How many connections nginx has accepted since it started (stub_status), this question's included."""
@@ -161,6 +161,30 @@ class Nginx:
         if index is None or index + 1 >= len(lines):
             raise SystemExit(f"nginx's {STATUS} answered without its counters: {answer[:200]!r}")
         return int(lines[index + 1].split()[0])
+
+    def cpu_seconds(self):
+        """The CPU seconds (user + system) nginx's master and workers have used so far, or None once it has stopped.
+
+        Read from each process's /proc/PID/stat, as the kernel counts it (in clock ticks): a worker's time shows in
+        its master's only once it exits. On loopback the server shares the machine's cores with the tool it serves.
+        """
+        if not self.process or self.process.poll() is not None:
+            return None
+        master = self.process.pid
+        ticks = 0
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    # The command sits in parentheses and may hold spaces: the fields start after the last ')'.
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # gone meanwhile
+            # fields[1] is the parent's pid, fields[11] and fields[12] the user and system ticks (proc(5)).
+            if int(name) == master or int(fields[1]) == master:
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def start(self):
         for name in ("logs", "temp"):

@@ -30,6 +30,7 @@ class Run:
     tls_new: int = None  # of those, connections with a new TLS session (a full handshake)
     tls_resumed: int = None  # ... with a resumed one
     accepted: int = None  # connections the server accepted during the run, requests or not (nginx stub_status)
+    server_cpu: float = None  # user + system seconds the server's processes used during the run, where known
     protocols: str = ""  # the protocols of the logged requests: "HTTP/1.1", "HTTP/2.0"
     error: str = ""
     stdout: bytes = b""
@@ -136,6 +137,8 @@ class Runner:
         stderr_path = os.path.join(self.directory, "run.stderr")
         offset = source.log.size() if source.log else 0
         accepted_before = source.accepted() if getattr(source, "accepted", None) else None
+        server_cpu = getattr(source, "server_cpu", None)
+        server_cpu_before = server_cpu() if server_cpu else None
         sampler = None
         if self.sample_connections and (port := urllib.parse.urlsplit(getattr(source, "url", "")).port):
             sampler = ConnectionSampler(port, self.sample_connections).start()
@@ -164,6 +167,8 @@ class Runner:
         if accepted_before is not None:
             # The second question's own connection is in the count; the first's was already in accepted_before.
             run.accepted = source.accepted() - accepted_before - 1
+        if server_cpu_before is not None and (server_cpu_after := server_cpu()) is not None:
+            run.server_cpu = server_cpu_after - server_cpu_before
         if exited.timed_out:
             run.error = f"timed out after {timeout:.0f} s"
         elif exited.code != 0:

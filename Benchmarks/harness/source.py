@@ -93,6 +93,8 @@ class Source:
     cacert: str = None  # the CA certificate an https URL needs
     # A function giving how many connections the server has accepted so far (nginx's stub_status), or None.
     accepted: object = None
+    # A function giving the CPU seconds (user + system) the server's processes have used so far, or None.
+    server_cpu: object = None
 
 
 @dataclass
@@ -118,6 +120,7 @@ class FileSet:
     algorithm: str = "md5"
     cacert: str = None
     accepted: object = None
+    server_cpu: object = None
     digest: str = None
 
     @property
