@@ -481,6 +481,43 @@ struct TransferMachineTests {
         #expect(machine.statistics.retries == 0)
     }
 
+    /// Over HTTP/1.1 a response cut short by a steal reads its rest and drops it when that comes soon, so that its
+    /// connection stays open; over HTTP/2, or when the rest would come slowly, it is ended.
+    @Test("A response cut short by a steal is read to its end over HTTP/1.1 when its rest comes soon, else ended")
+    func stolenRestDrainedOrEnded() {
+        /// Slot 1's response (100..<200) cut at 160 by a steal at `now`, its head `protocolLine`, 60 bytes in.
+        func cut(at now: Double, protocolLine: String) -> TransferMachine {
+            var machine = Self.machine()
+            _ = machine.start(now: 0)
+            _ = machine.responseHead(
+                slot: 1,
+                headers: Self.head(
+                    "\(protocolLine) 206 Partial Content",
+                    "Content-Range: bytes 100-199/300", "Content-Length: 100", "ETag: \"v1\""), now: 0)
+            machine.deliver(slot: 0, bytes: 100)
+            machine.deliver(slot: 1, bytes: 20)
+            machine.deliver(slot: 2, bytes: 95)
+            #expect(machine.transferEnded(slot: 0, result: .finished, now: now).contains(.shrink(slot: 1, end: 160)))
+            machine.deliver(slot: 0, bytes: 35)
+            machine.deliver(slot: 1, bytes: 40)
+            return machine
+        }
+        // 60 bytes in a millisecond: the 40 past the cut come in well within `drainSeconds`.
+        var fast = cut(at: 0.001, protocolLine: "HTTP/1.1")
+        #expect(fast.overran(slot: 1) == [], "the rest is read and dropped: no abort")
+        #expect(fast.overran(slot: 1) == [], "and every later chunk past the cut as well")
+        #expect(fast.transferEnded(slot: 1, result: .finished, now: 0.002) == [.confirm(upTo: 160)])
+        #expect(fast.statistics.retries == 0)
+        // 60 bytes in a second: the rest would take most of one.
+        var slow = cut(at: 1, protocolLine: "HTTP/1.1")
+        #expect(slow.overran(slot: 1) == [.abort(slot: 1)])
+        #expect(slow.transferEnded(slot: 1, result: .aborted, now: 2) == [.confirm(upTo: 160)])
+        // A stream of an HTTP/2 connection ends alone.
+        var multiplexed = cut(at: 0.001, protocolLine: "HTTP/2")
+        #expect(multiplexed.overran(slot: 1) == [.abort(slot: 1)])
+        #expect(multiplexed.transferEnded(slot: 1, result: .aborted, now: 0.002) == [.confirm(upTo: 160)])
+    }
+
     // MARK: - Work stealing
 
     @Test("An idle slot steals the second half of the active segment with the most left, shrinking its slot first")

@@ -4,6 +4,9 @@
 /// are kept. Names are compared case-insensitively; repeated fields are joined with ", " as RFC 9110 allows.
 struct ResponseHeaders: Sendable, Equatable {
     private(set) var status: Int = 0
+    /// Whether the response came as a stream of a connection that carries several (HTTP/2 or HTTP/3): ending it
+    /// early leaves the connection open, where ending an HTTP/1.x response early closes it.
+    private(set) var isMultiplexed = false
     private var fields: [String: String] = [:]
 
     /// Feeds one header line as libcurl's header callback delivers it. A field line of ASCII (nearly every one) is
@@ -34,6 +37,7 @@ struct ResponseHeaders: Sendable, Equatable {
             fields = [:]
             let parts = line.split(separator: " ", maxSplits: 2)
             status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
+            isMultiplexed = line.hasPrefix("HTTP/2") || line.hasPrefix("HTTP/3")
             return
         }
         guard let colon = line.firstIndex(of: ":") else { return }

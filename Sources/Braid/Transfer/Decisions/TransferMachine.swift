@@ -165,6 +165,8 @@ struct TransferMachine {
         var generation = 0
         /// The response head's status, once it arrived.
         var status = 0
+        /// Whether the response shares its connection with others (`ResponseHeaders.isMultiplexed`).
+        var multiplexed = false
         /// Whether the response head was accepted, so its body is being written.
         var accepted = false
         /// Why the attempt is being stopped, once that is decided.
@@ -182,7 +184,8 @@ struct TransferMachine {
             left.segment == right.segment && left.source == right.source && left.request == right.request
                 && left.heldSource == right.heldSource
                 && left.generation == right.generation
-                && left.status == right.status && left.accepted == right.accepted && left.verdict == right.verdict
+                && left.status == right.status && left.multiplexed == right.multiplexed
+                && left.accepted == right.accepted && left.verdict == right.verdict
                 && left.writeError?.code == right.writeError?.code
                 && left.writeError?.message == right.writeError?.message
                 && left.contentDigest == right.contentDigest

@@ -191,8 +191,10 @@ final class Connection {
         }
         if take < count {
             guard flush() else { return braid_curl_abort_write }
+            // Past the end: the machine ends the transfer (`refuse()`), or lets the rest come and be dropped, so
+            // that an HTTP/1.1 connection stays open (`TransferMachine.overran(slot:)`).
             engine.overran(slot: slot)
-            return braid_curl_abort_write
+            return isRefusing ? braid_curl_abort_write : offered
         }
         return offered
     }
