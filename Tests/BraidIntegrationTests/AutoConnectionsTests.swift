@@ -10,14 +10,19 @@ import Testing
 @Suite("-n auto", .serialized)
 struct AutoConnectionsTests {
     static let content = TestContent(seed: 1313, size: 48 << 20)
+    /// Twice as long, for the ramp past eight: on a loaded machine its windows double while their halves disagree,
+    /// and 48 MiB at 16 MiB/s could end before the step past eight was tried ("too little is left").
+    static let longContent = TestContent(seed: 1314, size: 96 << 20)
 
-    static func run(_ server: TestServer, _ arguments: [String]) async throws -> (JSONEvents, String, Int32?) {
+    static func run(
+        _ server: TestServer, _ arguments: [String], content: TestContent = content
+    ) async throws -> (JSONEvents, String, Int32?) {
         let directory = try TemporaryDirectory(prefix: "braid-auto")
         defer { directory.remove() }
         let output = directory.appending("f").path
         let run = try await BraidCLI.run(
             [server.url("/f"), "--json", "--progress-interval", "0.25", "-o", output] + arguments)
-        #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
+        #expect(try content.firstDifference(fromFileAt: output) == nil)
         var status: Int32?
         if case let .exited(code) = run.status { status = code }
         return (try JSONEvents(run.standardOutput), run.standardError, status)
@@ -43,12 +48,12 @@ struct AutoConnectionsTests {
             // 40 ms before each response, as from a server farther away: windows of 0.2 s, each several of the
             // server's 1/20 s slices per connection, so that a loaded machine's hiccups do not decide a step.
             "/f": .init(
-                content: Self.content, faults: [.throttle(bytesPerSecond: 2 << 20), .latency(.milliseconds(40))])
+                content: Self.longContent, faults: [.throttle(bytesPerSecond: 2 << 20), .latency(.milliseconds(40))])
         ])
         try server.start()
         defer { server.shutdown() }
 
-        let (events, errors, status) = try await Self.run(server, count)
+        let (events, errors, status) = try await Self.run(server, count, content: Self.longContent)
 
         #expect(status == 0, "\(errors)")
         let settled = try #require(JSONEvents.integer(events.named("done").first?["connections"]))
@@ -60,7 +65,7 @@ struct AutoConnectionsTests {
         #expect(targets.contains { $0 > 8 }, "each connection adds as much, so more were tried: \(targets) \(reasons)")
         #expect(settled >= 4, "\(targets) \(reasons)")
         #expect(targets.first == 8, "it starts where -n 8 does")
-        // Why it holds: the last step's gain, or, once 12 have measured their gain, too little of the 48 MiB left.
+        // Why it holds: the last step's gain, or, once 12 have measured their gain, too little of the 96 MiB left.
         #expect(
             reasons.contains { $0.hasPrefix("the last step gained") || $0.hasPrefix("too little is left") },
             "\(reasons)")
