@@ -132,5 +132,16 @@ extension TransferMachineAdaptiveTests {
             if case .waiting = machine.scheduler.segments[$0].state { true } else { false }
         }
         #expect(machine.scheduler.bytesLeft > 0 && !waiting.isEmpty)
+        // A surplus connection is to close, not to idle: ended past its cut over HTTP/1.1, however fast its rest
+        // would come (`TransferMachine.drains`), where a steal's victim would read it.
+        let cut = shrinks[0]
+        guard case let .busy(attempt) = machine.slots[cut] else {
+            Issue.record("slot \(cut) is not busy")
+            return
+        }
+        let segment = machine.scheduler.segments[attempt.segment]
+        machine.bytesReceived(slot: cut, count: Int(segment.end - segment.start - segment.received))
+        machine.now = attempt.startedAt + 1e-6
+        #expect(machine.overran(slot: cut) == [.abort(slot: cut)])
     }
 }

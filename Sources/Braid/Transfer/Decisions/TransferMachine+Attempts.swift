@@ -94,9 +94,13 @@ extension TransferMachine {
     /// then opens another: a handshake, and one more connection than the caps counted on, as a list's server
     /// sees it), and the rest would come within `drainSeconds` at the rate the attempt has received so far.
     /// Over HTTP/2 the stream alone ends; a slow response is ended too, since its connection would stay busy with
-    /// bytes no one wants for longer than a new one takes.
+    /// bytes no one wants for longer than a new one takes. So is a connection the count no longer wants, whose rest
+    /// waits for the others (`endSurplus`) where a thief's is fetched or done: it is to close, not to idle.
     private func drains(_ attempt: Attempt, past segment: SegmentScheduler.Segment) -> Bool {
-        guard attempt.request.ranged, !attempt.multiplexed, attempt.accepted else { return false }
+        guard attempt.request.ranged, !attempt.multiplexed, attempt.accepted,
+            let position = scheduler.order.firstIndex(of: attempt.segment), position + 1 < scheduler.order.count
+        else { return false }
+        if case .waiting = scheduler.segments[scheduler.order[position + 1]].state { return false }
         let rest = attempt.request.requested.upperBound - segment.end
         let received = segment.start + segment.received - attempt.request.range.lowerBound
         let elapsed = now - attempt.startedAt
