@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from .processes import free_port, wait_for_http
+from .processes import cpu_seconds, free_port, wait_for_http
 from .source import Entry, FileSet, RequestLog, Source
 from .timing import RequestTiming
 
@@ -165,26 +165,21 @@ class Nginx:
     def cpu_seconds(self):
         """The CPU seconds (user + system) nginx's master and workers have used so far, or None once it has stopped.
 
-        Read from each process's /proc/PID/stat, as the kernel counts it (in clock ticks): a worker's time shows in
-        its master's only once it exits. On loopback the server shares the machine's cores with the tool it serves.
+        As the kernel counts each process (`processes.cpu_seconds`): a worker's time shows in its master's only once
+        it exits. On loopback the server shares the machine's cores with the tool it serves.
         """
         if not self.process or self.process.poll() is not None:
             return None
         master = self.process.pid
-        ticks = 0
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
+        with open(f"/proc/{master}/task/{master}/children") as children:
+            workers = [int(pid) for pid in children.read().split()]
+        total = 0.0
+        for pid in [master, *workers]:
             try:
-                with open(f"/proc/{name}/stat") as stat:
-                    # The command sits in parentheses and may hold spaces: the fields start after the last ')'.
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue  # gone meanwhile
-            # fields[1] is the parent's pid, fields[11] and fields[12] the user and system ticks (proc(5)).
-            if int(name) == master or int(fields[1]) == master:
-                ticks += int(fields[11]) + int(fields[12])
-        return ticks / os.sysconf("SC_CLK_TCK")
+                total += cpu_seconds(pid)
+            except OSError:
+                pass  # a worker gone meanwhile
+        return total
 
     def start(self):
         for name in ("logs", "temp"):
