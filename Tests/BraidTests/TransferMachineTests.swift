@@ -90,9 +90,11 @@ struct TransferMachineTests {
     }
 
     /// The 206 a well-behaved origin sends for `first...last`.
-    static func partial(_ first: Int64, _ last: Int64, of total: Int64 = 300) -> ResponseHeaders {
+    static func partial(
+        _ first: Int64, _ last: Int64, of total: Int64 = 300, version: String = "HTTP/1.1"
+    ) -> ResponseHeaders {
         head(
-            "HTTP/1.1 206 Partial Content",
+            "\(version) 206 Partial Content",
             "Content-Range: bytes \(first)-\(last)/\(total)",
             "Content-Length: \(last - first + 1)",
             "ETag: \"v1\""
@@ -485,15 +487,11 @@ struct TransferMachineTests {
     /// connection stays open; over HTTP/2, or when the rest would come slowly, it is ended.
     @Test("A response cut short by a steal is read to its end over HTTP/1.1 when its rest comes soon, else ended")
     func stolenRestDrainedOrEnded() {
-        /// Slot 1's response (100..<200) cut at 160 by a steal at `now`, its head `protocolLine`, 60 bytes in.
-        func cut(at now: Double, protocolLine: String) -> TransferMachine {
+        /// Slot 1's response (100..<200) cut at 160 by a steal at `now`, its head's protocol `version`, 60 bytes in.
+        func cut(at now: Double, version: String) -> TransferMachine {
             var machine = Self.machine()
             _ = machine.start(now: 0)
-            _ = machine.responseHead(
-                slot: 1,
-                headers: Self.head(
-                    "\(protocolLine) 206 Partial Content",
-                    "Content-Range: bytes 100-199/300", "Content-Length: 100", "ETag: \"v1\""), now: 0)
+            _ = machine.responseHead(slot: 1, headers: Self.partial(100, 199, version: version), now: 0)
             machine.deliver(slot: 0, bytes: 100)
             machine.deliver(slot: 1, bytes: 20)
             machine.deliver(slot: 2, bytes: 95)
@@ -503,17 +501,17 @@ struct TransferMachineTests {
             return machine
         }
         // 60 bytes in a millisecond: the 40 past the cut come in well within `drainSeconds`.
-        var fast = cut(at: 0.001, protocolLine: "HTTP/1.1")
+        var fast = cut(at: 0.001, version: "HTTP/1.1")
         #expect(fast.overran(slot: 1) == [], "the rest is read and dropped: no abort")
         #expect(fast.overran(slot: 1) == [], "and every later chunk past the cut as well")
         #expect(fast.transferEnded(slot: 1, result: .finished, now: 0.002) == [.confirm(upTo: 160)])
         #expect(fast.statistics.retries == 0)
         // 60 bytes in a second: the rest would take most of one.
-        var slow = cut(at: 1, protocolLine: "HTTP/1.1")
+        var slow = cut(at: 1, version: "HTTP/1.1")
         #expect(slow.overran(slot: 1) == [.abort(slot: 1)])
         #expect(slow.transferEnded(slot: 1, result: .aborted, now: 2) == [.confirm(upTo: 160)])
         // A stream of an HTTP/2 connection ends alone.
-        var multiplexed = cut(at: 0.001, protocolLine: "HTTP/2")
+        var multiplexed = cut(at: 0.001, version: "HTTP/2")
         #expect(multiplexed.overran(slot: 1) == [.abort(slot: 1)])
         #expect(multiplexed.transferEnded(slot: 1, result: .aborted, now: 0.002) == [.confirm(upTo: 160)])
     }
