@@ -102,12 +102,11 @@ struct FirstMinutesTests {
 
     @Test("a refused first connection is retried once, then fails")
     func refusedFirstConnection() async throws {
-        // A port that was just free: nothing listens there now.
-        let closed = TestServer()
-        try closed.start()
-        let port = closed.port
-        closed.shutdown()
-        let run = try await BraidCLI.run(["http://127.0.0.1:\(port)/file", "-o", "/tmp/braid-never-written"])
+        // Held, not just picked free: a parallel test's server that took a freed port answered 404 here once.
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let run = try await BraidCLI.run(
+            ["http://127.0.0.1:\(refusing.port)/file", "-o", "/tmp/braid-never-written"])
         #expect(run.status == .exited(4), "\(run.standardError)")
         let retries = run.standardError.components(separatedBy: "retrying").count - 1
         #expect(retries == 1, "\(run.standardError)")
