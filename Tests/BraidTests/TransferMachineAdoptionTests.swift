@@ -107,6 +107,21 @@ struct TransferMachineAdoptionTests {
         #expect(recorded.start == 0 && recorded.end == Self.mebibyte && recorded.done == Self.mebibyte, "\(recorded)")
     }
 
+    @Test("the adopted response is cut even when the rest of the file would come at once: it is not read to its end")
+    func fastCutNotDrained() {
+        var machine = Self.machine()
+        _ = machine.start(now: 0)
+        // Its request's mebibyte in a millisecond: the seven after it would come within `drainSeconds`. They are
+        // the file's rest, which the other connection fetches: reading them over this one too would fetch it twice.
+        #expect(machine.responseHead(slot: 0, headers: Self.probeHead(), now: 0.001).isEmpty)
+        machine.deliver(slot: 0, bytes: Int(Self.mebibyte))
+        _ = machine.tick(now: 0.001)
+        #expect(machine.overran(slot: 0) == [.abort(slot: 0)])
+        let ended = machine.transferEnded(slot: 0, result: .aborted, now: 0.002)
+        #expect(ended.contains(.confirm(upTo: Self.mebibyte)), "\(ended)")
+        #expect(machine.statistics.retries == 0)
+    }
+
     @Test("the Content-Digest of the whole response, cut short, is not checked against the bytes kept")
     func cutResponseDigestIgnored() {
         var machine = Self.machine(checksContentDigests: true)

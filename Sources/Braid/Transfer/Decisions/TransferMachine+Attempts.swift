@@ -95,9 +95,11 @@ extension TransferMachine {
     /// sees it), and the rest would come within `drainSeconds` at the rate the attempt has received so far.
     /// Over HTTP/2 the stream alone ends; a slow response is ended too, since its connection would stay busy with
     /// bytes no one wants for longer than a new one takes. So is a connection the count no longer wants, whose rest
-    /// waits for the others (`endSurplus`) where a thief's is fetched or done: it is to close, not to idle.
+    /// waits for the others (`endSurplus`) where a thief's is fetched or done: it is to close, not to idle. So is
+    /// a response asked for beyond its request's range (`TransferRequest.asked`): the probe's open-ended one,
+    /// adopted as the first request, whose rest is the rest of the file, fetched by the other connections.
     private func drains(_ attempt: Attempt, past segment: SegmentScheduler.Segment) -> Bool {
-        guard attempt.request.ranged, !attempt.multiplexed, attempt.accepted,
+        guard attempt.request.ranged, attempt.request.asked == nil, !attempt.multiplexed, attempt.accepted,
             let position = scheduler.order.firstIndex(of: attempt.segment), position + 1 < scheduler.order.count
         else { return false }
         if case .waiting = scheduler.segments[scheduler.order[position + 1]].state { return false }
