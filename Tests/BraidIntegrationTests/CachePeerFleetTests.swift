@@ -134,7 +134,9 @@ struct CachePeerFleetTests {
     func downPeer() async throws {
         let fleet = try await Fleet.start(caches: 1)
         defer { fleet.shutdown() }
-        let closedPort = try FreePort.pick()
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let closedPort = refusing.port
         let peers = Fleet.template(port: closedPort) + "," + fleet.peers
 
         let result = try await BraidCLI.run(fleet.arguments("file.bin", peers: peers))

@@ -167,7 +167,9 @@ struct ProxyTests {
     func refusingProxy() async throws {
         let fixture = try await Fixture.start()
         defer { fixture.shutdown() }
-        let closedPort = try FreePort.pick()
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let closedPort = refusing.port
         let output = fixture.directory.appending("out.bin")
 
         let run = try await Self.braid([
