@@ -136,11 +136,13 @@ final class PoolRequest: PoolClient {
 
     var yieldsToVerifier: Bool { false }
 
+    /// Wakes the waiting thread after the lock is released, not under it: woken under it, that thread found the lock
+    /// still held and slept again until the pool's thread let go, two more sleeps and wakings for every request,
+    /// which a list of small files makes one each. The pool's thread holds this request (`Driver.clients`) until
+    /// the call returns, so it outlives the broadcast even when its caller has gone on and let it go.
     private func report(_ outcome: Outcome) {
-        done.withLock {
-            self.outcome = outcome
-            done.broadcast()
-        }
+        done.withLock { self.outcome = outcome }
+        done.broadcast()
     }
 }
 
