@@ -14,12 +14,13 @@ struct ResponseHeaders: Sendable, Equatable {
     mutating func consume(bytes: UnsafeRawBufferPointer) {
         let trimmed = bytes.trimmingASCIISpace(bytes.indices)
         let (start, end) = (trimmed.lowerBound, trimmed.upperBound)
-        guard start < end, !bytes[start..<end].contains(where: { $0 >= 0x80 }),
-            !bytes[start..<end].starts(with: "HTTP/".utf8),
-            let colon = bytes[start..<end].firstIndex(of: 0x3A)
-        else {
+        guard start < end, !bytes[start..<end].contains(where: { $0 >= 0x80 }) else {
             return consume(line: String(decoding: bytes, as: UTF8.self))
         }
+        if bytes[start..<end].starts(with: "HTTP/".utf8) {
+            return startResponse(statusLine: bytes[start..<end])
+        }
+        guard let colon = bytes[start..<end].firstIndex(of: 0x3A) else { return }
         let name = String(unsafeUninitializedCapacity: colon - start) { name in
             for index in start..<colon {
                 let byte = bytes[index]
@@ -34,14 +35,24 @@ struct ResponseHeaders: Sendable, Equatable {
     mutating func consume(line raw: String) {
         let line = raw.trimmingWhitespace()
         if line.hasPrefix("HTTP/") {
-            fields = [:]
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
-            isMultiplexed = line.hasPrefix("HTTP/2") || line.hasPrefix("HTTP/3")
-            return
+            return startResponse(statusLine: Array(line.utf8)[...])
         }
         guard let colon = line.firstIndex(of: ":") else { return }
         add(name: line[..<colon].lowercased(), value: String(line[line.index(after: colon)...]).trimmingWhitespace())
+    }
+
+    /// Starts the response of `line`, a status line's bytes without its line break (`HTTP/1.1 206 Partial Content`):
+    /// its status (0 when it has none that can be read) and no fields yet.
+    private mutating func startResponse<Line: Collection<UInt8>>(statusLine line: Line) {
+        // Room for a response's dozen fields from the start, not grown field by field: four allocations, not one.
+        fields.removeAll(keepingCapacity: true)
+        fields.reserveCapacity(16)
+        let afterVersion = line.drop { $0 != 0x20 }.drop { $0 == 0x20 }
+        let code = afterVersion.prefix { $0 != 0x20 }
+        status =
+            code.count <= 9 && code.allSatisfy { (0x30...0x39).contains($0) }
+            ? code.reduce(0) { $0 * 10 + Int($1 - 0x30) } : 0
+        isMultiplexed = line.starts(with: "HTTP/2".utf8) || line.starts(with: "HTTP/3".utf8)
     }
 
     /// Adds a field, its name in lower case; a repeated one is joined to the earlier value.
