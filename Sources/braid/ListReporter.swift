@@ -73,7 +73,7 @@ final class ListReporter: ListObserver {
     func handle(_ event: DownloadEvent, of item: DownloadItem) {
         switch event {
         case let .started(resource, path, resumedBytes):
-            let name = PrintableText.escapingControlCharacters(path.split(separator: "/").last.map(String.init) ?? path)
+            let name = PrintableText.escapingControlCharacters(Self.lastComponent(of: path))
             state.withLock { state in
                 state.names[item.id] = name
                 if state.running[item.id]?.total == nil, let length = resource.length {
@@ -92,6 +92,12 @@ final class ListReporter: ListObserver {
         case .state, .completed:
             break
         }
+    }
+
+    /// The file's name in a path of it: what follows its last `/` (a file's path never ends in one).
+    private static func lastComponent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), path.index(after: slash) < path.endIndex else { return path }
+        return String(path[path.index(after: slash)...])
     }
 
     func finished(_ outcome: DownloadOutcome) {

@@ -42,10 +42,9 @@ public final class Download: Sendable {
     public var chunks: DownloadChunks { DownloadChunks(channel: chunkChannel) }
 
     private let chunkChannel = ChunkChannel()
-    private let queue = EventQueue<DownloadEvent>()
-    /// Whether `events` gets the download's events: not for a download whose program reads its manager's stream
-    /// only (`DownloadManager.makeDownload(url:options:label:keepingOwnEvents:)`).
-    private let keepsOwnEvents: Bool
+    /// Where `events` reads from; nil for a download whose program reads its manager's stream only
+    /// (`DownloadManager.makeDownload(url:options:label:keepingOwnEvents:)`), whose `events` is empty.
+    private let queue: EventQueue<DownloadEvent>?
     private let interrupter = Interrupter()
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
@@ -78,7 +77,7 @@ public final class Download: Sendable {
         label: String?,
         keepsOwnEvents: Bool = true
     ) {
-        self.keepsOwnEvents = keepsOwnEvents
+        queue = keepsOwnEvents ? EventQueue() : nil
         self.directories = directories
         self.url = url
         self.lanes = lanes
@@ -86,8 +85,13 @@ public final class Download: Sendable {
         limiter = RateLimiter(rate: options.rateLimit, parent: overallLimiter)
         self.claims = claims
         self.label = label
-        events = queue.stream
+        // A list of many small files makes a download for each: one that keeps no events of its own shares an
+        // empty stream rather than making a queue and a stream of its own.
+        events = queue?.stream ?? Self.noEvents
     }
+
+    /// The `events` of a download that keeps none: it ends at once.
+    private static let noEvents = AsyncStream<DownloadEvent> { $0.finish() }
 
     /// Where the download is now.
     public var state: DownloadState { currentState.withLock { $0 } }
@@ -182,7 +186,7 @@ public final class Download: Sendable {
         }
         currentState.withLock { $0 = final }
         report(.state(final))
-        queue.finish()
+        queue?.finish()
         if case let .failure(error) = result { chunkChannel.finish(error) } else { chunkChannel.finish(nil) }
         return result
     }
@@ -192,19 +196,19 @@ public final class Download: Sendable {
     func end(unstarted error: BraidError) -> DownloadState {
         let final: DownloadState = error.code == .cancelled ? .cancelled : .failed
         currentState.withLock { $0 = final }
-        if keepsOwnEvents { queue.push(.state(final)) }
-        queue.finish()
+        queue?.push(.state(final))
+        queue?.finish()
         return final
     }
 
     /// A download not started yet is held by its manager (`paused`) or lined up again (`queued`).
     func wait(as state: DownloadState) {
         currentState.withLock { $0 = state }
-        if keepsOwnEvents { queue.push(.state(state)) }
+        queue?.push(.state(state))
     }
 
     private func report(_ event: DownloadEvent) {
-        if keepsOwnEvents { queue.push(event) }
+        queue?.push(event)
         forwarding.withLock { $0 }?.receive(event)
     }
 
