@@ -150,7 +150,7 @@ extension DownloadJob {
         let transfer: TransferRun
         if oneRequest, let adopted, let body = adopted.body {
             // The probe read the file to its end: its bytes are written here, with no transfer to run.
-            if !adopted.startReported { reportStart(of: resource, at: paths.final.path.string) }
+            if !adopted.startReported { reportStart(of: resource, at: paths.finalPath.string) }
             transfer = try writeReceived(body, of: adopted, file: file, hasher: hasher)
         } else {
             // A body read whole that this plan cannot use is not adopted (`ParkedResponse.adopt()`): the transfer
@@ -189,7 +189,7 @@ extension DownloadJob {
         if keepsFinal { try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal) }
         lifecycle.advance()
         let result = completed(
-            length: length, plan: plan, transfer: transfer, path: keepsFinal ? paths.final.path.string : "",
+            length: length, plan: plan, transfer: transfer, path: keepsFinal ? paths.finalPath.string : "",
             repaired: repaired, extraction: extraction, started: started, spent: lifecycle.spent)
         emit(.completed(result))
         return .done(result)
@@ -300,14 +300,14 @@ extension DownloadJob {
         } else {
             paths = try DestinationPaths.open(place, creating: true, known: directories)
         }
-        if let owner = claims?.reservation(of: paths.final.path) {
+        if let owner = claims?.reservation(of: paths.finalPath) {
             throw BraidError(
                 .fileExists,
                 "\(label): \(paths.final) would replace \(owner), which no download may write",
                 remedies: [.chooseAnotherDestination]
             )
         }
-        if let holder = claims?.claim(paths.final.path, for: url, by: label) {
+        if let holder = claims?.claim(paths.finalPath, for: url, by: label) {
             throw BraidError(
                 .fileExists,
                 "\(label): \(paths.final) is already the destination of \(holder)",

@@ -129,7 +129,7 @@ extension DownloadJob {
                 "\(paths.final) is already complete (\(digest.map { "\($0.algorithm) verified" } ?? "length verified"))"
             ))
         let result = DownloadResult(
-            path: paths.final.path.string,
+            path: paths.finalPath.string,
             bytes: size,
             verifiedDigest: digest,
             resumedBytes: size,

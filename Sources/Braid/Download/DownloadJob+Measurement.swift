@@ -46,7 +46,7 @@ extension DownloadJob {
         }
         lifecycle.measured()
         let result = DownloadResult(
-            path: paths.final.path.string, bytes: length, verifiedDigest: nil, resumedBytes: 0,
+            path: paths.finalPath.string, bytes: length, verifiedDigest: nil, resumedBytes: 0,
             seconds: TransferEngine.now() - started, statistics: lifecycle.spent)
         emit(.completed(result))
         return .done(result)

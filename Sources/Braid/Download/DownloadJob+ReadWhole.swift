@@ -66,7 +66,7 @@ extension DownloadJob {
             return nil
         }
         if options.syncOnCompletion { paths.final.synchronizeDirectory() }
-        if !first.startReported { reportStart(of: resource, at: paths.final.path.string) }
+        if !first.startReported { reportStart(of: resource, at: paths.finalPath.string) }
         // Transferred, verified (in memory, above) and committed: the stages a partial file goes through.
         lifecycle.advance()
         lifecycle.record(Self.statistics(ofReadWhole: first, length: length))
@@ -75,7 +75,7 @@ extension DownloadJob {
         lifecycle.advance()
         lifecycle.advance()
         let result = DownloadResult(
-            path: paths.final.path.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
+            path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
             seconds: TransferEngine.now() - started, statistics: lifecycle.spent)
         emit(.completed(result))
         return .done(result)

@@ -46,7 +46,7 @@ extension DownloadJob {
             limiter?.effectiveRate == nil
             ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now)?.learned } : nil
         let scheduler = segmentScheduler(for: plan, slots: slots, peers: peers, stream: stream)
-        emit(.started(resource: resource, path: paths.final.path.string, resumedBytes: scheduler.flushedBytes))
+        emit(.started(resource: resource, path: paths.finalPath.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
         let syncer = checkpoints == nil ? nil : file.map(DurabilitySyncer.init(file:))
         syncer?.start()

@@ -14,6 +14,15 @@ import SystemPackage
 /// `FILE.part` with the data, `FILE.braid` with the progress.
 struct DestinationPaths: Sendable, Equatable {
     let final: AnchoredPath
+    /// The final name's path as it is shown (`AnchoredPath.path`), worked out once: a download shows and claims it
+    /// several times, and a list of many small files made it four times a file.
+    let finalPath: FilePath
+
+    init(final: AnchoredPath) {
+        self.final = final
+        finalPath = final.path
+    }
+
     var part: AnchoredPath { final.appendingToName(".part") }
     var manifest: AnchoredPath { final.appendingToName(".braid") }
 
@@ -127,7 +136,11 @@ struct DestinationPaths: Sendable, Equatable {
 
     /// The last path component of a URL, percent-decoded and made a safe name.
     static func filename(fromURL url: String) -> String? {
-        guard let components = URLComponents(string: url) else { return nil }
+        URLComponents(string: url).flatMap(filename(from:))
+    }
+
+    /// `filename(fromURL:)` of a URL already parsed.
+    static func filename(from components: URLComponents) -> String? {
         // The last segment that is not empty, found from the end: a list asks for every file's.
         var path = Substring(components.path)
         while path.last == "/" { path.removeLast() }
