@@ -159,6 +159,7 @@ public final class Download: Sendable {
         defer { if let lane { lanes?.leave(lane) } }
         let pool = lane?.pool ?? TransferPool()
         defer { if lane == nil { pool.shutdown() } }
+        let parsedURL = URLComponents(string: url)
         let job = DownloadJob(
             url: url,
             options: options,
@@ -171,7 +172,8 @@ public final class Download: Sendable {
             label: label ?? URLUserinfo.removed(from: url),
             logger: logger,
             chunks: chunkChannel,
-            nameFromURL: DestinationPaths.filename(fromURL: url)
+            parsedURL: parsedURL,
+            nameFromURL: parsedURL.flatMap(DestinationPaths.filename(from:))
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }

@@ -35,6 +35,8 @@ struct DownloadJob: Sendable {
     let logger: Logger
     /// Where `Download.chunks` takes a streamed download's bytes from.
     var chunks: ChunkChannel? = nil
+    /// `url` parsed, once: it is checked (`validate(url:parsed:)`) and names the file (`nameFromURL`).
+    let parsedURL: URLComponents?
     /// The name `url` gives its file (`DestinationPaths.filename(fromURL:)`; nil when it gives none), worked out
     /// once: the destination is resolved several times a download (`place(suggestedFilename:url:)`).
     let nameFromURL: String?
@@ -58,7 +60,7 @@ struct DownloadJob: Sendable {
 
     func run() throws(BraidError) -> DownloadResult {
         let started = TransferEngine.now()
-        try Self.validate(url: url)
+        try Self.validate(url: url, parsed: parsedURL)
         for mirror in options.mirrors { try Self.validate(url: mirror) }
         try options.validate()
         if let directories {
@@ -291,11 +293,16 @@ struct DownloadJob: Sendable {
         }
     }
 
+    /// Refuses, as a usage error, a URL Braid cannot fetch: one too long, not `http` or `https`, or without a host.
     static func validate(url: String) throws(BraidError) {
+        try validate(url: url, parsed: URLComponents(string: url))
+    }
+
+    /// `validate(url:)` of a URL already parsed into `components` (nil when it could not be).
+    static func validate(url: String, parsed components: URLComponents?) throws(BraidError) {
         guard url.utf8.count <= DownloadOptions.maximumTextLength else {
             throw .usage("a URL of \(url.utf8.count) bytes is too long")
         }
-        let components = URLComponents(string: url)
         guard let scheme = components?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .usage(schemeProblem(in: url, scheme: components?.scheme))
         }
