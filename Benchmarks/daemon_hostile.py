@@ -41,35 +41,20 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness.machine import built  # noqa: E402
+from harness.processes import cpu_seconds, proc_status  # noqa: E402
+
 LATENCY_TARGET_MS = 100.0
 RSS_TARGET_BYTES = 100 * 1000 * 1000
 IDLE_TARGET_PERCENT = 1.0
 
 
-def built(product):
-    """The release build of `product` if there is one, else the debug build."""
-    for configuration in ("release", "debug"):
-        path = os.path.join(ROOT, ".build", configuration, product)
-        if os.access(path, os.X_OK):
-            return path
-    return os.path.join(ROOT, ".build", "release", product)
-
-
-def cpu_seconds(pid):
-    """User + system CPU time the process has used, from /proc/PID/stat (fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
 def status_kib(pid, key):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
+    """A numeric field of /proc/PID/status (VmRSS, VmHWM, Threads), 0 when it is not there (a process that has
+    exited has no VmRSS)."""
+    value = proc_status(pid, key)
+    return int(value) if value.isdigit() else 0
 
 
 def open_sockets(pid):
@@ -212,7 +197,9 @@ def post(port, body, timeout):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--braid", default=built("braid"), help="the braid binary (default: release, else debug)")
+    parser.add_argument(
+        "--braid", default=built("braid", debug_too=True), help="the braid binary (default: release, else debug)"
+    )
     parser.add_argument("--sockets", type=int, default=1000, help="silent connections held open")
     parser.add_argument("--batch-bytes", type=int, default=2 * 1024 * 1024 - 1024, help="the junk batch's size")
     parser.add_argument("--calls", type=int, default=20, help="legitimate calls at least")
