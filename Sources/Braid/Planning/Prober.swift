@@ -96,77 +96,113 @@ struct Prober {
     func probeFirstGet(_ url: String, firstBytes: Int64? = nil) throws(BraidError) -> (RemoteResource, ParkedResponse?)
     {
         precondition(firstBytes.map { $0 > 0 } ?? true, "a first request has bytes")
-        let asked = firstBytes.map { "0-\($0 - 1)" } ?? "0-"
-        let mismatch = { (headers: ResponseHeaders) in
-            "the server answered a request for bytes \(asked) with a Content-Range that does not match: "
-                + "'\(headers["content-range"] ?? "(none)")'"
-        }
         let response = try withRetries { () throws(ProbeFailure) in
             let response = try request(url, method: .firstGet(firstBytes), conditions: [])
-            guard response.headers.status == 206,
-                let contentRange = response.headers["content-range"].flatMap(ContentRange.init),
-                let range = contentRange.range, let total = contentRange.completeLength
-            else { return response }
-            // The rest of the file from byte 0, or (a server may send less of an open range) a part of it from there;
-            // exactly the bytes asked for when they are bounded.
-            let expected = firstBytes.map { range.upperBound == min($0, total) - 1 } ?? (range.upperBound < total)
-            guard range.lowerBound != 0 || !expected else { return response }
-            // A wrong range is retried, as a range request's is.
-            response.parked?.cancel()
-            throw ProbeFailure(
-                kind: .transient(
-                    .protocolViolation, mismatch(response.headers), retryAfter: nil, refusedConnection: false),
-                headers: response.headers)
+            try Self.checkFirstRange(of: response, firstBytes: firstBytes)
+            return response
         }
-        let headers = response.headers
-        if let body = response.body, let file = response.wholeFile {
-            // Read whole: its head was read for the file as the body started (`wholeFile(in:url:effectiveURL:)`).
-            let first = ParkedResponse(
-                body: body, headers: headers, range: headers.status == 206 ? 0..<Int64(body.count) : nil,
-                firstByteSeconds: response.firstByteSeconds, startReported: response.startReported)
-            return (file, first)
-        }
-        var resource = Self.described(by: headers, url: url, effectiveURL: response.effectiveURL)
-        var parkedRange: Range<Int64>?
+        if let whole = Self.fileReadWhole(in: response) { return whole }
+        let answer: FirstGetAnswer
         do throws(BraidError) {
-            switch headers.status {
-            case 206:
-                guard let contentRange = headers["content-range"].flatMap(ContentRange.init),
-                    let range = contentRange.range, let total = contentRange.completeLength
-                else {
-                    // A length too long for Braid is said as such; any other unreadable Content-Range is a violation.
-                    let claimed = headers["content-range"]?.split(separator: "/").last.flatMap { Int64($0) }
-                    try RemoteResource.checkLength(claimed)
-                    throw .protocolViolation(mismatch(headers))
-                }
-                let whole = range.upperBound + 1 == total
-                resource.length = total
-                resource.acceptsRanges = true
-                // The body is the whole file when it covers it: its Content-MD5 is the file's.
-                resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: !whole)
-                parkedRange = 0..<(range.upperBound + 1)
-                try RemoteResource.checkLength(resource.length)
-                if !whole && headers["content-md5"] != nil {
-                    response.parked?.cancel()
-                    resource.digests += wholeFileDigests(at: resource)
-                    return (resource, nil)
-                }
-            case 200:
-                resource.length = headers.contentLength
-                resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: false)
-                try RemoteResource.checkLength(resource.length)
-            case 416:
-                // An empty file: nothing to fetch, and only a HEAD can tell its digests.
-                response.parked?.cancel()
-                return (try probe(url), nil)
-            default:
-                throw failure(for: headers)
-            }
+            answer = try Self.answer(to: response, of: url, firstBytes: firstBytes)
         } catch {
             response.parked?.cancel()
             throw error
         }
-        return (resource, response.parked.map { ParkedResponse($0, headers: headers, range: parkedRange) })
+        switch answer {
+        case let .file(resource, parkedRange):
+            return (resource, response.parked.map { ParkedResponse($0, headers: response.headers, range: parkedRange) })
+        case var .partWithDigest(resource):
+            response.parked?.cancel()
+            resource.digests += wholeFileDigests(at: resource)
+            return (resource, nil)
+        case .empty:
+            // An empty file: nothing to fetch, and only a HEAD can tell its digests.
+            response.parked?.cancel()
+            return (try probe(url), nil)
+        }
+    }
+
+    /// What a first GET's response says, where it did not read the file whole.
+    private enum FirstGetAnswer {
+        /// The file, and the bytes of it the body holds (nil for all of them, with no range).
+        case file(RemoteResource, parkedRange: Range<Int64>?)
+        /// The file, from a `206` of part of it whose `Content-MD5` describes that part: a `HEAD` tells the
+        /// file's digests.
+        case partWithDigest(RemoteResource)
+        /// A `416`: an empty file, which has no first byte to ask for.
+        case empty
+    }
+
+    private static func mismatch(_ headers: ResponseHeaders, firstBytes: Int64?) -> String {
+        "the server answered a request for bytes \(firstBytes.map { "0-\($0 - 1)" } ?? "0-") with a Content-Range "
+            + "that does not match: '\(headers["content-range"] ?? "(none)")'"
+    }
+
+    /// Throws a first GET's `206` of other bytes than it asked for, as a violation to retry, as a range request's
+    /// is, having given the response up: the rest of the file from byte 0, or (a server may send less of an open
+    /// range) a part of it from there; exactly the bytes asked for when they are bounded.
+    private static func checkFirstRange(of response: Response, firstBytes: Int64?) throws(ProbeFailure) {
+        guard response.headers.status == 206,
+            let contentRange = response.headers["content-range"].flatMap(ContentRange.init),
+            let range = contentRange.range, let total = contentRange.completeLength
+        else { return }
+        let expected = firstBytes.map { range.upperBound == min($0, total) - 1 } ?? (range.upperBound < total)
+        guard range.lowerBound != 0 || !expected else { return }
+        response.parked?.cancel()
+        throw ProbeFailure(
+            kind: .transient(
+                .protocolViolation, mismatch(response.headers, firstBytes: firstBytes), retryAfter: nil,
+                refusedConnection: false),
+            headers: response.headers)
+    }
+
+    /// What a first GET's `response` says of the file, with no further request; a status that is not an answer is
+    /// thrown, the response left to the caller to give up.
+    private static func answer(
+        to response: Response, of url: String, firstBytes: Int64?
+    ) throws(BraidError) -> FirstGetAnswer {
+        let headers = response.headers
+        var resource = described(by: headers, url: url, effectiveURL: response.effectiveURL)
+        switch headers.status {
+        case 206:
+            guard let contentRange = headers["content-range"].flatMap(ContentRange.init),
+                let range = contentRange.range, let total = contentRange.completeLength
+            else {
+                // A length too long for Braid is said as such; any other unreadable Content-Range is a violation.
+                let claimed = headers["content-range"]?.split(separator: "/").last.flatMap { Int64($0) }
+                try RemoteResource.checkLength(claimed)
+                throw .protocolViolation(mismatch(headers, firstBytes: firstBytes))
+            }
+            let whole = range.upperBound + 1 == total
+            resource.length = total
+            resource.acceptsRanges = true
+            // The body is the whole file when it covers it: its Content-MD5 is the file's.
+            resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: !whole)
+            try RemoteResource.checkLength(resource.length)
+            if !whole && headers["content-md5"] != nil { return .partWithDigest(resource) }
+            return .file(resource, parkedRange: 0..<(range.upperBound + 1))
+        case 200:
+            resource.length = headers.contentLength
+            resource.digests = DigestHeaders.digests(in: headers, isPartialResponse: false)
+            try RemoteResource.checkLength(resource.length)
+            return .file(resource, parkedRange: nil)
+        case 416:
+            return .empty
+        default:
+            throw failure(for: headers)
+        }
+    }
+
+    /// The file a first GET's response read whole, and the response, its body in memory; nil when it read none. Its
+    /// head was read for the file as the body started (`wholeFile(in:url:effectiveURL:)`).
+    private static func fileReadWhole(in response: Response) -> (RemoteResource, ParkedResponse)? {
+        guard let body = response.body, let file = response.wholeFile else { return nil }
+        let headers = response.headers
+        let first = ParkedResponse(
+            body: body, headers: headers, range: headers.status == 206 ? 0..<Int64(body.count) : nil,
+            firstByteSeconds: response.firstByteSeconds, startReported: response.startReported)
+        return (file, first)
     }
 
     /// What a first GET's response says of the file before its length is read: its validators, name and type.
@@ -281,7 +317,7 @@ struct Prober {
             resource.length = 0
             resource.acceptsRanges = false
         default:
-            throw failure(for: headers)
+            throw Self.failure(for: headers)
         }
         return .resource(resource)
     }
@@ -306,6 +342,71 @@ struct Prober {
         var startReported = false
     }
 
+    /// Configures `handle` for one hop of a probe request of `url`, to `current` (`url` itself, or where a redirect
+    /// led), with a fresh collector's callbacks; returns the collector, and whether the hop uses HTTP/1.1 because
+    /// HTTP/2 failed at its origin.
+    private func configureHop(
+        _ handle: EasyHandle, of url: String, to current: String, method: Method, conditions: [String]
+    ) -> (ProbeCollector, fallenBack: Bool) {
+        let collector = ProbeCollector()
+        // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
+        var headers = conditions
+        if case .firstGet = method {
+            collector.parksBody = true
+            collector.readsWhole = readsWhole
+            collector.onBody = onWholeBody
+            collector.describe = { headers in Self.wholeFile(in: headers, url: url, effectiveURL: current) }
+            collector.onStart = onWholeBodyStart
+            // As the range requests ask (`Source`): a digest of a response kept whole lets it be checked as it lands.
+            headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
+        }
+        handle.configure(url: current, options: options, headers: headers)
+        let fallenBack = pool.driver.http2Failed(current)
+        handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: fallenBack)
+        let context = Unmanaged.passUnretained(collector).toOpaque()
+        handle.set(CURLOPT_HEADERDATA, pointer: context)
+        handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
+        handle.set(CURLOPT_WRITEDATA, pointer: context)
+        handle.set(CURLOPT_WRITEFUNCTION, callback: ProbeCollector.writeCallback)
+        switch method {
+        case .head: handle.set(CURLOPT_NOBODY, true)
+        case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
+        case .firstGet where Self.asksS3ForChecksums(options.headers):
+            // A whole-object GET: S3 sends an object's checksums with no ranged one.
+            break
+        case let .firstGet(bytes): handle.set(CURLOPT_RANGE, bytes.map { "0-\($0 - 1)" } ?? "0-")
+        }
+        return (collector, fallenBack)
+    }
+
+    /// What stops a request of `method`: a cancellation, and for a first GET that reads a body whole, a pause too.
+    private func stops(_ method: Method) -> @Sendable () -> Bool {
+        if case .firstGet = method, readsWhole != nil {
+            return { [isCancelled, isPaused] in isCancelled() || isPaused() }
+        }
+        return isCancelled
+    }
+
+    /// The response of a first GET's hop that read its body whole (`readsWhole`), once it ended with `code`; nil
+    /// when it read none. A body shorter or longer than its head announced is thrown, as a violation to retry.
+    private static func bodyReadWhole(
+        by collector: ProbeCollector, on handle: EasyHandle, ended code: CURLcode, at current: String
+    ) throws(ProbeFailure) -> Response? {
+        guard code == CURLE_OK || collector.overran, let body = collector.body else { return nil }
+        // libcurl holds a body to its Content-Length; this holds it to the range's too.
+        guard Int64(body.count) == collector.wholeLength, !collector.overran else {
+            let message =
+                "the server's response to the first request does not have the \(collector.wholeLength) bytes "
+                + "its head announced"
+            throw ProbeFailure(
+                kind: .transient(.protocolViolation, message, retryAfter: nil, refusedConnection: false),
+                headers: collector.headers)
+        }
+        return Response(
+            headers: collector.headers, effectiveURL: current, body: body, wholeFile: collector.wholeFile,
+            firstByteSeconds: handle.firstByteSeconds, startReported: collector.startReported)
+    }
+
     /// Runs one probe request, following redirects; a transport failure or a retryable status is thrown as
     /// `ProbeFailure`.
     private func request(_ url: String, method: Method, conditions: [String]) throws(ProbeFailure) -> Response {
@@ -313,42 +414,9 @@ struct Prober {
         var current = url
         var hops = 0
         while true {
-            let collector = ProbeCollector()
-            // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
-            var headers = conditions
-            if case .firstGet = method {
-                collector.parksBody = true
-                collector.readsWhole = readsWhole
-                collector.onBody = onWholeBody
-                collector.describe = { [current] headers in Self.wholeFile(in: headers, url: url, effectiveURL: current)
-                }
-                collector.onStart = onWholeBodyStart
-                // As the range requests ask (`Source`): a digest of a response kept whole lets it be checked as it
-                // lands.
-                headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
-            }
-            handle.configure(url: current, options: options, headers: headers)
-            let fallenBack = pool.driver.http2Failed(current)
-            handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: fallenBack)
-            let context = Unmanaged.passUnretained(collector).toOpaque()
-            handle.set(CURLOPT_HEADERDATA, pointer: context)
-            handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
-            handle.set(CURLOPT_WRITEDATA, pointer: context)
-            handle.set(CURLOPT_WRITEFUNCTION, callback: ProbeCollector.writeCallback)
-            switch method {
-            case .head: handle.set(CURLOPT_NOBODY, true)
-            case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
-            case .firstGet where Self.asksS3ForChecksums(options.headers):
-                // A whole-object GET: S3 sends an object's checksums with no ranged one.
-                break
-            case let .firstGet(bytes): handle.set(CURLOPT_RANGE, bytes.map { "0-\($0 - 1)" } ?? "0-")
-            }
-            let stops: @Sendable () -> Bool
-            if case .firstGet = method, readsWhole != nil {
-                stops = { [isCancelled, isPaused] in isCancelled() || isPaused() }
-            } else {
-                stops = isCancelled
-            }
+            let (collector, fallenBack) = configureHop(
+                handle, of: url, to: current, method: method, conditions: conditions)
+            let stops = stops(method)
             let request = PoolRequest(handle, context: collector, isCancelled: stops) { collector.parked }
             let code: CURLcode
             switch request.perform(on: pool) {
@@ -365,19 +433,8 @@ struct Prober {
                 // A server that offers HTTP/2 and then resets its streams: this hop again, over HTTP/1.1.
                 continue
             }
-            if code == CURLE_OK || collector.overran, let body = collector.body {
-                // libcurl holds a body to its Content-Length; this holds it to the range's too.
-                guard Int64(body.count) == collector.wholeLength, !collector.overran else {
-                    let message =
-                        "the server's response to the first request does not have the \(collector.wholeLength) bytes "
-                        + "its head announced"
-                    throw ProbeFailure(
-                        kind: .transient(.protocolViolation, message, retryAfter: nil, refusedConnection: false),
-                        headers: collector.headers)
-                }
-                return Response(
-                    headers: collector.headers, effectiveURL: current, body: body, wholeFile: collector.wholeFile,
-                    firstByteSeconds: handle.firstByteSeconds, startReported: collector.startReported)
+            if let response = try Self.bodyReadWhole(by: collector, on: handle, ended: code, at: current) {
+                return response
             }
             if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
                 let failure = TransportFailure(code, detail: handle.describe(code))
@@ -485,10 +542,60 @@ struct Prober {
         }
     }
 
-    private func failure(for headers: ResponseHeaders) -> BraidError {
+    private static func failure(for headers: ResponseHeaders) -> BraidError {
         let kind = FailureKind.classify(
             status: headers.status, retryAfter: headers["retry-after"], wallClock: TransferEngine.wallClock())
         return BraidError(.protocolViolation, kind.message, httpStatus: headers.status)
+    }
+}
+
+// MARK: A first GET the pool's thread runs
+
+extension Prober {
+    /// `probeFirstGet`'s request for a caller that does not wait for it (`PooledStart`): it runs on the pool,
+    /// following redirects as `probeFirstGet`'s does, and `then` is told on the pool's thread what it found, once its
+    /// body was read whole or paused for a transfer to adopt. Told nil when it brought anything else, which
+    /// `probeFirstGet`, made again on a thread that can wait, deals with: a redirect it may not follow, a failure to
+    /// retry, an error status, an empty file, a part whose digest only a `HEAD` tells, or a stop or a pause
+    /// (`isCancelled`, `isPaused`). HTTP/2 that failed at an origin is recorded, so that the request made again uses
+    /// HTTP/1.1 there, as `probeFirstGet`'s does.
+    func startFirstGet(
+        _ url: String, firstBytes: Int64?, then: @escaping ((RemoteResource, ParkedResponse)?) -> Void
+    ) {
+        sendFirstGet(url, to: url, hops: 0, on: EasyHandle(), firstBytes: firstBytes, then: then)
+    }
+
+    /// One hop of `startFirstGet`'s request, to `current`, after `hops` redirects.
+    private func sendFirstGet(
+        _ url: String, to current: String, hops: Int, on handle: EasyHandle, firstBytes: Int64?,
+        then: @escaping ((RemoteResource, ParkedResponse)?) -> Void
+    ) {
+        let method = Method.firstGet(firstBytes)
+        let (collector, fallenBack) = configureHop(handle, of: url, to: current, method: method, conditions: [])
+        let request = PoolRequest(handle, context: collector, isCancelled: stops(method)) { collector.parked }
+        request.start(on: pool) { [self] outcome in
+            switch outcome {
+            case .parked:
+                let response = Response(headers: collector.headers, effectiveURL: current, parked: request)
+                guard (try? Self.checkFirstRange(of: response, firstBytes: firstBytes)) != nil,
+                    case let .file(resource, range)? = try? Self.answer(to: response, of: url, firstBytes: firstBytes)
+                else {
+                    request.cancel()
+                    return then(nil)
+                }
+                then((resource, ParkedResponse(request, headers: collector.headers, range: range)))
+            case let .ended(code):
+                if EasyHandle.failedInHTTP2(code) && !fallenBack { pool.driver.recordHTTP2Failure(current) }
+                if code == CURLE_OK || (code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose),
+                    Self.redirectStatuses.contains(collector.headers.status), let target = handle.redirectURL,
+                    let next = try? follow(from: current, to: target, hops: hops + 1, status: collector.headers.status)
+                {
+                    return sendFirstGet(url, to: next, hops: hops + 1, on: handle, firstBytes: firstBytes, then: then)
+                }
+                let response = try? Self.bodyReadWhole(by: collector, on: handle, ended: code, at: current)
+                then(response.flatMap(Self.fileReadWhole(in:)))
+            }
+        }
     }
 }
 

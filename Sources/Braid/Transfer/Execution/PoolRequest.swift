@@ -28,6 +28,8 @@ final class PoolRequest: PoolClient {
     private let done = ConditionLock()
     /// Set on the pool's thread when the request ended or parked; read by the waiting thread under `done`.
     private var outcome: Outcome?
+    /// Told how the request ended or parked, on the pool's thread, instead of a waiting thread (`start(on:then:)`).
+    private var onOutcome: ((Outcome) -> Void)?
     /// What other threads share with the pool's: a cancellation asked for, and whether a transfer engine took the
     /// request over, under one lock so that adoption and cancellation never both happen.
     private let shared = Mutex(Shared())
@@ -61,6 +63,15 @@ final class PoolRequest: PoolClient {
         defer { done.unlock() }
         while outcome == nil { done.wait() }
         return outcome!
+    }
+
+    /// Runs the request on `pool` without waiting for it: `then` is told, on the pool's thread, once it ended or
+    /// parked. For a caller with no thread of its own to wait on (`PooledStart`).
+    func start(on pool: TransferPool, then: @escaping (Outcome) -> Void) {
+        easy.clearError()
+        onOutcome = then
+        shared.withLock { $0.wakeAddress = pool.driver.multiAddress }
+        pool.attach(self)
     }
 
     /// Gives up a parked request (its connection is closed, its body unread), from any thread; nothing once an
@@ -141,6 +152,10 @@ final class PoolRequest: PoolClient {
     /// which a list of small files makes one each. The pool's thread holds this request (`Driver.clients`) until
     /// the call returns, so it outlives the broadcast even when its caller has gone on and let it go.
     private func report(_ outcome: Outcome) {
+        if let onOutcome {
+            onOutcome(outcome)
+            return
+        }
         done.withLock { self.outcome = outcome }
         done.broadcast()
     }
