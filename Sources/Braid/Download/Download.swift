@@ -146,21 +146,56 @@ public final class Download: Sendable {
 
     /// Runs a claimed download to its end on the calling thread, which it blocks: one that may block, such as
     /// one of `BlockingThreads` (never one of Swift concurrency's).
-    func performHere(logger base: Logger) -> Result<DownloadResult, BraidError> {
-        var logger = base
-        logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
-        // Worked out only when debug lines are logged: a list of many small files would pay for it on each.
-        logger.debug(
-            "\(ProxyRoute(url: url, proxy: options.proxy, noProxy: options.noProxy) { getenv($0).map { String(cString: $0) } })"
-        )
+    func performHere(logger: Logger) -> Result<DownloadResult, BraidError> {
         // A download on its own gets a pool of its own rather than a process-wide one: nothing it does (its TLS
         // settings, its idle connections, a stall) reaches another download the program runs.
         let lane = lanes?.enter()
         defer { if let lane { lanes?.leave(lane) } }
         let pool = lane?.pool ?? TransferPool()
         defer { if lane == nil { pool.shutdown() } }
+        let job = makeJob(logger: logger, lane: lane, pool: pool)
+        return conclude(Result { () throws(BraidError) in try job.run() })
+    }
+
+    /// Starts a manager's download on its lane's pool thread, with no thread of its own while its first request
+    /// runs (`PooledStart`), where it may (`DownloadJob.startsOnPool`); returns false, having done nothing, where it
+    /// may not. `whenDone` is told the outcome on the thread the download ended on: the pool's, or a blocking
+    /// thread's (`onBlockingThread`), which may go on with other downloads.
+    func startOnPool(
+        logger: Logger,
+        whenDone: @escaping @Sendable (Result<DownloadResult, BraidError>, _ onBlockingThread: Bool) -> Void
+    ) -> Bool {
+        guard let lanes, DownloadJob.startsOnPool(url: url, options: options, limiter: limiter) else { return false }
+        let lane = lanes.enter()
+        let job = makeJob(logger: logger, lane: lane, pool: lane.pool)
+        let start = PooledStart(job) { [self] ending in
+            switch ending {
+            case let .done(result):
+                let concluded = conclude(result)
+                lanes.leave(lane)
+                whenDone(concluded, false)
+            case let .handOver(handover):
+                BlockingThreads.shared.run { [self] in
+                    let concluded = conclude(Result { () throws(BraidError) in try job.run(continuing: handover) })
+                    lanes.leave(lane)
+                    whenDone(concluded, true)
+                }
+            }
+        }
+        lane.pool.attach(start)
+        return true
+    }
+
+    /// The job of one run of the download: on `lane`, its manager's, or else on `pool`, its own.
+    private func makeJob(logger base: Logger, lane: PoolLanes.Lane?, pool: TransferPool) -> DownloadJob {
+        var logger = base
+        logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
+        // Worked out only when debug lines are logged: a list of many small files would pay for it on each.
+        logger.debug(
+            "\(ProxyRoute(url: url, proxy: options.proxy, noProxy: options.noProxy) { getenv($0).map { String(cString: $0) } })"
+        )
         let parsedURL = URLComponents(string: url)
-        let job = DownloadJob(
+        return DownloadJob(
             url: url,
             options: options,
             interrupter: interrupter,
@@ -180,7 +215,10 @@ public final class Download: Sendable {
             Self.log(event, to: logger)
             report(event)
         }
-        let result = Result { () throws(BraidError) in try job.run() }
+    }
+
+    /// Reports how a run of the download ended, and returns it.
+    private func conclude(_ result: Result<DownloadResult, BraidError>) -> Result<DownloadResult, BraidError> {
         let final: DownloadState
         switch result {
         case .success: final = .completed

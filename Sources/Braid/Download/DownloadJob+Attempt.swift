@@ -289,7 +289,7 @@ extension DownloadJob {
     /// Where the file goes; refused if another download of the same manager goes there, or if it or one of its
     /// companions is a path the manager keeps from downloads. Returns too whether it is the place the look before
     /// the probe opened (`opened`).
-    private func claimDestination(
+    func claimDestination(
         for resource: RemoteResource, opened: DestinationPaths.Opened?
     ) throws(BraidError) -> (DestinationPaths, lookedAt: Bool) {
         let place = try place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)

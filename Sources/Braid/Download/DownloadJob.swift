@@ -58,20 +58,12 @@ struct DownloadJob: Sendable {
         budget != nil || (options.connections == 1 && !options.automaticConnections)
     }
 
-    func run() throws(BraidError) -> DownloadResult {
-        let started = TransferEngine.now()
-        try Self.validate(url: url, parsed: parsedURL)
-        for mirror in options.mirrors { try Self.validate(url: mirror) }
-        try options.validate()
-        if let directories {
-            try directories.check(options.destination)
-        } else {
-            try DestinationPaths.checkDestination(options.destination)
-        }
-
-        // Cancelled before it began (a cancelled task, say): nothing is probed or created.
-        if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
-        try refuseContradictingDigest()
+    /// - Parameter start: how far its start on the pool's thread went (`PooledStart`), when it began there: the
+    ///   checks before anything is probed were made, `probing` was reported, and the first probe's answer is used
+    ///   when there is one.
+    func run(continuing start: PooledStart.Handover? = nil) throws(BraidError) -> DownloadResult {
+        let started = start?.started ?? TransferEngine.now()
+        if start == nil { try checkBeforeStart() }
         var lifecycle = DownloadLifecycle()
         var firstContact = true
         while true {
@@ -79,13 +71,21 @@ struct DownloadJob: Sendable {
             // so that a stop meanwhile ends with the message that says where the progress is saved.
             let pausedAt: DestinationPaths
             do throws(BraidError) {
-                emit(.state(.probing))
+                if !firstContact || start == nil { emit(.state(.probing)) }
                 defer { firstContact = false }
                 // Only the first probe asks whether the file changed: a later one continues a download under way.
                 let local = firstContact && options.timestamping && !options.measures ? try timestampedCopy() : nil
                 let (resource, mirrors, first): (RemoteResource, [RemoteResource], ParkedResponse?)
                 var opened: DestinationPaths.Opened?
-                switch try probe(lifecycle, firstContact: firstContact, unlessNewer: local) {
+                let probed: Probed
+                if firstContact, let given = start?.probed {
+                    probed = given
+                } else {
+                    probed = try probe(
+                        lifecycle, firstContact: firstContact, unlessNewer: local,
+                        looked: firstContact ? start?.looked : nil)
+                }
+                switch probed {
                 case let .found(found, foundMirrors, parked, destination):
                     (resource, mirrors, first, opened) = (found, foundMirrors, parked, destination)
                 case let .notModified(copy):
@@ -119,6 +119,22 @@ struct DownloadJob: Sendable {
         }
     }
 
+    /// What is checked before anything is probed or created: the URLs, the options and the destination, that the
+    /// download was not cancelled before it began, and that no manifest there holds it to another digest.
+    func checkBeforeStart() throws(BraidError) {
+        try Self.validate(url: url, parsed: parsedURL)
+        for mirror in options.mirrors { try Self.validate(url: mirror) }
+        try options.validate()
+        if let directories {
+            try directories.check(options.destination)
+        } else {
+            try DestinationPaths.checkDestination(options.destination)
+        }
+        // Cancelled before it began (a cancelled task, say): nothing is probed or created.
+        if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
+        try refuseContradictingDigest()
+    }
+
     /// Holds a paused download until it is resumed, then lets it probe anew; stopped meanwhile, it ends as `stop`
     /// says, its files at `paths`.
     private func waitOutPause(_ lifecycle: inout DownloadLifecycle, paths: DestinationPaths?) throws(BraidError) {
@@ -140,11 +156,33 @@ struct DownloadJob: Sendable {
 
     /// The URL's resource as a fresh probe finds it, with the mirrors that serve the same file; or, when asked about
     /// a local copy, the server's answer that its file is not newer.
+    ///
+    /// - Parameter looked: the destination a look before the probe already found free (`lookBeforeProbe`), which
+    ///   is then not looked at again.
     private func probe(
         _ lifecycle: DownloadLifecycle,
         firstContact: Bool,
-        unlessNewer local: LocalCopy?
+        unlessNewer local: LocalCopy?,
+        looked: DestinationPaths.Opened? = nil
     ) throws(BraidError) -> Probed {
+        let prober = makeProber(lifecycle, firstContact: firstContact)
+        if firstContact && local == nil, case (true, let opened) = looked.map({ (true, $0) }) ?? lookBeforeProbe() {
+            let (resource, first) = try prober.probeFirstGet(url, firstBytes: probeBytes)
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first, opened: opened)
+        }
+        switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
+        case .notModified:
+            // A probe without conditions is never answered "not modified" (`Prober.probe(_:conditions:)`).
+            guard let local else { preconditionFailure("Invalid state: not modified without a local copy") }
+            return .notModified(local)
+        case var .resource(resource):
+            if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
+            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: nil, opened: nil)
+        }
+    }
+
+    /// The prober of a pass, for the first contact with the server or a later one.
+    func makeProber(_ lifecycle: DownloadLifecycle, firstContact: Bool) -> Prober {
         var prober = Prober(
             options: requestOptions,
             pool: pool,
@@ -168,19 +206,7 @@ struct DownloadJob: Sendable {
                 emit(.progress(.oneRequest(received: received, of: total, seconds: seconds)))
             }
         }
-        if firstContact && local == nil, case (true, let opened) = lookBeforeProbe() {
-            let (resource, first) = try prober.probeFirstGet(url, firstBytes: probeBytes)
-            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first, opened: opened)
-        }
-        switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {
-        case .notModified:
-            // A probe without conditions is never answered "not modified" (`Prober.probe(_:conditions:)`).
-            guard let local else { preconditionFailure("Invalid state: not modified without a local copy") }
-            return .notModified(local)
-        case var .resource(resource):
-            if lifecycle.forcesSingleStream { resource.acceptsRanges = false }
-            return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: nil, opened: nil)
-        }
+        return prober
     }
 
     /// Reports that the file of `resource`, going to `path`, starts to come, from nothing on disk: where its transfer
@@ -212,13 +238,26 @@ struct DownloadJob: Sendable {
     /// bytes or a stream reads them as they come. A download on its own leaves the body paused for its transfer,
     /// which costs it one hand-over to the pool and reports it as any other.
     var readsWholeFirstResponse: Bool {
-        budget != nil && options.stream == nil && limiter?.effectiveRate == nil
+        budget != nil && Self.readsWholeFirstResponse(options, limiter: limiter)
+    }
+
+    /// Whether a manager's download of `url` with `options` and `limiter` starts on its lane's pool thread
+    /// (`PooledStart`): one whose first response is read whole (`readsWholeFirstResponse`) and that may start
+    /// afresh (`mayStartAfresh`), over HTTP or HTTPS, with no mirrors (whose probes are waited for).
+    static func startsOnPool(url: String, options: DownloadOptions, limiter: RateLimiter?) -> Bool {
+        readsWholeFirstResponse(options, limiter: limiter) && mayStartAfresh(options) && options.mirrors.isEmpty
+            && (url.hasPrefix("https://") || url.hasPrefix("http://"))
+    }
+
+    /// `readsWholeFirstResponse` of a manager's download with `options` and `limiter`.
+    static func readsWholeFirstResponse(_ options: DownloadOptions, limiter: RateLimiter?) -> Bool {
+        options.stream == nil && limiter?.effectiveRate == nil
     }
 
     /// Whether a listing said, before any request, that the file is fetched in one request
     /// (`DownloadOptions.listedLength`): an S3 object then asked for its checksums with a GET of all of it.
-    var isListedSmall: Bool {
-        options.listedLength.map { $0 <= Self.oneRequestLength } ?? false
+    static func isListedSmall(_ options: DownloadOptions) -> Bool {
+        options.listedLength.map { $0 <= oneRequestLength } ?? false
     }
 
     /// Whether the download starts afresh, so that its first request can be a GET of the file from its start
@@ -233,11 +272,7 @@ struct DownloadJob: Sendable {
     /// Returns too the destination it opened to look, for the attempt to use when the name stays the same
     /// (`claimDestination`): one look at the directory, not two.
     func lookBeforeProbe() -> (startsAfresh: Bool, opened: DestinationPaths.Opened?) {
-        guard !options.timestamping, !options.measures, options.pieceHashes == nil, !options.repair,
-            options.cachePeers.isEmpty, !Prober.asksS3ForChecksums(options.headers) || isListedSmall
-        else {
-            return (false, nil)
-        }
+        guard Self.mayStartAfresh(options) else { return (false, nil) }
         guard let place = try? place(suggestedFilename: nil, url: url),
             let paths = try? DestinationPaths.open(place, creating: false, known: directories)
         else { return (true, nil) }
@@ -245,6 +280,14 @@ struct DownloadJob: Sendable {
             !paths.exists(paths.manifest) && !paths.exists(paths.part)
             && (options.overwrite || !paths.exists(paths.final))
         return (afresh, DestinationPaths.Opened(place: place, paths: paths))
+    }
+
+    /// Whether a download with `options` may start afresh, as `lookBeforeProbe` says, when nothing is at its
+    /// destination.
+    static func mayStartAfresh(_ options: DownloadOptions) -> Bool {
+        !options.timestamping && !options.measures && options.pieceHashes == nil && !options.repair
+            && options.cachePeers.isEmpty
+            && (!Prober.asksS3ForChecksums(options.headers) || isListedSmall(options))
     }
 
     /// Where the file of `url` goes (`DestinationPaths.resolve`), with the name the server suggested, if any: for

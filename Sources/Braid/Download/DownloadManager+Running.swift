@@ -189,11 +189,27 @@ extension DownloadManager {
     }
 
     /// Runs `download` on the calling thread, one of `BlockingThreads`, then each download that its end lets start,
-    /// one after the other: a list of small files hands no work from thread to thread as one file follows another.
+    /// one after the other, until one starts on its pool's thread (`startOnPool`): a list of files hands no work
+    /// from thread to thread as one file follows another.
     private func runHere(_ started: Started) {
         var next: Started? = started
-        while let (download, logger) = next {
+        while let (download, logger) = next, !startOnPool((download, logger)) {
             next = finished(download, download.performHere(logger: logger))
+        }
+    }
+
+    /// Starts a download on its lane's pool thread, where it may start there (`Download.startOnPool`); returns
+    /// whether it did. The downloads its end starts go on from the thread it ended on: the pool's, which starts
+    /// them there too or hands them to a blocking thread, or a blocking thread, which runs them (`runHere`).
+    private func startOnPool(_ started: Started) -> Bool {
+        let (download, logger) = started
+        return download.startOnPool(logger: logger) { [self] outcome, onBlockingThread in
+            guard let next = finished(download, outcome) else { return }
+            if onBlockingThread {
+                runHere(next)
+            } else if !startOnPool(next) {
+                BlockingThreads.shared.run { [self] in runHere(next) }
+            }
         }
     }
 
@@ -220,6 +236,7 @@ extension DownloadManager {
             case let .start(id):
                 guard let started = state.downloads[id] else { continue }
                 state.stream?.buffer.push(.running(started.download))
+                if startOnPool(started) { continue }
                 if keepingOne && kept == nil {
                     kept = started
                 } else {
