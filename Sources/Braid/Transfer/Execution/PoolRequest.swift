@@ -153,6 +153,8 @@ final class PoolRequest: PoolClient {
     /// the call returns, so it outlives the broadcast even when its caller has gone on and let it go.
     private func report(_ outcome: Outcome) {
         if let onOutcome {
+            // Told once, and let go of: the caller's closure may hold this request.
+            self.onOutcome = nil
             onOutcome(outcome)
             return
         }
