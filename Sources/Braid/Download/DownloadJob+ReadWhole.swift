@@ -83,18 +83,19 @@ extension DownloadJob {
 
     /// The end of a download whose first GET, run on the pool's thread (`PooledStart`), read the file whole: placed
     /// there as `attempt` places it (`placeReceived`), where that is all there is to do, so that no other thread
-    /// takes the download up. Nil, with nothing written, when there is more: a name the server gave, a file to
+    /// takes the download up. Nil, with no file written, when there is more: a name the server gave, a file to
     /// replace or to flush (a wait for the disk would hold up every request on the pool), or one `placeReceived`
     /// cannot place. The download then goes on from `found` on a thread of its own (`run(continuing:)`).
     func placeOnPool(_ found: Probed, started: Double) throws(BraidError) -> DownloadResult? {
         guard case let .found(resource, _, first?, opened?) = found, let body = first.body, !options.syncOnCompletion,
-            !options.overwrite,
-            (try? place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)) == opened.place
+            !options.overwrite
         else { return nil }
+        // Claimed as `attempt` claims it, which does so again, for the same URL, when the name is another.
+        let (paths, lookedAt) = try claimDestination(for: resource, opened: opened)
+        guard lookedAt else { return nil }
         // As `run` goes from its probe to `attempt`.
         var lifecycle = DownloadLifecycle()
         lifecycle.advance()
-        let (paths, _) = try claimDestination(for: resource, opened: opened)
         let placed = try placeReceived(
             body, of: first, resource: resource, paths: paths, started: started, lifecycle: &lifecycle)
         guard case let .done(result) = placed else { return nil }
