@@ -55,10 +55,8 @@ final class PoolRequest: PoolClient {
 
     /// Runs the request on `pool` and returns once it ended or parked.
     func perform(on pool: TransferPool) -> Outcome {
-        easy.clearError()
         done.withLock { outcome = nil }
-        shared.withLock { $0.wakeAddress = pool.driver.multiAddress }
-        pool.attach(self)
+        send(on: pool)
         done.lock()
         defer { done.unlock() }
         while outcome == nil { done.wait() }
@@ -68,8 +66,13 @@ final class PoolRequest: PoolClient {
     /// Runs the request on `pool` without waiting for it: `then` is told, on the pool's thread, once it ended or
     /// parked. For a caller with no thread of its own to wait on (`PooledStart`).
     func start(on pool: TransferPool, then: @escaping (Outcome) -> Void) {
-        easy.clearError()
         onOutcome = then
+        send(on: pool)
+    }
+
+    /// Puts the request on `pool`, which a cancellation then wakes.
+    private func send(on pool: TransferPool) {
+        easy.clearError()
         shared.withLock { $0.wakeAddress = pool.driver.multiAddress }
         pool.attach(self)
     }
