@@ -436,7 +436,7 @@ struct Prober {
             if let response = try Self.bodyReadWhole(by: collector, on: handle, ended: code, at: current) {
                 return response
             }
-            if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose) {
+            if !collector.responseCame(endingWith: code) {
                 let failure = TransportFailure(code, detail: handle.describe(code))
                 throw ProbeFailure(
                     kind: FailureKind.classify(failure),
@@ -586,8 +586,8 @@ extension Prober {
                 then((resource, ParkedResponse(request, headers: collector.headers, range: range)))
             case let .ended(code):
                 if EasyHandle.failedInHTTP2(code) && !fallenBack { pool.driver.recordHTTP2Failure(current) }
-                if code == CURLE_OK || (code == CURLE_WRITE_ERROR && collector.stoppedOnPurpose),
-                    Self.redirectStatuses.contains(collector.headers.status), let target = handle.redirectURL,
+                if collector.responseCame(endingWith: code), Self.redirectStatuses.contains(collector.headers.status),
+                    let target = handle.redirectURL,
                     let next = try? follow(from: current, to: target, hops: hops + 1, status: collector.headers.status)
                 {
                     return sendFirstGet(url, to: next, hops: hops + 1, on: handle, firstBytes: firstBytes, then: then)
@@ -642,6 +642,12 @@ private final class ProbeCollector {
     private var discarded = 0
     /// The most of a redirect's or an error's body read to keep the connection: more costs more than a new one.
     private static let discardable = 64 << 10
+
+    /// Whether a request that ended with `code` brought its response: it ended well, or its body was stopped on
+    /// purpose (a redirect's or an error's, longer than is worth reading).
+    func responseCame(endingWith code: CURLcode) -> Bool {
+        code == CURLE_OK || (code == CURLE_WRITE_ERROR && stoppedOnPurpose)
+    }
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> ProbeCollector {
         Unmanaged<ProbeCollector>.fromOpaque(userdata!).takeUnretainedValue()
