@@ -57,4 +57,56 @@ struct PooledStartTests {
         #expect(fromStart.count == 1, "\(shown)")
         #expect(log.allSatisfy { $0.method == "GET" }, "\(shown)")
     }
+
+    @Test(
+        "many downloads into one directory: what was there before is seen, and so is what an earlier one wrote"
+    )
+    func namesAlreadyThere() async throws {
+        let count = 20
+        let contents = (0..<count).map { TestContent(seed: 100 + UInt64($0), size: 16 << 10) }
+        var routes: [String: TestServer.Route] = [:]
+        for (index, content) in contents.enumerated() { routes["/f\(index)"] = .init(content: content) }
+        let server = TestServer(routes: routes)
+        try server.start()
+        defer { server.shutdown() }
+        let directory = try TemporaryDirectory(prefix: "braid-listed")
+        defer { directory.remove() }
+        let bytes = { (index: Int) in Data(contents[index].bytes(in: 0..<contents[index].size)) }
+        // Well past the looks after which the manager lists the directory instead of looking names up.
+        let complete = 14
+        let short = 15
+        FileManager.default.createFile(atPath: directory.appending("f\(complete)").path, contents: bytes(complete))
+        FileManager.default.createFile(
+            atPath: directory.appending("f\(short)").path, contents: bytes(short).prefix(100))
+        let manager = DownloadManager(limits: .init(concurrentDownloads: .fixed(1)))
+        var options = DownloadOptions()
+        options.destination = .directory(directory.url.path)
+        options.syncOnCompletion = false
+        // As a list run from the command line: a file already complete is verified in place and skipped.
+        options.skipExistingIfVerified = true
+        // The twelfth file again, once the first has written it: its name was free when the directory was listed.
+        let again = 12
+        let downloads = ((0..<count).map { "/f\($0)" } + ["/f\(again)"]).map { path in
+            manager.makeDownload(url: server.url(path), options: options)
+        }
+
+        let outcomes = await manager.run(downloads)
+
+        for (index, outcome) in outcomes.enumerated() where index != short {
+            if case let .failure(error) = outcome { Issue.record("download \(index): \(error)") }
+        }
+        guard case let .failure(error) = outcomes[short] else {
+            Issue.record("the short file already there was replaced")
+            return
+        }
+        #expect(error.message.contains("exists with 100 bytes"), "\(error.message)")
+        #expect(FileManager.default.contents(atPath: directory.appending("f\(short)").path) == bytes(short).prefix(100))
+        for index in 0..<count where index != short {
+            #expect(FileManager.default.contents(atPath: directory.appending("f\(index)").path) == bytes(index))
+        }
+        // The file already complete, and the twelfth file's second download, are not fetched whole again.
+        #expect(server.waitUntilIdle())
+        let gets = { (target: String) in server.requestLog.filter { $0.target == target && $0.method == "GET" }.count }
+        #expect(gets("/f\(complete)") == 0 && gets("/f\(again)") == 1, "\(server.requestLog.map(\.target))")
+    }
 }

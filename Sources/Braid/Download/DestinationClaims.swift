@@ -45,5 +45,11 @@ final class DestinationClaims: Sendable {
         }
     }
 
+    /// Whether a download claimed `path` already: its files may be there, made after the directory was listed.
+    func isClaimed(_ path: FilePath) -> Bool {
+        let key = Self.key(path)
+        return claims.withLock { $0[key] != nil }
+    }
+
     private static func key(_ path: FilePath) -> String { path.lexicallyNormalized().string }
 }

@@ -267,7 +267,8 @@ struct DownloadJob: Sendable {
     /// no S3 checksums, which S3 sends only with `HEAD` and a GET of the whole object, unless a listing says the
     /// object is small (`isListedSmall`), which is then asked for with no range (`Prober.probeFirstGet`). A name
     /// the server then gives may still hold a manifest: the first response is then given up, and the download
-    /// resumes as usual.
+    /// resumes as usual. The names are looked up, or found absent in the manager's listing of the directory
+    /// (`lacksAll(_:of:)`).
     ///
     /// Returns too the destination it opened to look, for the attempt to use when the name stays the same
     /// (`claimDestination`): one look at the directory, not two.
@@ -276,10 +277,19 @@ struct DownloadJob: Sendable {
         guard let place = try? place(suggestedFilename: nil, url: url),
             let paths = try? DestinationPaths.open(place, creating: false, known: directories)
         else { return (true, nil) }
-        let afresh =
-            !paths.exists(paths.manifest) && !paths.exists(paths.part)
-            && (options.overwrite || !paths.exists(paths.final))
+        // Nothing of an earlier download to resume, nor a file to keep.
+        let written = options.overwrite ? [paths.manifest, paths.part] : [paths.manifest, paths.part, paths.final]
+        let afresh = lacksAll(written, of: paths) ?? !written.contains(where: paths.exists)
         return (afresh, DestinationPaths.Opened(place: place, paths: paths))
+    }
+
+    /// Whether none of `wanted`, files of the download to `paths`, is there, as the manager's listing of their
+    /// directory says (`OpenDirectories.lacksAll(_:in:)`); nil when they are to be looked up: when there is no
+    /// listing, or a download of the manager claimed the name, so that its files may have come after the listing.
+    private func lacksAll(_ wanted: [AnchoredPath], of paths: DestinationPaths) -> Bool? {
+        guard let directories, let claims, let directory = paths.final.directory, !claims.isClaimed(paths.finalPath)
+        else { return nil }
+        return directories.lacksAll(wanted.map(\.lastComponent), in: directory)
     }
 
     /// Whether a download with `options` may start afresh, as `lookBeforeProbe` says, when nothing is at its

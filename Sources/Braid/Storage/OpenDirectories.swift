@@ -18,6 +18,31 @@ final class OpenDirectories: Sendable {
 
     private let state = Mutex(State())
 
+    /// What is known of the names in each directory kept (`lacksAll(_:in:)`), by the directory's identity.
+    private struct Names {
+        /// A directory's listing, or nil when it could not be listed (`DirectoryListing.read`); read at `readAt`.
+        var listings: [ObjectIdentifier: (listing: DirectoryListing?, readAt: ContinuousClock.Instant)] = [:]
+        /// How many names were looked for in each directory since its last listing went stale.
+        var looks: [ObjectIdentifier: Int] = [:]
+        /// The directories a download is listing now: the others look their names up meanwhile.
+        var reading: Set<ObjectIdentifier> = []
+    }
+
+    private let names = Mutex(Names())
+
+    /// How long a listing answers for a directory: a name made there later by anything but this manager's
+    /// downloads (which claim their names first: `DestinationClaims`) goes unseen for at most as long.
+    let listingLifetime: Duration
+    /// The most names a directory may hold to be listed: a larger one is looked up name by name.
+    static var listingLimit: Int { 100_000 }
+    /// How many lookups a directory is worth before it is listed: a short list does not read a large directory.
+    static var looksBeforeListing: Int { 8 }
+
+    /// - Parameter listingLifetime: how long a listing of a directory answers for it (`lacksAll(_:in:)`).
+    init(listingLifetime: Duration = .seconds(2)) {
+        self.listingLifetime = listingLifetime
+    }
+
     /// The first directory kept, and the first checked: nearly always the only ones, read by every download at once
     /// without a lock (sixteen threads spun on one).
     private final class First: Sendable {
@@ -49,6 +74,51 @@ final class OpenDirectories: Sendable {
             state.opened[path] = directory
             return directory
         }
+    }
+
+    /// Whether none of `names` is in `directory`, one of the directories kept here, as a listing of it read at most
+    /// `listingLifetime` ago says; nil when no listing answers, and the names are to be looked up one by one: a
+    /// directory not kept here (a subdirectory a document named), one looked at too seldom to be worth listing yet,
+    /// one being listed by another download, or one that cannot be listed.
+    ///
+    /// A listing misses what was made after it was read. The caller makes sure that nothing of its own was: the
+    /// names of a file that a download of the same manager claimed are looked up (`DestinationClaims.isClaimed`).
+    func lacksAll(_ wanted: [String], in directory: OpenDirectory) -> Bool? {
+        guard opened(directory.path) === directory else { return nil }
+        let key = ObjectIdentifier(directory)
+        let now = ContinuousClock.now
+        enum Answer {
+            case listed(DirectoryListing?)
+            case lookUp
+            case read
+        }
+        let answer = names.withLock { names -> Answer in
+            if let known = names.listings[key], now - known.readAt < listingLifetime {
+                return .listed(known.listing)
+            }
+            names.looks[key, default: 0] += 1
+            guard names.looks[key, default: 0] >= Self.looksBeforeListing, !names.reading.contains(key) else {
+                return .lookUp
+            }
+            names.reading.insert(key)
+            return .read
+        }
+        let listing: DirectoryListing?
+        switch answer {
+        case let .listed(known):
+            listing = known
+        case .lookUp:
+            return nil
+        case .read:
+            listing = DirectoryListing.read(directory, limit: Self.listingLimit)
+            names.withLock { names in
+                names.reading.remove(key)
+                names.looks[key] = 0
+                names.listings[key] = (listing, listing?.readAt ?? now)
+            }
+        }
+        guard let listing else { return nil }
+        return !wanted.contains(where: listing.names.contains)
     }
 
     /// Checks `destination` (`DestinationPaths.checkDestination`), its user's directory only the first time: a
