@@ -76,7 +76,7 @@ final class OpenDirectories: Sendable {
         }
     }
 
-    /// Whether none of `names` is in `directory`, one of the directories kept here, as a listing of it read at most
+    /// Whether none of `wanted` is in `directory`, one of the directories kept here, as a listing of it read at most
     /// `listingLifetime` ago says; nil when no listing answers, and the names are to be looked up one by one: a
     /// directory not kept here (a subdirectory a document named), one looked at too seldom to be worth listing yet,
     /// one being listed by another download, or one that cannot be listed.
