@@ -4,23 +4,20 @@ import SystemPackage
     import Glibc
 #endif
 
-/// The names in a directory held open (`OpenDirectory`), read in one pass (`readdir`) at a known time: how a list of
-/// thousands of downloads into one directory learns which of their names are free without looking each of them up,
-/// three failed `stat` calls a file (`OpenDirectories.lacksAll(_:in:)`).
+/// The names in a directory held open (`OpenDirectory`), read in one pass (`readdir`): how a list of thousands of
+/// downloads into one directory learns which of their names are free without looking each of them up, three failed
+/// `stat` calls a file (`OpenDirectories.lacksAll(_:in:)`).
 ///
 /// A name's presence is compared as Swift compares strings, which treats canonically equivalent names as equal: a
 /// listing can take a name for present that a lookup would not find, never the other way round (except on a file
 /// system that ignores case, where the lookup finds another case's name and the listing does not).
 struct DirectoryListing: Sendable {
-    /// The names in the directory when it was read, without `.` and `..`.
+    /// The names in the directory when it was read, without `.` and `..`; names made meanwhile may be missing.
     let names: Set<String>
-    /// When the reading started: names made later may be missing.
-    let readAt: ContinuousClock.Instant
 
     /// Reads the names in `directory`; nil when it cannot be listed (opened as a path only, where it may be
     /// searched but not read) or holds more than `limit` names, too many to keep for the sake of a few lookups.
     static func read(_ directory: OpenDirectory, limit: Int) -> DirectoryListing? {
-        let readAt = ContinuousClock.now
         // A descriptor of its own: `readdir` moves the one it reads, and `closedir` closes it.
         let descriptor = openat(directory.descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
@@ -41,6 +38,6 @@ struct DirectoryListing: Sendable {
         }
         // A read that failed part-way says nothing of the names it did not reach.
         guard errno == 0 else { return nil }
-        return DirectoryListing(names: names, readAt: readAt)
+        return DirectoryListing(names: names)
     }
 }

@@ -18,17 +18,19 @@ final class OpenDirectories: Sendable {
 
     private let state = Mutex(State())
 
-    /// What is known of the names in each directory kept (`lacksAll(_:in:)`), by the directory's identity.
+    /// What is known of the names in one directory kept (`lacksAll(_:in:)`).
     private struct Names {
-        /// A directory's listing, or nil when it could not be listed (`DirectoryListing.read`); read at `readAt`.
-        var listings: [ObjectIdentifier: (listing: DirectoryListing?, readAt: ContinuousClock.Instant)] = [:]
-        /// How many names were looked for in each directory since its last listing went stale.
-        var looks: [ObjectIdentifier: Int] = [:]
-        /// The directories a download is listing now: the others look their names up meanwhile.
-        var reading: Set<ObjectIdentifier> = []
+        /// The names it held when it was last listed; nil when it could not be listed (`DirectoryListing.read`).
+        var listed: Set<String>?
+        /// When it was last listed (when that listing began); nil before its first listing.
+        var listedAt: ContinuousClock.Instant?
+        /// How many times names were looked for in it since its last listing went stale.
+        var looks = 0
+        /// Whether a download is listing it now: the others look their names up meanwhile.
+        var reading = false
     }
 
-    private let names = Mutex(Names())
+    private let names = Mutex<[ObjectIdentifier: Names]>([:])
 
     /// How long a listing answers for a directory: a name made there later by anything but this manager's
     /// downloads (which claim their names first: `DestinationClaims`) goes unseen for at most as long.
@@ -88,37 +90,31 @@ final class OpenDirectories: Sendable {
         let key = ObjectIdentifier(directory)
         let now = ContinuousClock.now
         enum Answer {
-            case listed(DirectoryListing?)
+            case listed(Set<String>?)
             case lookUp
             case read
         }
         let answer = names.withLock { names -> Answer in
-            if let known = names.listings[key], now - known.readAt < listingLifetime {
-                return .listed(known.listing)
+            if let listedAt = names[key]?.listedAt, now - listedAt < listingLifetime {
+                return .listed(names[key]?.listed)
             }
-            names.looks[key, default: 0] += 1
-            guard names.looks[key, default: 0] >= Self.looksBeforeListing, !names.reading.contains(key) else {
-                return .lookUp
-            }
-            names.reading.insert(key)
+            names[key, default: Names()].looks += 1
+            guard let known = names[key], known.looks >= Self.looksBeforeListing, !known.reading else { return .lookUp }
+            names[key]?.reading = true
             return .read
         }
-        let listing: DirectoryListing?
+        let listed: Set<String>?
         switch answer {
         case let .listed(known):
-            listing = known
+            listed = known
         case .lookUp:
             return nil
         case .read:
-            listing = DirectoryListing.read(directory, limit: Self.listingLimit)
-            names.withLock { names in
-                names.reading.remove(key)
-                names.looks[key] = 0
-                names.listings[key] = (listing, listing?.readAt ?? now)
-            }
+            listed = DirectoryListing.read(directory, limit: Self.listingLimit)?.names
+            names.withLock { $0[key] = Names(listed: listed, listedAt: now) }
         }
-        guard let listing else { return nil }
-        return !wanted.contains(where: listing.names.contains)
+        guard let listed else { return nil }
+        return !wanted.contains(where: listed.contains)
     }
 
     /// Checks `destination` (`DestinationPaths.checkDestination`), its user's directory only the first time: a
