@@ -208,7 +208,8 @@ public final class Download: Sendable {
             logger: logger,
             chunks: chunkChannel,
             parsedURL: parsedURL,
-            nameFromURL: parsedURL.flatMap(DestinationPaths.filename(from:))
+            // Never asked for where the destination names the file: a list's `out=` names each one.
+            nameFromURL: options.destination.namesFile ? nil : parsedURL.flatMap(DestinationPaths.filename(from:))
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }

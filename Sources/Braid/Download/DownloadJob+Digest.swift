@@ -39,8 +39,11 @@ extension DownloadJob {
     /// name comes from the server, the same refusal comes after the probe and before any data (`loadManifest`). A
     /// destination that cannot be opened yet, a link at the manifest's name, a manifest that cannot be read or
     /// that belongs to another URL: each is left to those later checks, which say so.
+    ///
+    /// Without a given digest (the user's, a checksum file's, a Metalink's) nothing can contradict the recorded one,
+    /// and the manifest is not looked for: a list of many small files would pay a failed open for each.
     func refuseContradictingDigest() throws(BraidError) {
-        guard !options.overwrite, !options.measures,
+        guard !options.overwrite, !options.measures, offersGivenDigest,
             let place = try? DestinationPaths.place(of: options.destination), place.name != nil,
             let paths = try? DestinationPaths.open(place, creating: false),
             let manifest = try? ManifestStore(path: paths.manifest).load(), manifest.belongs(to: url)
@@ -50,6 +53,12 @@ extension DownloadJob {
         if case let .contradiction(recorded, given) = authority.decision {
             throw Self.contradiction(recorded: recorded, given: given, manifest: paths.manifest)
         }
+    }
+
+    /// Whether this run is given a digest before any traffic: only such a digest can contradict a recorded one
+    /// (`DigestAuthority.decision`), as only a given digest binds.
+    var offersGivenDigest: Bool {
+        options.expectedDigest != nil || options.checksumFile != nil || !options.metalinkDigests.isEmpty
     }
 
     /// The error for a run whose digest contradicts the recorded one: the partial download must be discarded

@@ -37,8 +37,9 @@ struct DownloadJob: Sendable {
     var chunks: ChunkChannel? = nil
     /// `url` parsed, once: it is checked (`validate(url:parsed:)`) and names the file (`nameFromURL`).
     let parsedURL: URLComponents?
-    /// The name `url` gives its file (`DestinationPaths.filename(from:)` of `parsedURL`; nil when it gives none),
-    /// worked out once: the destination is resolved several times a download (`place(suggestedFilename:url:)`).
+    /// The name `url` gives its file (`DestinationPaths.filename(from:)` of `parsedURL`; nil when it gives none, or
+    /// when the destination names the file, which then never asks for it), worked out once: the destination is
+    /// resolved several times a download (`place(suggestedFilename:url:)`).
     let nameFromURL: String?
     let emit: @Sendable (DownloadEvent) -> Void
 

@@ -33,6 +33,16 @@ public struct DownloadOptions: Sendable {
         /// before any traffic; the subdirectories are made and opened without following links, so that no link in
         /// them leads outside the directory.
         case below(String, subdirectory: String, name: String?)
+
+        /// Whether the destination names the file itself, so that neither the server's name nor the URL's is
+        /// asked for (`DestinationPaths.resolve`).
+        var namesFile: Bool {
+            switch self {
+            case .file: true
+            case .directory: false
+            case let .below(_, _, name): name != nil
+            }
+        }
     }
 
     public var destination: Destination = .directory(".")
