@@ -46,8 +46,13 @@ struct ChildProcessTests {
 
     @Test("a child in a process group of its own takes a group signal with its children, as on Ctrl-C")
     func processGroup() async throws {
-        let child = try ChildProcess("sh", ["-c", "sleep 30 & echo $! >&2; wait"], newProcessGroup: true)
-        defer { child.stop(signal: SIGKILL) }
+        // A sleep far longer than the test, so that a test held up on a busy machine still finds it running;
+        // the group is killed however the test ends.
+        let child = try ChildProcess("sh", ["-c", "sleep 600 & echo $! >&2; wait"], newProcessGroup: true)
+        defer {
+            child.sendToGroup(SIGKILL)
+            child.stop(signal: SIGKILL)
+        }
         try await child.waitUntil("the shell to start its sleep", timeout: .seconds(10)) {
             child.standardError.hasSuffix("\n")
         }
