@@ -20,6 +20,13 @@ extension DownloadJob {
         return offered
     }
 
+    /// Whether this run is given a digest before any traffic: one of the sources `offeredDigests(for:paths:)` reads
+    /// other than the server's, which must name the same ones. Only such a digest can contradict a recorded one
+    /// (`DigestAuthority.decision`), as only a given digest binds.
+    var offersGivenDigest: Bool {
+        options.expectedDigest != nil || options.checksumFile != nil || !options.metalinkDigests.isEmpty
+    }
+
     /// The digest a file with no manifest, such as one already complete at the destination, is held to.
     func heldDigest(for resource: RemoteResource?, paths: DestinationPaths) throws(BraidError) -> ExpectedDigest? {
         // Without a recorded digest, nothing can be contradicted.
@@ -53,12 +60,6 @@ extension DownloadJob {
         if case let .contradiction(recorded, given) = authority.decision {
             throw Self.contradiction(recorded: recorded, given: given, manifest: paths.manifest)
         }
-    }
-
-    /// Whether this run is given a digest before any traffic: only such a digest can contradict a recorded one
-    /// (`DigestAuthority.decision`), as only a given digest binds.
-    var offersGivenDigest: Bool {
-        options.expectedDigest != nil || options.checksumFile != nil || !options.metalinkDigests.isEmpty
     }
 
     /// The error for a run whose digest contradicts the recorded one: the partial download must be discarded
