@@ -113,7 +113,9 @@ struct ChildProcessTests {
 
     @Test("stop escalates to SIGKILL when the child ignores the polite signal")
     func stopEscalates() async throws {
-        let child = try ChildProcess("sh", ["-c", "trap '' TERM; echo trapped >&2; exec sleep 30"])
+        // A sleep far longer than the test, so that a test held up on a busy machine still finds it running: the
+        // stop ends it.
+        let child = try ChildProcess("sh", ["-c", "trap '' TERM; echo trapped >&2; exec sleep 600"])
         try await child.waitUntilStandardError(contains: "trapped", timeout: .seconds(10))
         #expect(child.stop(signal: SIGTERM, gracePeriod: .milliseconds(200)) == .signalled(SIGKILL))
     }
