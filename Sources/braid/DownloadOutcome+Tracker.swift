@@ -1,8 +1,8 @@
 import Braid
 
 extension DownloadOutcome {
-    /// What a download's events say that its outcome needs: where the file went, whether a transfer started, and
-    /// the server's `Content-Type`.
+    /// What a download's events say that its outcome needs: where the file went (the result's path once it
+    /// completed), whether a transfer started, and the server's `Content-Type`.
     struct Tracker {
         private var path: String?
         private var started = false
@@ -14,8 +14,6 @@ extension DownloadOutcome {
                 path = startedPath
                 started = true
                 contentType = resource.contentType
-            case let .completed(result):
-                path = result.path
             default:
                 break
             }
@@ -27,7 +25,7 @@ extension DownloadOutcome {
         {
             DownloadOutcome(
                 item: item,
-                path: path,
+                path: (try? result.get())?.path ?? path,
                 result: result,
                 // Only an existing file verified in place, or one as new as the server's, completes without ever
                 // starting a transfer.

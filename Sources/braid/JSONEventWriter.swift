@@ -42,6 +42,9 @@ final class JSONEventWriter: ListObserver {
         }
     }
 
+    /// Each state and each verified result is a line of its own.
+    var readsStates: Bool { true }
+
     func handle(_ event: DownloadEvent, of item: DownloadItem) {
         let id = Self.identify(item)
         switch event {

@@ -10,6 +10,9 @@ protocol ListObserver: Sendable {
     func failed(_ error: BraidError)
     /// The list is about to run.
     func listStarted(_ items: [DownloadItem], limits: DownloadManager.Limits, directory: String)
+    /// Whether `handle` is given every event, states and results (`.state`, `.completed`) among them; without, only
+    /// each download's start, progress, notices and retries, and the list's manager streams fewer events.
+    var readsStates: Bool { get }
     /// A download reported `event`.
     func handle(_ event: DownloadEvent, of item: DownloadItem)
     /// A download ended; every event it reported has been handled.

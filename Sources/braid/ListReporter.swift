@@ -70,6 +70,9 @@ final class ListReporter: ListObserver {
         line("Downloading \(files) into \(PrintableText.escapingControlCharacters(directory)), \(pace)")
     }
 
+    /// States and results say nothing the status line or the table shows (`finished` has the result).
+    var readsStates: Bool { false }
+
     func handle(_ event: DownloadEvent, of item: DownloadItem) {
         switch event {
         case let .started(resource, path, resumedBytes):

@@ -43,7 +43,7 @@ final class ListRunner: Sendable {
 
     /// Runs `jobs`, whose items are numbered from 1 in order, such as the files of a Metalink.
     init(jobs: [Job], limits: DownloadManager.Limits, observer: any ListObserver) {
-        let manager = DownloadManager(limits: limits)
+        let manager = DownloadManager(limits: limits, streamingStates: observer.readsStates)
         self.manager = manager
         items = jobs.map(\.item)
         downloads = jobs.map { job in

@@ -138,6 +138,49 @@ struct DownloadManagerEventsTests {
         }
     }
 
+    @Test("a manager made without streaming states streams no state or result; each download's own events keep them")
+    func withoutStates() async throws {
+        let server = try Self.server()
+        let directory = try TemporaryDirectory(prefix: "braid-manager")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let manager = DownloadManager(limits: .init(concurrentDownloads: 1), streamingStates: false)
+        let recorder = Recorder(manager)
+        let first = manager.makeDownload(url: server.url("/f"), options: Self.options(directory, "a.bin"))
+        let held = manager.makeDownload(url: server.url("/f"), options: Self.options(directory, "b.bin"))
+        let own = Task { [events = held.events] in
+            var all: [DownloadEvent] = []
+            for await event in events { all.append(event) }
+            return all
+        }
+        manager.submit(first)
+        manager.submit(held, paused: true)
+        try await recorder.until("the first to finish") { Self.finished(first, $0) }
+        manager.resume(held)
+        manager.finish()
+        await recorder.end()
+
+        let done = "finished \(Self.content.size)"
+        #expect(recorder.story(of: first) == ["running", done])
+        #expect(recorder.story(of: held) == ["running", done])
+        let events = recorder.events.withLock { $0 }
+        let completions = events.filter { if case .reported(_, .completed) = $0 { true } else { false } }
+        #expect(completions.isEmpty)
+        for download in [first, held] {
+            #expect(
+                events.contains {
+                    if case .reported(let other, .started) = $0 { other === download } else { false }
+                }, "its start is streamed")
+        }
+        let states = await own.value.compactMap { if case let .state(state) = $0 { state.rawValue } else { nil } }
+        #expect(states == ["paused", "queued", "probing", "downloading", "verifying", "completed"])
+        for name in ["a.bin", "b.bin"] {
+            #expect(try Self.content.firstDifference(fromFileAt: directory.appending(name).path) == nil)
+        }
+    }
+
     @Test("a held download waits; a paused one gives its slot to the next and goes on after; both files are right")
     func holdPauseResume() async throws {
         // The first run's two requests (the probe and its GET) hold; everything after is served in full.

@@ -15,6 +15,15 @@ public enum DownloadEvent: Sendable, Equatable {
 }
 
 extension DownloadEvent {
+    /// Whether it is a state or the result: what a `DownloadManager` made without `streamingStates` leaves out of
+    /// its stream, whose `.finished` carries the result too.
+    var isStateOrResult: Bool {
+        switch self {
+        case .state, .completed: true
+        case .started, .progress, .retry, .notice: false
+        }
+    }
+
     /// The event with its messages made safe to print (see `PrintableText`).
     var sanitised: DownloadEvent {
         switch self {

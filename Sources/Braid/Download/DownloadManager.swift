@@ -93,6 +93,8 @@ public final class DownloadManager: Sendable {
     }
 
     private let initialLimits: Limits
+    /// Whether `events` carries the downloads' `.state` and `.completed` events (`DownloadEvent.isStateOrResult`).
+    let streamsStates: Bool
     private let limiter: RateLimiter
     private let claims = DestinationClaims()
     private let directories = OpenDirectories()
@@ -105,8 +107,17 @@ public final class DownloadManager: Sendable {
     /// the queue nothing goes into it without taking that lock.
     let streamBuffer = AtomicLazyReference<EventQueue<Event>>()
 
-    public init(limits: Limits = Limits()) {
+    public convenience init(limits: Limits = Limits()) {
+        self.init(limits: limits, streamingStates: true)
+    }
+
+    /// A manager whose `events` leave out, with `streamingStates` false, every download's `.state` and `.completed`
+    /// events: for a program that reads only each download's start, progress, notices, retries and outcome
+    /// (`.finished` carries the result `.completed` does), such as the command line's list, where each small file
+    /// of a list of thousands then pushes and reads four events fewer. The downloads' own `events` keep them all.
+    package init(limits: Limits, streamingStates: Bool) {
         initialLimits = limits
+        streamsStates = streamingStates
         automatic = Atomic(limits.concurrentDownloads == .automatic)
         limiter = RateLimiter(rate: limits.overallRateLimit)
         lanes = PoolLanes(
