@@ -58,4 +58,18 @@ struct CredentialScopeTests {
         ])
         #expect(scope.requestURL(for: "https://example.org/x") == "https://bob@example.org/x")
     }
+
+    @Test("A URL the user named is granted as any other URL of its origin: the login found after it too")
+    func namedURLs() {
+        let urls = ["https://example.org/a", "https://bob@example.org/b", "https://mallory@cdn.example.org/c"]
+        let scope = CredentialScope(userNamed: urls)
+        // Decided at creation, from the parse that found each origin; a later login of the origin still counts.
+        #expect(scope.requestURL(for: "https://example.org/a") == "https://bob@example.org/a")
+        #expect(scope.requestURL(for: "https://bob@example.org/b") == "https://bob@example.org/b")
+        #expect(scope.requestURL(for: "https://mallory@cdn.example.org/c") == "https://mallory@cdn.example.org/c")
+        for url in urls { #expect(scope.permits(.header, to: url), "\(url)") }
+        // Scopes compare by what they permit, not by the URLs that named it.
+        #expect(scope == CredentialScope(userNamed: ["https://bob@example.org/", "https://mallory@cdn.example.org/"]))
+        #expect(scope != CredentialScope(userNamed: ["https://example.org/a", "https://mallory@cdn.example.org/c"]))
+    }
 }

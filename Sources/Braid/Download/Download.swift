@@ -189,7 +189,7 @@ public final class Download: Sendable {
     /// The job of one run of the download: on `lane`, its manager's, or else on `pool`, its own.
     private func makeJob(logger base: Logger, lane: PoolLanes.Lane?, pool: TransferPool) -> DownloadJob {
         var logger = base
-        logger[metadataKey: "braid.url"] = "\(PrintableText.sanitised(url))"
+        logger[metadataKey: "braid.url"] = .stringConvertible(PrintableURL(url: url))
         // Worked out only when debug lines are logged: a list of many small files would pay for it on each.
         logger.debug(
             "\(ProxyRoute(url: url, proxy: options.proxy, noProxy: options.noProxy) { getenv($0).map { String(cString: $0) } })"
@@ -209,13 +209,21 @@ public final class Download: Sendable {
             chunks: chunkChannel,
             parsedURL: parsedURL,
             // Never asked for where the destination names the file: a list's `out=` names each one.
-            nameFromURL: options.destination.namesFile ? nil : parsedURL.flatMap(DestinationPaths.filename(from:))
+            nameFromURL: options.destination.namesFile ? nil : parsedURL.flatMap(DestinationPaths.filename(from:)),
+            credentials: DownloadJob.scope(of: url, options: options)
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }
             Self.log(event, to: logger)
             report(event)
         }
+    }
+
+    /// A URL in a log line's metadata, made safe to print (`PrintableText.sanitised`) only when a line shows it:
+    /// each file of a list is given one, and most are never logged.
+    private struct PrintableURL: CustomStringConvertible, Sendable {
+        let url: String
+        var description: String { PrintableText.sanitised(url) }
     }
 
     /// Reports how a run of the download ended, and returns it.

@@ -41,13 +41,21 @@ struct DownloadJob: Sendable {
     /// when the destination names the file, which then never asks for it), worked out once: the destination is
     /// resolved several times a download (`place(suggestedFilename:url:)`).
     let nameFromURL: String?
+    /// Where the user's credentials may go: `options.credentialScope`, or else the origins of the URL and mirrors
+    /// given (`scope(of:options:)`), worked out once: every request of the download asks.
+    let credentials: CredentialScope
     let emit: @Sendable (DownloadEvent) -> Void
 
-    /// How this download's requests are made; the user's credentials go to the origins the user named only: those
-    /// of `options.credentialScope`, or else of the URL and mirrors given.
+    /// The credential scope of a download of `url` with `options` (`credentials`).
+    static func scope(of url: String, options: DownloadOptions) -> CredentialScope {
+        options.credentialScope ?? CredentialScope(userNamed: [url] + options.mirrors)
+    }
+
+    /// How this download's requests are made; the user's credentials go to the origins the user named only
+    /// (`credentials`).
     var requestOptions: RequestOptions {
         var requestOptions = options.requestOptions
-        requestOptions.credentials = options.credentialScope ?? CredentialScope(userNamed: [url] + options.mirrors)
+        requestOptions.credentials = credentials
         return requestOptions
     }
 
