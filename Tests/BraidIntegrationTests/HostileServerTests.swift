@@ -151,8 +151,9 @@ struct HostileServerTests {
         let nginx: NginxFixture
         let directory: TemporaryDirectory
 
-        static func start() async throws -> Downgrade {
-            let target = TestServer(routes: ["/f": .init(content: HostileServerTests.content)])
+        /// - Parameter targetFaults: how the plain-HTTP server misbehaves.
+        static func start(targetFaults: [TestServer.Fault] = []) async throws -> Downgrade {
+            let target = TestServer(routes: ["/f": .init(content: HostileServerTests.content, faults: targetFaults)])
             try target.start()
             let directory = try TemporaryDirectory(prefix: "braid-hostile")
             let root = directory.appending("www")
@@ -197,6 +198,22 @@ struct HostileServerTests {
         // Each run's one request there: the file fits in its first piece.
         #expect(downgrade.target.requestLog.count >= 2)
         #expect(downgrade.target.requestLog.allSatisfy { $0.headerNames.isDisjoint(with: Self.secretNames) })
+    }
+
+    @Test("a downgrade followed again when its target's first answer is retried is warned of once")
+    func downgradeWarnsOnce() async throws {
+        let downgrade = try await Downgrade.start(targetFaults: [.onlyFirst(requests: 1, .status(503, retryAfter: 0))])
+        defer { downgrade.shutdown() }
+        let output = downgrade.directory.appending("out.bin").path
+        let run = try await downgrade.run(["--no-fsync", "--json"], output: output)
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try Self.content.firstDifference(fromFileAt: output) == nil)
+        #expect(downgrade.target.waitUntilIdle())
+        #expect(downgrade.target.requestLog.count == 2, "the 503 and the GET after it")
+        let warnings = try JSONEvents(run.standardOutput).named("notice").filter {
+            ($0["message"] as? String)?.contains("plain HTTP") == true
+        }
+        #expect(warnings.count == 1, "\(run.standardOutput)")
     }
 
     @Test("--proto-redir =https refuses the downgrade before any request reaches plain HTTP")

@@ -49,6 +49,8 @@ public final class Download: Sendable {
     private let currentState = Mutex(DownloadState.queued)
     private let started = Mutex(false)
     private let forwarding = Mutex<EventReceiver?>(nil)
+    /// The warnings reported (`DownloadEvent.isWarning`): each once, however often its cause is met again.
+    private let warnings = Mutex<Set<String>>([])
     /// This download's rate limit; its parent is the manager's overall limit, if any.
     let limiter: RateLimiter
     /// The final paths claimed by the downloads of the same `DownloadManager`, and how this one is named there.
@@ -214,6 +216,9 @@ public final class Download: Sendable {
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }
+            if event.isWarning, case let .notice(message) = event {
+                guard warnings.withLock({ $0.insert(message).inserted }) else { return }
+            }
             Self.log(event, to: logger)
             report(event)
         }

@@ -8,13 +8,23 @@ public enum DownloadEvent: Sendable, Equatable {
     /// A request failed and will be retried after `delay` seconds. `reason` is safe to print (`PrintableText`).
     case retry(reason: String, delay: Double)
     /// Something the user should know that is not an error, such as a restart because the remote file changed.
-    /// Safe to print: what it quotes from a server or a file is escaped, and URL passwords are hidden.
+    /// Safe to print: what it quotes from a server or a file is escaped, and URL passwords are hidden. A warning
+    /// (it begins `warning: `) tells of a standing risk, such as a redirect out of HTTPS, and a download reports
+    /// each one once, however often it follows that redirect again (a retry, the GET after a HEAD).
     case notice(String)
     /// The file passed its checks and is in place.
     case completed(DownloadResult)
 }
 
 extension DownloadEvent {
+    /// The start of a notice that is a warning (`notice`).
+    static let warningPrefix = "warning: "
+
+    /// Whether it is a notice that is a warning, which a download reports once.
+    var isWarning: Bool {
+        if case let .notice(message) = self { message.hasPrefix(Self.warningPrefix) } else { false }
+    }
+
     /// Whether it is a state or the result: what a `DownloadManager` made without `streamingStates` leaves out of
     /// its stream, whose `.finished` carries the result too.
     var isStateOrResult: Bool {

@@ -483,8 +483,9 @@ struct Prober {
         }
         if Origin(url: source)?.scheme == "https" && next.scheme == "http" {
             onNotice(
-                "warning: \(source) redirects to plain HTTP (\(target)): the download is no longer protected by TLS "
-                    + "and your credentials are not sent there; --proto-redir =https refuses such redirects"
+                DownloadEvent.warningPrefix
+                    + "\(source) redirects to plain HTTP (\(target)): the download is no longer protected by TLS and your"
+                    + " credentials are not sent there; --proto-redir =https refuses such redirects"
             )
         }
         return target
