@@ -255,7 +255,14 @@ struct DownloadJob: Sendable {
     /// afresh (`mayStartAfresh`), over HTTP or HTTPS, with no mirrors (whose probes are waited for).
     static func startsOnPool(url: String, options: DownloadOptions, limiter: RateLimiter?) -> Bool {
         readsWholeFirstResponse(options, limiter: limiter) && mayStartAfresh(options) && options.mirrors.isEmpty
-            && (url.hasPrefix("https://") || url.hasPrefix("http://"))
+            && isWeb(url)
+    }
+
+    /// Whether `url` is an HTTP or HTTPS one, its scheme written in any case (RFC 3986, 3.1).
+    private static func isWeb(_ url: String) -> Bool {
+        // Eight characters at most: a string that short is kept inline, with no allocation a file.
+        let start = url.prefix(8).lowercased()
+        return start.hasPrefix("https://") || start.hasPrefix("http://")
     }
 
     /// `readsWholeFirstResponse` of a manager's download with `options` and `limiter`.
