@@ -302,6 +302,30 @@ struct ListDownloadTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.output("f.bin.part").path))
     }
 
+    @Test("a list longer than a batch of downloads: every file right, once, and the summary counts them all")
+    func longList() async throws {
+        // Three batches and a part (`ListRunner.batchSize` is 256), made and submitted as the first ones run.
+        let count = 700
+        let contents = (0..<4).map { TestContent(seed: 20 + UInt64($0), size: 2 << 10) }
+        var routes: [String: TestServer.Route] = [:]
+        for (number, content) in contents.enumerated() { routes["/f\(number).bin"] = .init(content: content) }
+        let fixture = try Fixture(routes: routes)
+        defer { fixture.shutdown() }
+        let list = try fixture.list(
+            (0..<count).map { "\(fixture.server.url("/f\($0 % contents.count).bin"))\n  out=n\($0).bin\n" }.joined())
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "16", "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(run.standardError.contains("\(count) of \(count) succeeded"), "\(run.standardError)")
+        for number in 0..<count {
+            let content = contents[number % contents.count]
+            #expect(try content.firstDifference(fromFileAt: fixture.output("n\(number).bin").path) == nil)
+        }
+        #expect(fixture.server.waitUntilIdle())
+        #expect(fixture.server.requestLog.count == count, "one request a file")
+    }
+
     @Test("a list on standard input works like a list file")
     func standardInput() async throws {
         let content = TestContent(seed: 9, size: 512 << 10)
