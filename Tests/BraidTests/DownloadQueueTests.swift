@@ -56,8 +56,14 @@ struct DownloadQueueTests {
         let started = queue.probed(1, connections: 1)
         #expect(started == (3...16).map { .start($0) })
         #expect(queue.running.count == 16)
+        // The others' probes plan the one connection each was counted for: nothing changes, nothing starts.
+        for id in 2...16 { #expect(queue.probed(id, connections: 1) == [], "\(id)") }
         // Each one that finishes lets exactly one more in.
         #expect(queue.finished(1) == [.start(17)])
+        // One that plans more than it was counted for holds more of the host: the next finish lets none in.
+        #expect(queue.probed(17, connections: 2) == [])
+        #expect(queue.finished(2) == [])
+        #expect(queue.finished(3) == [.start(18)])
     }
 
     @Test("automatic: large files from one host run as many as fill the per-host cap with their connections")

@@ -194,12 +194,16 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     mutating func probed(_ id: ID, connections: Int) -> [Action] {
         guard var entry = entries[id] else { return [] }
         let connections = max(1, connections)
+        let before = (weight(of: entry), guess(for: entry.host))
         if entry.planned == nil {
             plannedByHost[entry.host, default: (0, 0)].sum += connections
             plannedByHost[entry.host, default: (0, 0)].count += 1
         }
         entry.planned = connections
         entries[id] = entry
+        // Nothing that admits a download changed when its weight and its host's guess for the others are as they
+        // were (a list's small files, each planning the one connection it was counted for): the last pump stands.
+        guard (weight(of: entry), guess(for: entry.host)) != before else { return [] }
         return pump()
     }
 
@@ -238,15 +242,15 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     /// The connections a running download counts for: what it plans or holds, or before its probe what the earlier
     /// downloads from its host planned on average (what it asks for when none has been probed), within the host cap.
     private func weight(of entry: Entry) -> Int {
-        let guess: Int
-        if let planned = entry.planned {
-            guess = planned
-        } else if let earlier = plannedByHost[entry.host], earlier.count > 0 {
-            guess = (2 * earlier.sum + earlier.count) / (2 * earlier.count)
-        } else {
-            guess = entry.requested
-        }
+        let guess = entry.planned ?? guess(for: entry.host) ?? entry.requested
         return min(caps.perHost, max(1, guess, entry.live))
+    }
+
+    /// The connections a download to `host` not probed yet is counted for: the mean of those its host's probed
+    /// downloads planned, rounded; nil before any was probed.
+    private func guess(for host: String) -> Int? {
+        guard let earlier = plannedByHost[host], earlier.count > 0 else { return nil }
+        return (2 * earlier.sum + earlier.count) / (2 * earlier.count)
     }
 
     /// Starts what the concurrency admits, in line order: with `.fixed` strictly so; with `.automatic` a download
