@@ -66,6 +66,23 @@ struct DownloadQueueTests {
         #expect(queue.finished(3) == [.start(18)])
     }
 
+    @Test("automatic: a download submitted after others finished or were probed counts them as they are now")
+    func automaticSubmitAfterChanges() {
+        var queue = Self.queue(.automatic, perHost: 4)
+        #expect(Self.submit(1...4, to: &queue, connections: 1) == [.start(1), .start(2), .start(3), .start(4)])
+        #expect(queue.submit(5, host: "a", requestedConnections: 1) == [], "the host is full")
+        #expect(queue.finished(1) == [.start(5)])
+        #expect(queue.submit(6, host: "a", requestedConnections: 1) == [])
+        // Probed at two connections: those not probed yet now count as two each, 2 + 2 + 2 + 2 of the host's 4.
+        #expect(queue.probed(2, connections: 2) == [])
+        #expect(queue.finished(3) == [])
+        #expect(queue.submit(7, host: "b", requestedConnections: 1) == [.start(7)], "another host has room")
+        #expect(queue.finished(4) == [])
+        #expect(queue.finished(5) == [.start(6)])
+        #expect(queue.submit(8, host: "a", requestedConnections: 1) == [])
+        #expect(queue.running == [2, 7, 6])
+    }
+
     @Test("automatic: large files from one host run as many as fill the per-host cap with their connections")
     func automaticLargeFiles() {
         var queue = Self.queue(.automatic)

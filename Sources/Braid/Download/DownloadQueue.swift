@@ -69,6 +69,15 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     private var plannedByHost: [String: (sum: Int, count: Int)] = [:]
     /// Whether everything was interrupted: nothing starts any more.
     private(set) var isClosed = false
+    /// With `.automatic`, the connections the running downloads count for (`weight(of:)`) as the last pump left
+    /// them; nil once any other event came (each sets it so first). A submission changes no weight and starts nothing by itself, so the
+    /// next pump reuses them: a list of ten thousand lined up one by one counted its running downloads again each.
+    private var load: Load?
+
+    private struct Load {
+        var total = 0
+        var byHost: [String: Int] = [:]
+    }
 
     init(concurrency: DownloadManager.Concurrency, caps: Caps) {
         self.concurrency = concurrency
@@ -95,11 +104,12 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
         guard !isClosed else { return [.end(id, .interrupted)] }
         entries[id] = Entry(host: host, requested: max(1, requestedConnections), phase: held ? .held : .waiting)
         lineUp(id)
-        return (held ? [.hold(id, true)] : []) + pump()
+        return (held ? [.hold(id, true)] : []) + pump(reusingLoad: true)
     }
 
     /// A waiting download is held; a running one is paused and goes first in line, its slot given to the next.
     mutating func pause(_ id: ID) -> [Action] {
+        load = nil
         guard var entry = entries[id], !entry.ending else { return [] }
         switch entry.phase {
         case .waiting:
@@ -124,6 +134,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// A held download waits again; a paused one goes on when admitted.
     mutating func resume(_ id: ID) -> [Action] {
+        load = nil
         guard var entry = entries[id], !entry.ending else { return [] }
         switch entry.phase {
         case .held:
@@ -142,6 +153,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     /// A download that never started ends at once; a started one is cancelled and leaves when it finishes (a running
     /// one keeps its slot until then).
     mutating func cancel(_ id: ID, removingPartialFile: Bool = false) -> [Action] {
+        load = nil
         guard var entry = entries[id] else { return [] }
         switch entry.phase {
         case .waiting, .held:
@@ -159,6 +171,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     /// Every started download is interrupted (its progress saved) and every other one ends at once, in line order;
     /// nothing starts from now on.
     mutating func interruptAll() -> [Action] {
+        load = nil
         isClosed = true
         var actions: [Action] = running.filter { entries[$0]?.ending == false }.map { .interrupt($0) }
         for id in line {
@@ -182,6 +195,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// The download's run returned: it leaves the queue, and its slot goes to the next.
     mutating func finished(_ id: ID) -> [Action] {
+        load = nil
         guard let entry = entries[id] else { return [] }
         // A running download is not in line: no need to look for it there among a long list's thousands.
         if entry.phase != .running { leaveLine(id) }
@@ -192,6 +206,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// The download was probed and plans `connections`.
     mutating func probed(_ id: ID, connections: Int) -> [Action] {
+        load = nil
         guard var entry = entries[id] else { return [] }
         let connections = max(1, connections)
         let before = (weight(of: entry), guess(for: entry.host))
@@ -209,6 +224,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// The download holds or aims for `connections` now (with automatic connections, they change as it runs).
     mutating func connections(_ id: ID, _ connections: Int) -> [Action] {
+        load = nil
         guard var entry = entries[id], entry.live != connections else { return [] }
         entry.live = connections
         entries[id] = entry
@@ -217,6 +233,7 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// How many may run at once. More start at once when it grows; none is stopped when it shrinks.
     mutating func setConcurrency(_ concurrency: DownloadManager.Concurrency) -> [Action] {
+        load = nil
         self.concurrency = concurrency
         return pump()
     }
@@ -255,23 +272,33 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// Starts what the concurrency admits, in line order: with `.fixed` strictly so; with `.automatic` a download
     /// whose host is full lets the next one from another host go first.
-    private mutating func pump() -> [Action] {
+    ///
+    /// - Parameter reusingLoad: whether the running downloads' connections are as the last pump left them (`load`),
+    ///   which nothing but a submission can say: any other event counts them again.
+    private mutating func pump(reusingLoad: Bool = false) -> [Action] {
+        let kept = load
+        load = nil
         guard !isClosed else { return [] }
         var actions: [Action] = []
-        var total = 0
-        var byHost: [String: Int] = [:]
+        var load = Load()
         if case .automatic = concurrency {
-            for id in running {
-                guard let entry = entries[id] else { continue }
-                let weight = weight(of: entry)
-                total += weight
-                byHost[entry.host, default: 0] += weight
+            if reusingLoad, let kept {
+                load = kept
+            } else {
+                for id in running {
+                    guard let entry = entries[id] else { continue }
+                    let weight = weight(of: entry)
+                    load.total += weight
+                    load.byHost[entry.host, default: 0] += weight
+                }
             }
         }
+        // Kept for the next submission's pump, however this one ends.
+        defer { if case .automatic = concurrency { self.load = load } }
         /// Whether every host with a download in line is full: nothing more can start from the line.
         func everyHostFull() -> Bool {
             guard case .automatic = concurrency else { return false }
-            return hostsInLine.keys.allSatisfy { byHost[$0, default: 0] >= caps.perHost }
+            return hostsInLine.keys.allSatisfy { load.byHost[$0, default: 0] >= caps.perHost }
         }
         var index = 0
         while index < line.count, !everyHostFull() {
@@ -284,10 +311,11 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
             case let .fixed(limit):
                 guard running.count < max(1, limit) else { return actions }
             case .automatic:
-                guard running.count < DownloadManager.Concurrency.automaticCeiling, total < caps.connections else {
+                guard running.count < DownloadManager.Concurrency.automaticCeiling, load.total < caps.connections
+                else {
                     return actions
                 }
-                guard byHost[entry.host, default: 0] < caps.perHost else {
+                guard load.byHost[entry.host, default: 0] < caps.perHost else {
                     index += 1
                     continue
                 }
@@ -300,8 +328,8 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
             if hostsInLine[entry.host] == 0 { hostsInLine[entry.host] = nil }
             running.append(id)
             let weight = weight(of: entry)
-            total += weight
-            byHost[entry.host, default: 0] += weight
+            load.total += weight
+            load.byHost[entry.host, default: 0] += weight
             actions.append(action)
         }
         return actions
