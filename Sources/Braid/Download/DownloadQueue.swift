@@ -70,13 +70,31 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     /// Whether everything was interrupted: nothing starts any more.
     private(set) var isClosed = false
     /// With `.automatic`, the connections the running downloads count for (`weight(of:)`) as the last pump left
-    /// them; nil once any other event came (each sets it so first). A submission changes no weight and starts nothing by itself, so the
-    /// next pump reuses them: a list of ten thousand lined up one by one counted its running downloads again each.
+    /// them, kept while only events that change no weight come (a submission, a probe that plans what its download
+    /// was counted for), and less a finished download's own; nil once any other event came (each sets it so
+    /// first). A list of ten thousand counted its sixteen running downloads again at each submission and each end.
     private var load: Load?
 
     private struct Load {
         var total = 0
         var byHost: [String: Int] = [:]
+
+        /// Whether it counts as `other` does: the same connections in all and for each host.
+        func counts(as other: Load) -> Bool {
+            total == other.total && byHost.filter { $0.value != 0 } == other.byHost.filter { $0.value != 0 }
+        }
+    }
+
+    /// The connections the running downloads count for now, in all and by host.
+    private func counted() -> Load {
+        var load = Load()
+        for id in running {
+            guard let entry = entries[id] else { continue }
+            let weight = weight(of: entry)
+            load.total += weight
+            load.byHost[entry.host, default: 0] += weight
+        }
+        return load
     }
 
     init(concurrency: DownloadManager.Concurrency, caps: Caps) {
@@ -195,18 +213,27 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
 
     /// The download's run returned: it leaves the queue, and its slot goes to the next.
     mutating func finished(_ id: ID) -> [Action] {
-        load = nil
-        guard let entry = entries[id] else { return [] }
+        guard let entry = entries[id] else {
+            load = nil
+            return []
+        }
+        // What a running one counted for leaves with it; the others' weights stay as they were.
+        if entry.phase == .running, load != nil {
+            let weight = weight(of: entry)
+            load?.total -= weight
+            load?.byHost[entry.host, default: weight] -= weight
+        } else {
+            load = nil
+        }
         // A running download is not in line: no need to look for it there among a long list's thousands.
         if entry.phase != .running { leaveLine(id) }
         entries[id] = nil
         running.removeAll { $0 == id }
-        return pump()
+        return pump(reusingLoad: true)
     }
 
     /// The download was probed and plans `connections`.
     mutating func probed(_ id: ID, connections: Int) -> [Action] {
-        load = nil
         guard var entry = entries[id] else { return [] }
         let connections = max(1, connections)
         let before = (weight(of: entry), guess(for: entry.host))
@@ -217,7 +244,8 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
         entry.planned = connections
         entries[id] = entry
         // Nothing that admits a download changed when its weight and its host's guess for the others are as they
-        // were (a list's small files, each planning the one connection it was counted for): the last pump stands.
+        // were (a list's small files, each planning the one connection it was counted for): the last pump and its
+        // `load` stand.
         guard (weight(of: entry), guess(for: entry.host)) != before else { return [] }
         return pump()
     }
@@ -273,8 +301,8 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     /// Starts what the concurrency admits, in line order: with `.fixed` strictly so; with `.automatic` a download
     /// whose host is full lets the next one from another host go first.
     ///
-    /// - Parameter reusingLoad: whether the running downloads' connections are as the last pump left them (`load`),
-    ///   which nothing but a submission can say: any other event counts them again.
+    /// - Parameter reusingLoad: whether `load`, when there is one, still counts the running downloads: only a
+    ///   submission and a finish say so; any other event counts them again.
     private mutating func pump(reusingLoad: Bool = false) -> [Action] {
         let kept = load
         load = nil
@@ -283,17 +311,13 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
         var load = Load()
         if case .automatic = concurrency {
             if reusingLoad, let kept {
+                assert(kept.counts(as: counted()), "Invalid state: a kept load that no longer counts what runs")
                 load = kept
             } else {
-                for id in running {
-                    guard let entry = entries[id] else { continue }
-                    let weight = weight(of: entry)
-                    load.total += weight
-                    load.byHost[entry.host, default: 0] += weight
-                }
+                load = counted()
             }
         }
-        // Kept for the next submission's pump, however this one ends.
+        // Kept for the next submission's or finish's pump, however this one ends.
         defer { if case .automatic = concurrency { self.load = load } }
         /// Whether every host with a download in line is full: nothing more can start from the line.
         func everyHostFull() -> Bool {
