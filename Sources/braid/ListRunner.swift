@@ -16,7 +16,8 @@ final class ListRunner: Sendable {
     private let job: @Sendable (Int) -> Job
     private let observer: any ListObserver
 
-    /// How many downloads are made before they are submitted: enough to fill any `-j` at once.
+    /// How many downloads are made before they are submitted: four times the most `-j auto` runs at once; a larger
+    /// `-j` fills as the next batches come, one an event.
     static let batchSize = 256
 
     /// One download of the run: how the output names it, and what `Download` is given.

@@ -216,7 +216,7 @@ public final class Download: Sendable {
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }
-            if event.isWarning, case let .notice(message) = event {
+            if case let .notice(message) = event, event.isWarning {
                 guard warnings.withLock({ $0.insert(message).inserted }) else { return }
             }
             Self.log(event, to: logger)

@@ -71,8 +71,9 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
     private(set) var isClosed = false
     /// With `.automatic`, the connections the running downloads count for (`weight(of:)`) as the last pump left
     /// them, kept while only events that change no weight come (a submission, a probe that plans what its download
-    /// was counted for), and less a finished download's own; nil once any other event came (each sets it so
-    /// first). A list of ten thousand counted its sixteen running downloads again at each submission and each end.
+    /// was counted for), and less a finished download's own; nil once any other event came, which each of them
+    /// clears before anything else. A list of ten thousand counted its sixteen running downloads again at each
+    /// submission and each end.
     private var load: Load?
 
     private struct Load {
