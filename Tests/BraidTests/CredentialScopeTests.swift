@@ -63,7 +63,7 @@ struct CredentialScopeTests {
     func namedURLs() {
         let urls = ["https://example.org/a", "https://bob@example.org/b", "https://mallory@cdn.example.org/c"]
         let scope = CredentialScope(userNamed: urls)
-        // Decided at creation, from the parse that found each origin; a later login of the origin still counts.
+        // A login written on a later URL of the same origin counts for an earlier one too.
         #expect(scope.requestURL(for: "https://example.org/a") == "https://bob@example.org/a")
         #expect(scope.requestURL(for: "https://bob@example.org/b") == "https://bob@example.org/b")
         #expect(scope.requestURL(for: "https://mallory@cdn.example.org/c") == "https://mallory@cdn.example.org/c")

@@ -33,27 +33,14 @@ public struct CredentialScope: Sendable, Equatable {
     /// Each origin the user named, with the userinfo (as written, still percent-encoded) of the first URL naming
     /// it that had one.
     private var logins: [Origin: String?] = [:]
-    /// The grant of each URL the user named (`grant(for:)`), decided from the parse that found its origin: a
-    /// list's every file is requested at the URL it names, and parsing it again cost each one.
-    private var named: [String: Grant] = [:]
 
     /// The scope of the URLs in `urls`, all named by the user. A URL with no origin libcurl can parse adds none.
     public init(userNamed urls: [String]) {
-        var parsed: [(url: String, origin: Origin, userinfo: String?)] = []
         for url in urls {
             guard case let (origin?, userinfo)? = Self.parse(url) else { continue }
-            parsed.append((url, origin, userinfo))
             if case .some(.some) = logins[origin] { continue }
             logins[origin] = userinfo
         }
-        for (url, origin, userinfo) in parsed {
-            named[url] = grant(for: url, origin: origin, userinfo: userinfo)
-        }
-    }
-
-    /// Two scopes are equal when they permit the same origins the same logins, whichever URLs named them.
-    public static func == (left: CredentialScope, right: CredentialScope) -> Bool {
-        left.logins == right.logins
     }
 
     /// Whether a request to `url` may carry `credential`: only when `url`'s origin is one the user named. The
@@ -81,14 +68,8 @@ public struct CredentialScope: Sendable, Equatable {
 
     /// What a request to `url` may carry (`permits(_:to:)`) and the URL it is made to (`requestURL(for:)`).
     func grant(for url: String) -> Grant {
-        if let grant = named[url] { return grant }
         // Unparsable, it has no origin and libcurl will not request it: it is left as it is.
         guard let (origin, userinfo) = Self.parse(url) else { return Grant(requestURL: url, isUserNamed: false) }
-        return grant(for: url, origin: origin, userinfo: userinfo)
-    }
-
-    /// The grant of `url`, parsed into its origin and userinfo.
-    private func grant(for url: String, origin: Origin?, userinfo: String?) -> Grant {
         let named = origin.flatMap { logins[$0] }
         let login = named ?? nil
         guard login != userinfo else { return Grant(requestURL: url, isUserNamed: named != nil) }
