@@ -158,7 +158,7 @@ extension DownloadManager {
         // Into the stream after the lock, and without it for an event that tells the queue nothing (most of
         // them): a push may wake the consumer, which every other download's thread would otherwise wait for. The
         // download's own events keep their order, as it reports them one after the other.
-        defer { if streamsStates || !event.isStateOrResult { streamBuffer.load()?.push(.reported(download, event)) } }
+        defer { if streams(event) { streamBuffer.load()?.push(.reported(download, event)) } }
         // Only an automatic concurrency counts connections: a fixed one starts the next download as one ends.
         guard automatic.load(ordering: .relaxed) else { return }
         switch event {
@@ -178,6 +178,12 @@ extension DownloadManager {
                 return []
             }
         }
+    }
+
+    /// Whether a download's `event` goes into `events`: every one, unless the manager was made without
+    /// `streamingStates`, which leaves out states and results (`DownloadEvent.isStateOrResult`).
+    private func streams(_ event: DownloadEvent) -> Bool {
+        streamsStates || !event.isStateOrResult
     }
 
     /// The connections a probed download will open: its count, unless the file is too short to split that often
@@ -260,14 +266,14 @@ extension DownloadManager {
                     ? BraidError(.cancelled, "cancelled before it started")
                     : BraidError(.interrupted, "interrupted before it started")
                 let final = download.end(unstarted: error)
-                if streamsStates { state.stream?.buffer.push(.reported(download, .state(final))) }
+                if streams(.state(final)) { state.stream?.buffer.push(.reported(download, .state(final))) }
                 state.stream?.buffer.push(.finished(download, .failure(error)))
                 state.ended.append((state.waiters.removeValue(forKey: id) ?? [], .failure(error)))
             case let .hold(id, held):
                 guard let (download, _) = state.downloads[id] else { continue }
                 let waiting: DownloadState = held ? .paused : .queued
                 download.wait(as: waiting)
-                if streamsStates { state.stream?.buffer.push(.reported(download, .state(waiting))) }
+                if streams(.state(waiting)) { state.stream?.buffer.push(.reported(download, .state(waiting))) }
             }
         }
         if state.finishing && state.queue.isEmpty { state.stream?.buffer.finish() }
