@@ -1,3 +1,4 @@
+import BraidTestSupport
 import Foundation
 
 /// What `/proc` says of a running process: CPU time and memory, to tell a daemon that spins or swells.
@@ -38,7 +39,6 @@ enum ProcessFigures {
         let start = ContinuousClock.now
         try await Task.sleep(for: window)  // the measurement window itself, not a wait for something to happen
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return (try cpuSeconds(pid) - before) / seconds
+        return (try cpuSeconds(pid) - before) / elapsed.seconds
     }
 }

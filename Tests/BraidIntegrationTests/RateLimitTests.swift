@@ -135,10 +135,7 @@ struct RateLimitTests {
         /// a test starved of its thread for a while (a busy machine) does not count the wait before the change:
         /// the limit held until then (`held(_:until:)`), and at 32 KiB/s the rest of the 3 MiB takes well over a
         /// minute unless the change took effect.
-        var secondsAfterChange: Double {
-            let (seconds, attoseconds) = elapsed.components
-            return Double(seconds) + Double(attoseconds) / 1e18 - secondsWhenChanged
-        }
+        var secondsAfterChange: Double { elapsed.seconds - secondsWhenChanged }
 
         var description: String {
             "\(bytesWhenChanged) bytes after \(secondsWhenChanged) s, done in \(elapsed)"
@@ -168,10 +165,7 @@ struct RateLimitTests {
                 guard since > .milliseconds(500) else { continue }
                 let first = changedAt.withLock { changed in
                     defer {
-                        if changed == nil {
-                            let (seconds, attoseconds) = since.components
-                            changed = (progress.downloadedBytes, Double(seconds) + Double(attoseconds) / 1e18)
-                        }
+                        if changed == nil { changed = (progress.downloadedBytes, since.seconds) }
                     }
                     return changed == nil
                 }
