@@ -72,4 +72,15 @@ struct CredentialScopeTests {
         #expect(scope == CredentialScope(userNamed: ["https://bob@example.org/", "https://mallory@cdn.example.org/"]))
         #expect(scope != CredentialScope(userNamed: ["https://example.org/a", "https://mallory@cdn.example.org/c"]))
     }
+
+    @Test("A URL's origin is the one its own parse gives, whether or not it is the first URL the scope was made of")
+    func origins() {
+        let scope = CredentialScope(userNamed: ["HTTPS://Bob@Example.ORG/a", "http://mirror.example.net:8080/b"])
+        for url in ["HTTPS://Bob@Example.ORG/a", "http://mirror.example.net:8080/b", "https://cdn.example.org/c"] {
+            #expect(scope.origin(of: url) == Origin(url: url), "\(url)")
+        }
+        #expect(scope.origin(of: "HTTPS://Bob@Example.ORG/a")?.description == "https://example.org:443")
+        #expect(CredentialScope(userNamed: ["not a url"]).origin(of: "not a url") == nil)
+        #expect(CredentialScope(userNamed: []).origin(of: "https://example.org/")?.host == "example.org")
+    }
 }

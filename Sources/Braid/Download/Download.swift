@@ -62,6 +62,9 @@ public final class Download: Sendable {
     /// (its connection budget with it); nil for a download made on its own, which runs on a pool of its own (see
     /// `performHere`).
     let lanes: PoolLanes?
+    /// Where the user's credentials may go (`DownloadJob.credentials`), worked out as the download is made, on the
+    /// thread that makes it: its manager asks it for the host of `url` too (`CredentialScope.origin(of:)`).
+    let credentials: CredentialScope
 
     /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
     public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
@@ -87,6 +90,7 @@ public final class Download: Sendable {
         limiter = RateLimiter(rate: options.rateLimit, parent: overallLimiter)
         self.claims = claims
         self.label = label
+        credentials = DownloadJob.scope(of: url, options: options)
         // A list of many small files makes a download for each: one that keeps no events of its own shares an
         // empty stream rather than making a queue and a stream of its own.
         events = queue?.stream ?? Self.noEvents
@@ -212,7 +216,7 @@ public final class Download: Sendable {
             parsedURL: parsedURL,
             // Never asked for where the destination names the file: a list's `out=` names each one.
             nameFromURL: options.destination.namesFile ? nil : parsedURL.flatMap(DestinationPaths.filename(from:)),
-            credentials: DownloadJob.scope(of: url, options: options)
+            credentials: credentials
         ) { [self, logger] event in
             let event = event.sanitised
             if case let .state(state) = event { currentState.withLock { $0 = state } }

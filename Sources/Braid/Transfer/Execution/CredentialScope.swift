@@ -33,14 +33,44 @@ public struct CredentialScope: Sendable, Equatable {
     /// Each origin the user named, with the userinfo (as written, still percent-encoded) of the first URL naming
     /// it that had one.
     private var logins: [Origin: String?] = [:]
+    /// The first URL named, as the scope was made of it: a download's first request goes there, and a list's small
+    /// file makes no other, so neither that request nor the manager that counts the download's connections by host
+    /// parses it again (`grant(for:)`, `origin(of:)`).
+    private var first: Named?
+
+    /// A URL the user named, parsed once.
+    private struct Named: Sendable {
+        let url: String
+        /// Its origin; nil when it has none.
+        let origin: Origin?
+        /// What a request to it may carry, worked out once every URL named is known.
+        let grant: Grant
+    }
 
     /// The scope of the URLs in `urls`, all named by the user. A URL with no origin libcurl can parse adds none.
     public init(userNamed urls: [String]) {
-        for url in urls {
-            guard case let (origin?, userinfo)? = Self.parse(url) else { continue }
+        var firstParsed: (Origin?, userinfo: String?)?
+        for (index, url) in urls.enumerated() {
+            let parsed = Self.parse(url)
+            if index == 0 { firstParsed = parsed }
+            guard case let (origin?, userinfo)? = parsed else { continue }
             if case .some(.some) = logins[origin] { continue }
             logins[origin] = userinfo
         }
+        if let url = urls.first {
+            first = Named(url: url, origin: firstParsed?.0, grant: grant(for: url, parsed: firstParsed))
+        }
+    }
+
+    /// Two scopes are equal when they permit the same: the logins by origin, not which URL was named first.
+    public static func == (lhs: CredentialScope, rhs: CredentialScope) -> Bool {
+        lhs.logins == rhs.logins
+    }
+
+    /// `url`'s origin (nil when it has none), from the parse the scope made when `url` is the first URL named.
+    func origin(of url: String) -> Origin? {
+        guard let first, first.url == url else { return Origin(url: url) }
+        return first.origin
     }
 
     /// Whether a request to `url` may carry `credential`: only when `url`'s origin is one the user named. The
@@ -68,8 +98,14 @@ public struct CredentialScope: Sendable, Equatable {
 
     /// What a request to `url` may carry (`permits(_:to:)`) and the URL it is made to (`requestURL(for:)`).
     func grant(for url: String) -> Grant {
+        if let first, first.url == url { return first.grant }
+        return grant(for: url, parsed: Self.parse(url))
+    }
+
+    /// `grant(for:)` of `url`, given its parse.
+    private func grant(for url: String, parsed: (Origin?, userinfo: String?)?) -> Grant {
         // Unparsable, it has no origin and libcurl will not request it: it is left as it is.
-        guard let (origin, userinfo) = Self.parse(url) else { return Grant(requestURL: url, isUserNamed: false) }
+        guard let (origin, userinfo) = parsed else { return Grant(requestURL: url, isUserNamed: false) }
         let named = origin.flatMap { logins[$0] }
         let login = named ?? nil
         guard login != userinfo else { return Grant(requestURL: url, isUserNamed: named != nil) }
