@@ -142,7 +142,8 @@ extension DownloadManager {
                 }
                 let requested = download.options.automaticConnections ? 1 : download.options.connections
                 actions += state.queue.submit(
-                    id, host: download.credentials.origin(of: download.url)?.host ?? "", requestedConnections: requested, held: paused)
+                    id, host: download.credentials.origin(of: download.url)?.host ?? "",
+                    requestedConnections: requested, held: paused)
             }
             return actions
         }
