@@ -326,6 +326,31 @@ struct ListDownloadTests {
         #expect(fixture.server.requestLog.count == count, "one request a file")
     }
 
+    @Test(
+        "a small file's requests: one for a missing file, and --max-tries in all for a busy one, the first GET counted"
+    )
+    func smallFileRequests() async throws {
+        let content = TestContent(seed: 30, size: 4 << 10)
+        let fixture = try Fixture(routes: [
+            "/busy.bin": .init(content: content, faults: [.status(503, retryAfter: 0)]),
+            "/fine.bin": .init(content: content),
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list(
+            ["/busy.bin", "/missing.bin", "/fine.bin"].map { "\(fixture.server.url($0))\n" }.joined())
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "--max-tries", "3", "--no-fsync"])
+
+        // Both failures are the server's (5, as a single download's would be).
+        #expect(run.status == .exited(5), "\(run.standardError)")
+        #expect(run.standardError.contains("gave up after 3 attempts"), "\(run.standardError)")
+        #expect(run.standardError.contains("404"), "\(run.standardError)")
+        #expect(fixture.requests(to: "/busy.bin").count == 3, "three attempts in all")
+        #expect(fixture.requests(to: "/missing.bin").count == 1, "a 404 is not asked again")
+        #expect(fixture.requests(to: "/fine.bin").count == 1)
+        #expect(try content.firstDifference(fromFileAt: fixture.output("fine.bin").path) == nil)
+    }
+
     @Test("a list on standard input works like a list file")
     func standardInput() async throws {
         let content = TestContent(seed: 9, size: 512 << 10)

@@ -92,7 +92,7 @@ struct DownloadJob: Sendable {
                 } else {
                     probed = try probe(
                         lifecycle, firstContact: firstContact, unlessNewer: local,
-                        looked: firstContact ? start?.looked : nil)
+                        looked: firstContact ? start?.looked : nil, earlier: firstContact ? start?.earlier : nil)
                 }
                 switch probed {
                 case let .found(found, foundMirrors, parked, destination):
@@ -166,17 +166,21 @@ struct DownloadJob: Sendable {
     /// The URL's resource as a fresh probe finds it, with the mirrors that serve the same file; or, when asked about
     /// a local copy, the server's answer that its file is not newer.
     ///
-    /// - Parameter looked: the destination a look before the probe already found free (`lookBeforeProbe`), which
-    ///   is then not looked at again.
+    /// - Parameters:
+    ///   - looked: the destination a look before the probe already found free (`lookBeforeProbe`), which is then
+    ///     not looked at again.
+    ///   - earlier: how the first GET made on the pool's thread ended (`PooledStart`), which counts as the first
+    ///     GET's first attempt.
     private func probe(
         _ lifecycle: DownloadLifecycle,
         firstContact: Bool,
         unlessNewer local: LocalCopy?,
-        looked: DestinationPaths.Opened? = nil
+        looked: DestinationPaths.Opened? = nil,
+        earlier: Prober.FirstGetEnd? = nil
     ) throws(BraidError) -> Probed {
         let prober = makeProber(lifecycle, firstContact: firstContact)
         if firstContact && local == nil, case (true, let opened) = looked.map({ (true, $0) }) ?? lookBeforeProbe() {
-            let (resource, first) = try prober.probeFirstGet(url, firstBytes: probeBytes)
+            let (resource, first) = try prober.probeFirstGet(url, firstBytes: probeBytes, after: earlier)
             return .found(resource, mirrors: usableMirrors(of: resource, prober: prober), first: first, opened: opened)
         }
         switch try prober.probe(url, conditions: local?.conditionalHeaders ?? []) {

@@ -12,9 +12,9 @@ import CCurl
 ///
 /// Anything else goes on on a blocking thread, as any download runs (`DownloadJob.run(continuing:)`): a file to
 /// flush or to name otherwise, from the response read whole; a larger file, from its response, its body paused for
-/// the transfer to adopt; anything else the GET met (a redirect, a failure to retry, an error status, a pause or a
-/// stop), from a new first GET, with the same look at the destination; and a destination that is not free, from a
-/// probe anew.
+/// the transfer to adopt; anything else the GET came to (a failure to retry, an error status, a redirect it may not
+/// follow), from there, which the blocking thread's first GET counts as its first attempt; a pause or a stop, from a
+/// new first GET, with the same look at the destination; and a destination that is not free, from a probe anew.
 final class PooledStart: PoolClient {
     /// How far a start on the pool's thread went, for the blocking thread that goes on from there: the checks
     /// before the probe were made and `probing` reported.
@@ -22,6 +22,8 @@ final class PooledStart: PoolClient {
         // @unchecked: made on the pool's thread and handed to one blocking thread, which alone uses it from then on.
         /// What the first GET found, when it read the file whole or paused its body; nil to probe anew.
         let probed: DownloadJob.Probed?
+        /// How the first GET ended where it found no file: the first attempt of the probe anew, which settles it.
+        let earlier: Prober.FirstGetEnd?
         /// The destination the look before the probe found free, if it did: a probe anew does not look again, so
         /// that a file appearing there meanwhile is found as it would be by a probe's retry.
         let looked: DestinationPaths.Opened?
@@ -56,8 +58,13 @@ final class PooledStart: PoolClient {
         job.emit(.state(.probing))
         guard case (true, let opened?) = job.lookBeforeProbe() else { return handOver(nil, looked: nil) }
         let prober = job.makeProber(DownloadLifecycle(), firstContact: true)
-        prober.startFirstGet(job.url, firstBytes: job.probeBytes) { [self] found in
-            guard let (resource, first) = found else { return handOver(nil, looked: opened) }
+        prober.startFirstGet(job.url, firstBytes: job.probeBytes) { [self] ended in
+            let (resource, first): (RemoteResource, ParkedResponse)
+            switch ended {
+            case let .found(file, response): (resource, first) = (file, response)
+            case let .unsettled(end): return handOver(nil, looked: opened, earlier: end)
+            case .stopped: return handOver(nil, looked: opened)
+            }
             let probed = DownloadJob.Probed.found(resource, mirrors: [], first: first, opened: opened)
             do throws(BraidError) {
                 guard let placed = try job.placeOnPool(probed, started: started) else {
@@ -80,8 +87,10 @@ final class PooledStart: PoolClient {
     func detached() {}
     var yieldsToVerifier: Bool { false }
 
-    private func handOver(_ probed: DownloadJob.Probed?, looked: DestinationPaths.Opened?) {
-        onEnd(.handOver(Handover(probed: probed, looked: looked, started: started)))
+    private func handOver(
+        _ probed: DownloadJob.Probed?, looked: DestinationPaths.Opened?, earlier: Prober.FirstGetEnd? = nil
+    ) {
+        onEnd(.handOver(Handover(probed: probed, earlier: earlier, looked: looked, started: started)))
     }
 }
 

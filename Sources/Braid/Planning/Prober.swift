@@ -93,11 +93,22 @@ struct Prober {
     ///
     /// - Parameter firstBytes: when set, only the file's first `firstBytes` are asked for (`bytes=0-N`), and a
     ///   `206` of other bytes is a protocol violation (see `DownloadJob.probeBytes`).
-    func probeFirstGet(_ url: String, firstBytes: Int64? = nil) throws(BraidError) -> (RemoteResource, ParkedResponse?)
-    {
+    ///
+    /// - Parameter earlier: how the same request ended on the pool's thread (`startFirstGet`), which counts as the
+    ///   first attempt: its response is answered, or its failure retried, without asking again first.
+    func probeFirstGet(
+        _ url: String, firstBytes: Int64? = nil, after earlier: FirstGetEnd? = nil
+    ) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
         precondition(firstBytes.map { $0 > 0 } ?? true, "a first request has bytes")
-        let response = try withRetries { () throws(ProbeFailure) in
-            let response = try request(url, method: .firstGet(firstBytes), conditions: [])
+        var given: Response?
+        if case let .response(response)? = earlier?.kind { given = response }
+        let response = try withRetries(after: earlier) { () throws(ProbeFailure) in
+            let response: Response
+            if let taken = given {
+                (response, given) = (taken, nil)
+            } else {
+                response = try request(url, method: .firstGet(firstBytes), conditions: [])
+            }
             try Self.checkFirstRange(of: response, firstBytes: firstBytes)
             return response
         }
@@ -329,7 +340,7 @@ struct Prober {
         case firstGet(Int64?)
     }
 
-    private struct Response {
+    fileprivate struct Response {
         var headers: ResponseHeaders
         var effectiveURL: String?
         /// A `firstGet` whose `2xx` body waits, paused.
@@ -428,36 +439,68 @@ struct Prober {
             if code == CURLE_ABORTED_BY_CALLBACK && stops() {
                 throw ProbeFailure(kind: .fatal(.cancelled, "cancelled while probing"), headers: nil)
             }
-            if EasyHandle.failedInHTTP2(code) && !fallenBack {
-                pool.driver.recordHTTP2Failure(current)
-                // A server that offers HTTP/2 and then resets its streams: this hop again, over HTTP/1.1.
-                continue
-            }
-            if let response = try Self.bodyReadWhole(by: collector, on: handle, ended: code, at: current) {
+            let hop = Hop(url: current, number: hops, collector: collector, handle: handle, fallenBack: fallenBack)
+            switch try end(of: hop, code: code) {
+            case let .response(response):
                 return response
-            }
-            if !collector.responseCame(endingWith: code) {
-                let failure = TransportFailure(code, detail: handle.describe(code))
-                throw ProbeFailure(
-                    kind: FailureKind.classify(failure),
-                    headers: nil,
-                    remedies: FailureKind.remedies(for: failure.kind),
-                    transport: failure
-                )
-            }
-            let received = collector.headers
-            if Self.redirectStatuses.contains(received.status), let target = handle.redirectURL {
+            case let .redirect(target):
                 hops += 1
-                current = try follow(from: current, to: target, hops: hops, status: received.status)
+                current = target
+            case .again:
                 continue
             }
-            if received.status >= 400 {
-                let kind = FailureKind.classify(
-                    status: received.status, retryAfter: received["retry-after"], wallClock: TransferEngine.wallClock())
-                if case .transient = kind { throw ProbeFailure(kind: kind, headers: received) }
-            }
-            return Response(headers: received, effectiveURL: current)
         }
+    }
+
+    /// One hop of a probe's request, as libcurl ran it: to `url`, after `number` redirects.
+    private struct Hop {
+        let url: String
+        let number: Int
+        let collector: ProbeCollector
+        let handle: EasyHandle
+        /// Whether it used HTTP/1.1 because HTTP/2 failed at its origin.
+        let fallenBack: Bool
+    }
+
+    /// Where a hop that ended (not parked, not stopped) leads.
+    private enum HopEnd {
+        /// The response: its body read whole, or its head alone (a status that is not retried, a body given up).
+        case response(Response)
+        /// A redirect the probe may follow, to this URL.
+        case redirect(String)
+        /// The same hop again, over HTTP/1.1: the server offered HTTP/2 and then reset its streams.
+        case again
+    }
+
+    /// What `hop`, ended with `code`, comes to, for `request` and `startFirstGet` alike: a transport failure or a
+    /// retryable status is thrown as `ProbeFailure`, as is a redirect that may not be followed.
+    private func end(of hop: Hop, code: CURLcode) throws(ProbeFailure) -> HopEnd {
+        if EasyHandle.failedInHTTP2(code) && !hop.fallenBack {
+            pool.driver.recordHTTP2Failure(hop.url)
+            return .again
+        }
+        if let response = try Self.bodyReadWhole(by: hop.collector, on: hop.handle, ended: code, at: hop.url) {
+            return .response(response)
+        }
+        if !hop.collector.responseCame(endingWith: code) {
+            let failure = TransportFailure(code, detail: hop.handle.describe(code))
+            throw ProbeFailure(
+                kind: FailureKind.classify(failure),
+                headers: nil,
+                remedies: FailureKind.remedies(for: failure.kind),
+                transport: failure
+            )
+        }
+        let received = hop.collector.headers
+        if Self.redirectStatuses.contains(received.status), let target = hop.handle.redirectURL {
+            return .redirect(try follow(from: hop.url, to: target, hops: hop.number + 1, status: received.status))
+        }
+        if received.status >= 400 {
+            let kind = FailureKind.classify(
+                status: received.status, retryAfter: received["retry-after"], wallClock: TransferEngine.wallClock())
+            if case .transient = kind { throw ProbeFailure(kind: kind, headers: received) }
+        }
+        return .response(Response(headers: received, effectiveURL: hop.url))
     }
 
     private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
@@ -491,47 +534,62 @@ struct Prober {
         return target
     }
 
-    private func withRetries(_ body: () throws(ProbeFailure) -> Response) throws(BraidError) -> Response {
+    /// Runs `body` until it returns, as often as the retry policy allows a failure it throws.
+    ///
+    /// - Parameter earlier: a first attempt made already, which counts as one: it failed (`earlier.failure`), and
+    ///   `body` is retried as after any failure, or it has a response for `body` to take first (`earlier.response`).
+    private func withRetries(
+        after earlier: FirstGetEnd? = nil, _ body: () throws(ProbeFailure) -> Response
+    ) throws(BraidError) -> Response {
         var attempt = 0
+        var failure: ProbeFailure?
+        if case let .failure(first)? = earlier?.kind { (attempt, failure) = (1, first) }
         while true {
+            if let failure { try awaitRetry(after: failure, attempt: attempt) }
             attempt += 1
             do {
                 return try body()
             } catch {
-                switch error.kind {
-                case let .fatal(code, message):
-                    throw BraidError(
-                        code,
-                        message,
-                        httpStatus: error.headers?.status,
-                        remedies: error.remedies,
-                        cause: error.transport?.cause
-                    )
-                case let .transient(code, message, retryAfter, _):
-                    let limit =
-                        isFirstContact
-                        ? retryPolicy.attemptsForFirstContact(after: error.transport?.kind)
-                        : retryPolicy.maximumAttempts
-                    guard attempt < limit else {
-                        throw BraidError(
-                            code,
-                            attempt == 1 ? message : "\(message); gave up after \(attempt) attempts",
-                            httpStatus: error.headers?.status,
-                            cause: error.transport?.cause
-                        )
-                    }
-                    if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
-                        throw .protocolViolation(RetryPolicy.refusal(message, retryAfter: retryAfter))
-                    }
-                    let delay = retryPolicy.delay(
-                        afterAttempt: attempt,
-                        retryAfter: retryAfter,
-                        random: Double.random(in: 0...1)
-                    )
-                    onRetry(message, delay)
-                    try sleep(seconds: delay)
-                }
+                failure = error
             }
+        }
+    }
+
+    /// Throws `failure`, the end of attempt `attempt`, when it is fatal or the last attempt allowed; else reports the
+    /// retry and waits for it.
+    private func awaitRetry(after failure: ProbeFailure, attempt: Int) throws(BraidError) {
+        switch failure.kind {
+        case let .fatal(code, message):
+            throw BraidError(
+                code,
+                message,
+                httpStatus: failure.headers?.status,
+                remedies: failure.remedies,
+                cause: failure.transport?.cause
+            )
+        case let .transient(code, message, retryAfter, _):
+            let limit =
+                isFirstContact
+                ? retryPolicy.attemptsForFirstContact(after: failure.transport?.kind)
+                : retryPolicy.maximumAttempts
+            guard attempt < limit else {
+                throw BraidError(
+                    code,
+                    attempt == 1 ? message : "\(message); gave up after \(attempt) attempts",
+                    httpStatus: failure.headers?.status,
+                    cause: failure.transport?.cause
+                )
+            }
+            if let retryAfter, retryAfter > retryPolicy.maximumRetryAfter {
+                throw .protocolViolation(RetryPolicy.refusal(message, retryAfter: retryAfter))
+            }
+            let delay = retryPolicy.delay(
+                afterAttempt: attempt,
+                retryAfter: retryAfter,
+                random: Double.random(in: 0...1)
+            )
+            onRetry(message, delay)
+            try sleep(seconds: delay)
         }
     }
 
@@ -553,48 +611,82 @@ struct Prober {
 // MARK: A first GET the pool's thread runs
 
 extension Prober {
+    /// How `startFirstGet`'s request ended, for its caller on the pool's thread.
+    enum PooledFirstGet {
+        /// The file, its body read whole or paused for a transfer to adopt.
+        case found(RemoteResource, ParkedResponse)
+        /// Anything else the request came to, which `probeFirstGet(_:firstBytes:after:)` settles on a thread that
+        /// can wait, as its first attempt, without asking again: a failure to retry (a transport failure, a
+        /// retryable status, a body cut short), one that ends the download (a redirect it may not follow), or a
+        /// response that is not the file as it stands (an error status, an empty file, a part whose digest only a
+        /// `HEAD` tells).
+        case unsettled(FirstGetEnd)
+        /// A stop or a pause (`isCancelled`, `isPaused`) ended it: nothing to go on from.
+        case stopped
+    }
+
+    /// What a first GET on the pool's thread ended with, for `probeFirstGet(_:firstBytes:after:)`.
+    struct FirstGetEnd: @unchecked Sendable {
+        // @unchecked: made on the pool's thread and handed to the one blocking thread that settles it. A response
+        // in it holds no request: a paused body is given up before it is handed over.
+        fileprivate enum Kind {
+            case response(Response)
+            case failure(ProbeFailure)
+        }
+
+        fileprivate let kind: Kind
+    }
+
     /// `probeFirstGet`'s request for a caller that does not wait for it (`PooledStart`): it runs on the pool,
-    /// following redirects as `probeFirstGet`'s does, and `then` is told on the pool's thread what it found, once its
-    /// body was read whole or paused for a transfer to adopt. Told nil when it brought anything else, which
-    /// `probeFirstGet`, made again on a thread that can wait, deals with: a redirect it may not follow, a failure to
-    /// retry, an error status, an empty file, a part whose digest only a `HEAD` tells, or a stop or a pause
-    /// (`isCancelled`, `isPaused`). HTTP/2 that failed at an origin is recorded, so that the request made again uses
-    /// HTTP/1.1 there, as `probeFirstGet`'s does.
-    func startFirstGet(
-        _ url: String, firstBytes: Int64?, then: @escaping ((RemoteResource, ParkedResponse)?) -> Void
-    ) {
+    /// following redirects and falling back from HTTP/2 as `probeFirstGet`'s does, and `then` is told on the pool's
+    /// thread how it ended (`PooledFirstGet`).
+    func startFirstGet(_ url: String, firstBytes: Int64?, then: @escaping (PooledFirstGet) -> Void) {
         sendFirstGet(url, to: url, hops: 0, on: EasyHandle(), firstBytes: firstBytes, then: then)
     }
 
     /// One hop of `startFirstGet`'s request, to `current`, after `hops` redirects.
     private func sendFirstGet(
         _ url: String, to current: String, hops: Int, on handle: EasyHandle, firstBytes: Int64?,
-        then: @escaping ((RemoteResource, ParkedResponse)?) -> Void
+        then: @escaping (PooledFirstGet) -> Void
     ) {
         let method = Method.firstGet(firstBytes)
+        let stops = stops(method)
         let (collector, fallenBack) = configureHop(handle, of: url, to: current, method: method, conditions: [])
-        let request = PoolRequest(handle, context: collector, isCancelled: stops(method)) { collector.parked }
+        let request = PoolRequest(handle, context: collector, isCancelled: stops) { collector.parked }
         request.start(on: pool) { [self] outcome in
+            let unsettled = { (kind: FirstGetEnd.Kind) in then(.unsettled(FirstGetEnd(kind: kind))) }
             switch outcome {
             case .parked:
                 let response = Response(headers: collector.headers, effectiveURL: current, parked: request)
-                guard (try? Self.checkFirstRange(of: response, firstBytes: firstBytes)) != nil,
-                    case let .file(resource, range)? = try? Self.answer(to: response, of: url, firstBytes: firstBytes)
-                else {
-                    request.cancel()
-                    return then(nil)
+                do throws(ProbeFailure) {
+                    try Self.checkFirstRange(of: response, firstBytes: firstBytes)
+                } catch {
+                    return unsettled(.failure(error))
                 }
-                then((resource, ParkedResponse(request, headers: collector.headers, range: range)))
+                if case let .file(resource, range)? = try? Self.answer(to: response, of: url, firstBytes: firstBytes) {
+                    return then(.found(resource, ParkedResponse(request, headers: collector.headers, range: range)))
+                }
+                // Given up here: no connection waits, paused, for the thread that settles it.
+                request.cancel()
+                unsettled(.response(Response(headers: collector.headers, effectiveURL: current)))
             case let .ended(code):
-                if EasyHandle.failedInHTTP2(code) && !fallenBack { pool.driver.recordHTTP2Failure(current) }
-                if collector.responseCame(endingWith: code), Self.redirectStatuses.contains(collector.headers.status),
-                    let target = handle.redirectURL,
-                    let next = try? follow(from: current, to: target, hops: hops + 1, status: collector.headers.status)
-                {
-                    return sendFirstGet(url, to: next, hops: hops + 1, on: handle, firstBytes: firstBytes, then: then)
+                if code == CURLE_ABORTED_BY_CALLBACK && stops() { return then(.stopped) }
+                let hop = Hop(url: current, number: hops, collector: collector, handle: handle, fallenBack: fallenBack)
+                let end: HopEnd
+                do throws(ProbeFailure) {
+                    end = try self.end(of: hop, code: code)
+                } catch {
+                    return unsettled(.failure(error))
                 }
-                let response = try? Self.bodyReadWhole(by: collector, on: handle, ended: code, at: current)
-                then(response.flatMap(Self.fileReadWhole(in:)))
+                switch end {
+                case let .response(response):
+                    guard let found = Self.fileReadWhole(in: response) else { return unsettled(.response(response)) }
+                    then(.found(found.0, found.1))
+                case let .redirect(target):
+                    sendFirstGet(url, to: target, hops: hops + 1, on: handle, firstBytes: firstBytes, then: then)
+                case .again:
+                    sendFirstGet(url, to: current, hops: hops, on: handle, firstBytes: firstBytes, then: then)
+                }
             }
         }
     }
