@@ -51,7 +51,7 @@ struct ObjectStorePrefixTests {
         guard let walker = FileManager.default.enumerator(atPath: base) else { return files }
         for case let path as String in walker {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: base + "/" + path, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: base + "/" + path, isDirectory: &isDirectory)
             if !isDirectory.boolValue { files[path] = try Data(contentsOf: URL(fileURLWithPath: base + "/" + path)) }
         }
         return files
