@@ -513,7 +513,9 @@ final class TestServerTests {
     func signedURLServesGet() async throws {
         serve([.requireSignedURL])
         server.setRoute(
-            "/sign", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .seconds(60))]))
+            // Valid for an hour: a clean clone's run starts a thousand tests on two cores, and once took more
+            // than a minute from minting this URL to its last request.
+            "/sign", TestServer.Route(size: 0, faults: [.mintSignedURL(path: "/file", validFor: .seconds(3600))]))
         let whole = try await CurlRun(["-L", "-o", file(), server.url("/sign")])
         #expect(whole.exitCode == 0)
         #expect(try content.firstDifference(fromFileAt: file()) == nil)
