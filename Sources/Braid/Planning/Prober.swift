@@ -101,8 +101,13 @@ struct Prober {
     ) throws(BraidError) -> (RemoteResource, ParkedResponse?) {
         precondition(firstBytes.map { $0 > 0 } ?? true, "a first request has bytes")
         var given: Response?
-        if case let .response(response)? = earlier?.kind { given = response }
-        let response = try withRetries(after: earlier) { () throws(ProbeFailure) in
+        var failed: ProbeFailure?
+        switch earlier?.kind {
+        case let .response(response)?: given = response
+        case let .failure(failure)?: failed = failure
+        case nil: break
+        }
+        let response = try withRetries(afterFailed: failed) { () throws(ProbeFailure) in
             let response: Response
             if let taken = given {
                 (response, given) = (taken, nil)
@@ -536,14 +541,13 @@ struct Prober {
 
     /// Runs `body` until it returns, as often as the retry policy allows a failure it throws.
     ///
-    /// - Parameter earlier: a first attempt made already, which counts as one: it failed (`earlier.failure`), and
-    ///   `body` is retried as after any failure, or it has a response for `body` to take first (`earlier.response`).
+    /// - Parameter first: how a first attempt made already failed, which counts as one: `body` is retried as after
+    ///   any failure.
     private func withRetries(
-        after earlier: FirstGetEnd? = nil, _ body: () throws(ProbeFailure) -> Response
+        afterFailed first: ProbeFailure? = nil, _ body: () throws(ProbeFailure) -> Response
     ) throws(BraidError) -> Response {
-        var attempt = 0
-        var failure: ProbeFailure?
-        if case let .failure(first)? = earlier?.kind { (attempt, failure) = (1, first) }
+        var attempt = first == nil ? 0 : 1
+        var failure = first
         while true {
             if let failure { try awaitRetry(after: failure, attempt: attempt) }
             attempt += 1
