@@ -295,9 +295,10 @@ extension DownloadJob {
         let place = try place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
         let paths: DestinationPaths
         let lookedAt = opened?.place == place
-        if let opened, lookedAt {
-            paths = opened.paths
+        if lookedAt, let looked = opened?.paths {
+            paths = looked
         } else {
+            // Not looked at, or looked at and found without its directory, which is made now.
             paths = try DestinationPaths.open(place, creating: true, known: directories)
         }
         if let owner = claims?.reservation(of: paths.finalPath) {

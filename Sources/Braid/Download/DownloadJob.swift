@@ -291,12 +291,19 @@ struct DownloadJob: Sendable {
     /// (`lacksAll(_:of:)`).
     ///
     /// Returns too the destination it opened to look, for the attempt to use when the name stays the same
-    /// (`claimDestination`): one look at the directory, not two.
+    /// (`claimDestination`): one look at the directory, not two. Where a directory of the place is missing, the
+    /// place alone: nothing is made before the server answers, and the claim makes the directories.
     func lookBeforeProbe() -> (startsAfresh: Bool, opened: DestinationPaths.Opened?) {
         guard Self.mayStartAfresh(options) else { return (false, nil) }
-        guard let place = try? place(suggestedFilename: nil, url: url),
-            let paths = try? DestinationPaths.open(place, creating: false, known: directories)
-        else { return (true, nil) }
+        guard let place = try? place(suggestedFilename: nil, url: url) else { return (true, nil) }
+        let present: DestinationPaths?
+        do {
+            present = try DestinationPaths.openIfPresent(place, known: directories)
+        } catch {
+            return (true, nil)
+        }
+        // A directory of it is missing (a list's `out=sub/name`, an object under a new prefix): nothing is there.
+        guard let paths = present else { return (true, DestinationPaths.Opened(place: place, paths: nil)) }
         // Nothing of an earlier download to resume, nor a file to keep.
         let written = options.overwrite ? [paths.manifest, paths.part] : [paths.manifest, paths.part, paths.final]
         let afresh = lacksAll(written, of: paths) ?? !written.contains(where: paths.exists)

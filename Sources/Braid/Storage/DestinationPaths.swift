@@ -93,10 +93,12 @@ struct DestinationPaths: Sendable, Equatable {
         return place
     }
 
-    /// A destination opened at `place`, kept for a later step that resolves the same place.
+    /// A destination looked at, at `place`, kept for a later step that resolves the same place.
     struct Opened: Sendable {
         let place: Place
-        let paths: DestinationPaths
+        /// Its files, in its directory as opened; nil when a directory of the place was missing
+        /// (`openIfPresent(_:known:)`): nothing of a download was there, and the step that writes makes them.
+        let paths: DestinationPaths?
     }
 
     /// Opens the directory of `place`, making what is missing of it when `creating`, and names the files there.
@@ -132,6 +134,16 @@ struct DestinationPaths: Sendable, Equatable {
             }
         }
         return DestinationPaths(final: AnchoredPath(place.name ?? "download", in: directory))
+    }
+
+    /// `open(_:creating:known:)` without making anything; nil when the place's directory, or one of the
+    /// subdirectories below it, is missing, so that no file of a download can be there yet.
+    static func openIfPresent(_ place: Place, known: OpenDirectories? = nil) throws(BraidError) -> DestinationPaths? {
+        do {
+            return try open(place, creating: false, known: known)
+        } catch where error.cause?.errno == .noSuchFileOrDirectory {
+            return nil
+        }
     }
 
     /// The last path component of a URL, percent-decoded and made a safe name.
