@@ -141,7 +141,7 @@ struct DestinationPaths: Sendable, Equatable {
     static func openIfPresent(_ place: Place, known: OpenDirectories? = nil) throws(BraidError) -> DestinationPaths? {
         do {
             return try open(place, creating: false, known: known)
-        } catch where error.cause?.errno == .noSuchFileOrDirectory {
+        } catch let error where error.cause?.errno == .noSuchFileOrDirectory {
             return nil
         }
     }
