@@ -70,7 +70,11 @@ final class ListRunner: Sendable {
     static func options(for entry: DownloadList.Entry, sharing shared: DownloadOptions) -> DownloadOptions {
         var options = shared
         if let output = entry.output, case let .directory(directory) = shared.destination {
-            options.destination = .below(directory, subdirectory: "", name: output)
+            // `sub/name`: the subdirectories are made and opened below the directory, never through a link.
+            let slash = output.lastIndex(of: "/")
+            options.destination = .below(
+                directory, subdirectory: slash.map { String(output[..<$0]) } ?? "",
+                name: slash.map { String(output[output.index(after: $0)...]) } ?? output)
         }
         options.mirrors = Array(entry.urls.dropFirst())
         options.expectedDigest = entry.checksum

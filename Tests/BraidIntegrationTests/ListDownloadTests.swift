@@ -326,6 +326,31 @@ struct ListDownloadTests {
         #expect(fixture.server.requestLog.count == count, "one request a file")
     }
 
+    @Test("out= with subdirectories: each file below -d at its path, one request each, nothing left beside it")
+    func outputPaths() async throws {
+        let contents = (0..<3).map { TestContent(seed: 30 + UInt64($0), size: 8 << 10) }
+        var routes: [String: TestServer.Route] = [:]
+        for (number, content) in contents.enumerated() { routes["/f\(number).bin"] = .init(content: content) }
+        let fixture = try Fixture(routes: routes)
+        defer { fixture.shutdown() }
+        // As a model repository's list: several files in each of directories that do not exist yet.
+        let paths = (0..<12).map { "\(["tokenizer", "onnx/fp16", "onnx"][$0 % 3])/file-\($0).bin" }
+        let list = try fixture.list(
+            paths.enumerated().map { "\(fixture.server.url("/f\($0.offset % 3).bin"))\n  out=\($0.element)\n" }
+                .joined())
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "16", "--no-fsync", "-q"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        for (number, path) in paths.enumerated() {
+            #expect(try contents[number % 3].firstDifference(fromFileAt: fixture.output(path).path) == nil, "\(path)")
+        }
+        let left = FileManager.default.enumerator(atPath: fixture.output("").path)?.allObjects as? [String] ?? []
+        #expect(Set(left) == Set(paths + ["tokenizer", "onnx", "onnx/fp16"]), "\(left.sorted())")
+        #expect(fixture.server.waitUntilIdle())
+        #expect(fixture.server.requestLog.count == paths.count, "one request a file")
+    }
+
     @Test(
         "a small file's requests: one for a missing file, and --max-tries in all for a busy one, the first GET counted"
     )

@@ -37,6 +37,13 @@ struct DownloadListTests {
         #expect(list.entries.map(\.line) == [1, 4])
     }
 
+    @Test("out= takes a relative path of plain names, as aria2c's does")
+    func outputPath() throws {
+        let list = try DownloadList(parsing: "https://example.org/a\n  out=tokenizer/vocab.json\n")
+
+        #expect(list.entries[0].output == "tokenizer/vocab.json")
+    }
+
     @Test("a lone CR breaks a line as LF does, and characters beyond ASCII stay whole")
     func loneCRAndUnicode() throws {
         let text =
@@ -119,11 +126,13 @@ struct DownloadListTests {
             ("https://example.org/a\n  connections=four", 2, "1 to 1024 or auto"),
             ("https://example.org/a\n  header=NoColon", 2, "Name: value"),
             ("https://example.org/a\n  limit-rate=fast", 2, "not a rate"),
-            ("# one\n# two\nhttps://example.org/a\n  out=../x", 4, "plain file name"),
-            ("https://example.org/a\n  out=/etc/passwd", 2, "plain file name"),
-            ("https://example.org/a\n  out=dir/x.bin", 2, "plain file name"),
-            ("https://example.org/a\n  out=.hidden", 2, "plain file name"),
-            ("https://example.org/a\n  out=", 2, "plain file name"),
+            ("# one\n# two\nhttps://example.org/a\n  out=../x", 4, "has a '..' component"),
+            ("https://example.org/a\n  out=/etc/passwd", 2, "is an absolute path"),
+            ("https://example.org/a\n  out=dir//x.bin", 2, "has an empty component"),
+            ("https://example.org/a\n  out=dir/./x.bin", 2, "has a '.' component"),
+            ("https://example.org/a\n  out=dir/.hidden", 2, "relative path of plain names"),
+            ("https://example.org/a\n  out=.hidden", 2, "relative path of plain names"),
+            ("https://example.org/a\n  out=", 2, "is empty"),
         ] as [(String, Int, String)]
     )
     func errors(text: String, line: Int, explanation: String) {

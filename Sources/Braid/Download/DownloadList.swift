@@ -20,7 +20,8 @@ public struct DownloadList: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         /// The URL, then its mirrors.
         public var urls: [String]
-        /// `out=`: the file name within the output directory.
+        /// `out=`: the file's name within the output directory, or its relative path there (`sub/name`, every
+        /// component a `SafeName` as it is).
         public var output: String?
         /// `checksum=ALG=HEX`.
         public var checksum: ExpectedDigest?
@@ -101,9 +102,12 @@ public struct DownloadList: Sendable, Equatable {
         switch key {
         case "out":
             do throws(SafeName.Refusal) {
-                entry.output = try SafeName(validating: value).string
+                // A name, or a path below the directory (`tokenizer/vocab.json`), as aria2c takes it: each component
+                // a safe name as it is.
+                entry.output = SafeName.joined(try SafeName.path(validating: value))
             } catch {
-                throw .usage("line \(line): out= takes a plain file name; '\(value)' \(error.reason)")
+                throw .usage(
+                    "line \(line): out= takes a file name or a relative path of plain names; '\(value)' \(error.reason)")
             }
         case "checksum":
             do {
