@@ -107,7 +107,8 @@ public struct DownloadList: Sendable, Equatable {
                 entry.output = SafeName.joined(try SafeName.path(validating: value))
             } catch {
                 throw .usage(
-                    "line \(line): out= takes a file name or a relative path of plain names; '\(value)' \(error.reason)")
+                    "line \(line): out= takes a file name or a relative path of plain names; '\(value)' \(error.reason)"
+                )
             }
         case "checksum":
             do {
