@@ -66,10 +66,16 @@ struct AutoConnectionsTests {
         #expect(targets.contains { $0 > 8 }, "each connection adds as much, so more were tried: \(targets) \(reasons)")
         #expect(settled >= 4, "\(targets) \(reasons)")
         #expect(targets.first == 8, "it starts where -n 8 does")
-        // Why it holds: the last step's gain, or, once 12 have measured their gain, too little of the 160 MiB left.
-        #expect(
-            reasons.contains { $0.hasPrefix("the last step gained") || $0.hasPrefix("too little is left") },
-            "\(reasons)")
+        // Why it holds, as measured: a step's gain or loss, a first byte that came later, too little of the 160 MiB
+        // left. A loaded machine can send the ramp far past where a quiet one stops, then back ("36 connections made
+        // the first byte come much later", "12 connections lost 53%", in a clean clone's run): any measured reason
+        // says why. Nothing here refuses a connection or limits the rate.
+        let measured = [
+            "the last step gained", "connections gained only", "made the first byte come much later",
+            "fewer connections did as well", "connections lost", "too little is left", "braid reads as fast",
+        ]
+        #expect(reasons.contains { reason in measured.contains { reason.contains($0) } }, "\(reasons)")
+        #expect(!reasons.contains("the server refused a connection") && !reasons.contains("the rate limit is reached"))
     }
 
     @Test("a server that refuses connections past 6 gets no more than 6, and the file is whole")
