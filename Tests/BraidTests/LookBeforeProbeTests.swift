@@ -38,7 +38,7 @@ struct LookBeforeProbeTests {
 
         #expect(afresh)
         let looked = try #require(opened, "the look keeps its place, for a list's small file to be placed from")
-        #expect(looked.paths == nil as DestinationPaths?)
+        #expect(looked.paths == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
         let (paths, lookedAt) = try job.claimDestination(for: Self.resource(job), opened: looked)
         #expect(lookedAt, "nothing was there, so nothing needs looking up again")
