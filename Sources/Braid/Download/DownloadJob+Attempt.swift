@@ -220,7 +220,7 @@ extension DownloadJob {
         stream: StreamSession?,
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> Checked {
-        let verifyFile = { () throws(BraidError) in
+        let verifyFile = { [self] () throws(BraidError) in
             try verify(
                 file, length: length, resource: resource, plan: plan, hasher: hasher, repair: repairSink,
                 checkpoints: record, paths: paths)

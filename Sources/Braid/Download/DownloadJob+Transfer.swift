@@ -69,7 +69,7 @@ extension DownloadJob {
             sink: sink ?? file ?? DiscardingSink(),
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
-                refresher: { source, abandoned in
+                refresher: { [self] source, abandoned in
                     renew(source, options: requestOptions, usesRanges: plan.segmented, abandoned: abandoned)
                 },
                 cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),

@@ -16,7 +16,11 @@ import SystemPackage
 /// probe → choose the destination → resume from the manifest or plan afresh → transfer → verify → commit, as
 /// `DownloadLifecycle` decides. A remote file that changes mid-way, or a server that turns out to ignore ranges,
 /// sends it back to the probe.
-struct DownloadJob: Sendable {
+///
+/// A class, though nothing of it changes: a job is handed from the manager to the pool's thread and captured by the
+/// closures of its requests, and each copy of a struct of its size retained some forty references (a tenth of a
+/// list's retains a file).
+final class DownloadJob: Sendable {
     let url: String
     let options: DownloadOptions
     let interrupter: Interrupter
@@ -34,7 +38,7 @@ struct DownloadJob: Sendable {
     let label: String
     let logger: Logger
     /// Where `Download.chunks` takes a streamed download's bytes from.
-    var chunks: ChunkChannel? = nil
+    let chunks: ChunkChannel?
     /// `url` parsed, once: it is checked (`validate(url:parsed:)`) and names the file (`nameFromURL`).
     let parsedURL: URLComponents?
     /// The name `url` gives its file (`DestinationPaths.filename(from:)` of `parsedURL`; nil when it gives none, or
@@ -45,6 +49,29 @@ struct DownloadJob: Sendable {
     /// given (`scope(of:options:)`), worked out once: every request of the download asks.
     let credentials: CredentialScope
     let emit: @Sendable (DownloadEvent) -> Void
+
+    init(
+        url: String, options: DownloadOptions, interrupter: Interrupter, budget: ConnectionBudget?,
+        limiter: RateLimiter?, claims: DestinationClaims?, directories: OpenDirectories?, pool: TransferPool,
+        label: String, logger: Logger, chunks: ChunkChannel? = nil, parsedURL: URLComponents?, nameFromURL: String?,
+        credentials: CredentialScope, emit: @escaping @Sendable (DownloadEvent) -> Void
+    ) {
+        self.url = url
+        self.options = options
+        self.interrupter = interrupter
+        self.budget = budget
+        self.limiter = limiter
+        self.claims = claims
+        self.directories = directories
+        self.pool = pool
+        self.label = label
+        self.logger = logger
+        self.chunks = chunks
+        self.parsedURL = parsedURL
+        self.nameFromURL = nameFromURL
+        self.credentials = credentials
+        self.emit = emit
+    }
 
     /// The credential scope of a download of `url` with `options` (`credentials`).
     static func scope(of url: String, options: DownloadOptions) -> CredentialScope {

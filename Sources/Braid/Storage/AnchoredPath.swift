@@ -35,7 +35,7 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
     var path: FilePath { directory.map { $0.path.appending(name.string) } ?? name }
     var description: String { path.string }
     /// The last component: the file's name in its directory.
-    var lastComponent: String { name.lastComponent?.string ?? name.string }
+    var lastComponent: String { directory == nil ? name.lastComponent?.string ?? name.string : name.string }
 
     /// The file beside this one whose name is this one's with `suffix` added (`FILE.part` for `FILE`).
     func appendingToName(_ suffix: String) -> AnchoredPath {
@@ -143,7 +143,7 @@ struct AnchoredPath: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Calls `body` with the directory descriptor (`AT_FDCWD` for none) and the name, as the `*at` calls take them.
-    private func withName<Result>(
+    func withName<Result>(
         _ body: (CInt, UnsafePointer<CChar>) throws(Errno) -> Result
     ) throws(Errno) -> Result {
         let base = directory?.descriptor.rawValue ?? AT_FDCWD

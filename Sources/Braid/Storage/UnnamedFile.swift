@@ -48,8 +48,8 @@ final class UnnamedFile {
     func name(_ target: AnchoredPath) throws(Errno) {
         precondition(target.directory === directory, "Invalid state: an unnamed file is named in its own directory")
         _ = try AnchoredPath.writingDirectory { () throws(Errno) in
-            try Errno.check {
-                braid_link_unnamed(descriptor.rawValue, directory.descriptor.rawValue, target.lastComponent)
+            try target.withName { (base, name) throws(Errno) in
+                try Errno.check { braid_link_unnamed(descriptor.rawValue, base, name) }
             }
         }
     }

@@ -39,9 +39,11 @@ final class EasyHandle {
         check(braid_easy_setopt_int64(raw, option, curl_off_t(value)), option)
     }
 
-    /// libcurl copies string options, so the Swift string need not outlive the call.
+    /// libcurl copies string options, so the Swift string need not outlive the call. Passed by `withCString`,
+    /// which lends the string's own bytes: a `String` passed as a C string argument is copied to the heap first.
     func set(_ option: CURLoption, _ value: String?) {
-        check(braid_easy_setopt_string(raw, option, value), option)
+        guard let value else { return check(braid_easy_setopt_string(raw, option, nil), option) }
+        value.withCString { check(braid_easy_setopt_string(raw, option, $0), option) }
     }
 
     func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
@@ -64,7 +66,7 @@ final class EasyHandle {
     func setHeaders(_ lines: [String]) {
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
-            list = curl_slist_append(list, line)
+            list = line.withCString { curl_slist_append(list, $0) }
         }
         check(braid_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, list), CURLOPT_HTTPHEADER)
         if let headerList { curl_slist_free_all(headerList) }

@@ -32,7 +32,8 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     static func parsing<Value>(_ url: String, _ body: (OpaquePointer) -> Value?) -> Value? {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return nil }
+        // By `withCString`, which lends the string's bytes where a C string argument would copy them.
+        guard url.withCString({ curl_url_set(handle, CURLUPART_URL, $0, 0) }) == CURLUE_OK else { return nil }
         return body(handle)
     }
 
