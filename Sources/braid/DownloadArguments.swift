@@ -151,8 +151,8 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Verify against the line naming the saved file in FILE, a SHA256SUMS or MD5SUMS style list (GNU or "
-                + "BSD lines), rather than a digest the server sends.",
+            "Verify against the line naming the saved file (by its path below -d, for a list's out=sub/name) in "
+                + "FILE, a SHA256SUMS or MD5SUMS style list (GNU or BSD lines), rather than a digest the server sends.",
             valueName: "FILE"
         ),
         completion: .file()

@@ -352,6 +352,51 @@ struct ListDownloadTests {
     }
 
     @Test(
+        "--checksum-file holds each file to the line of its path below -d: two of one name in two out= directories"
+    )
+    func checksumFilePaths() async throws {
+        let contents = (0..<3).map { TestContent(seed: 40 + UInt64($0), size: 6 << 10) }
+        let fixture = try Fixture(routes: [
+            "/a.json": .init(content: contents[0]), "/b.json": .init(content: contents[1]),
+            "/c.json": .init(content: contents[2]),
+        ])
+        defer { fixture.shutdown() }
+        // As `sha256sum` writes it in the repository's root: two files called config.json, the third one's line
+        // wrong, and a line of a file of that name in a directory the list does not use.
+        let wrong = TestContent(seed: 49, size: 6 << 10)
+        let sums = fixture.directory.appending("SHA256SUMS").path
+        try Data(
+            """
+            \(contents[0].hexDigest(.sha256))  ./text/config.json
+            \(contents[1].hexDigest(.sha256))  ./vision/config.json
+            \(wrong.hexDigest(.sha256))  ./audio/config.json
+            \(wrong.hexDigest(.sha256))  ./other/config.json
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: sums))
+        let list = try fixture.list(
+            """
+            \(fixture.server.url("/a.json"))
+              out=text/config.json
+            \(fixture.server.url("/b.json"))
+              out=vision/config.json
+            \(fixture.server.url("/c.json"))
+              out=audio/config.json
+
+            """)
+
+        let run = try await BraidCLI.run([
+            "-i", list, "-d", fixture.output("").path, "--checksum-file", sums, "-j", "3", "--no-fsync",
+        ])
+
+        #expect(run.status == .exited(6), "only the wrong line's file fails its digest: \(run.standardError)")
+        #expect(try contents[0].firstDifference(fromFileAt: fixture.output("text/config.json").path) == nil)
+        #expect(try contents[1].firstDifference(fromFileAt: fixture.output("vision/config.json").path) == nil)
+        #expect(!FileManager.default.fileExists(atPath: fixture.output("audio/config.json").path))
+        #expect(run.standardError.components(separatedBy: "sha-256 verified against checksum-file").count == 3)
+    }
+
+    @Test(
         "a small file's requests: one for a missing file, and --max-tries in all for a busy one, the first GET counted"
     )
     func smallFileRequests() async throws {

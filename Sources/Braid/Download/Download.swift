@@ -57,6 +57,8 @@ public final class Download: Sendable {
     let claims: DestinationClaims?
     /// The user's directories the manager's downloads checked and opened already, if any.
     let directories: OpenDirectories?
+    /// The checksum files read already: the manager's, or this download's own.
+    let checksumFiles: ChecksumFiles
     let label: String?
     /// The manager's pools, shared with its other downloads, one of which the download takes as it starts
     /// (its connection budget with it); nil for a download made on its own, which runs on a pool of its own (see
@@ -69,7 +71,8 @@ public final class Download: Sendable {
     /// - Parameter options: where the file goes and how it is fetched; see `DownloadOptions`.
     public convenience init(url: String, options: DownloadOptions = DownloadOptions()) {
         self.init(
-            url: url, options: options, lanes: nil, overallLimiter: nil, claims: nil, directories: nil, label: nil)
+            url: url, options: options, lanes: nil, overallLimiter: nil, claims: nil, directories: nil,
+            checksumFiles: nil, label: nil)
     }
 
     init(
@@ -79,11 +82,13 @@ public final class Download: Sendable {
         overallLimiter: RateLimiter?,
         claims: DestinationClaims?,
         directories: OpenDirectories?,
+        checksumFiles: ChecksumFiles?,
         label: String?,
         keepsOwnEvents: Bool = true
     ) {
         queue = keepsOwnEvents ? EventQueue() : nil
         self.directories = directories
+        self.checksumFiles = checksumFiles ?? ChecksumFiles()
         self.url = url
         self.lanes = lanes
         self.options = options
@@ -209,6 +214,7 @@ public final class Download: Sendable {
             limiter: limiter,
             claims: claims,
             directories: directories,
+            checksumFiles: checksumFiles,
             pool: pool,
             label: label ?? URLUserinfo.removed(from: url),
             logger: logger,

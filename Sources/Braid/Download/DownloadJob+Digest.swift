@@ -3,8 +3,9 @@ import SystemPackage
 /// The digests a download is offered, and what `DigestAuthority` makes of them against the one an earlier run
 /// recorded.
 extension DownloadJob {
-    /// Every digest this run has for the file at `paths`: the user's, the checksum file's line for its final name,
-    /// the Metalink's hashes, and the server's headers once a probe has found them (`resource`).
+    /// Every digest this run has for the file at `paths`: the user's, the checksum file's line for its path below
+    /// the directory (`ChecksumFile.digest(for:)`), the Metalink's hashes, and the server's headers once a probe
+    /// has found them (`resource`).
     ///
     /// The checksum file is read only when no digest of a higher rank is given, since none of its lines could
     /// then count; a file without a line for the name is a usage error.
@@ -13,7 +14,9 @@ extension DownloadJob {
         if let checksumFile = options.checksumFile,
             !offered.contains(where: { DigestAuthority.Rank($0.source) >= .checksumFile })
         {
-            offered.append(try ChecksumFile(readingAt: checksumFile).digest(forName: paths.final.lastComponent))
+            let below = try DestinationPaths.place(of: options.destination)
+                .pathBelowDirectory(name: paths.final.lastComponent)
+            offered.append(try checksumFiles.file(at: checksumFile).digest(for: below))
         }
         offered += options.metalinkDigests
         offered += resource?.digests ?? []

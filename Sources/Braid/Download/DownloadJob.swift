@@ -32,6 +32,8 @@ final class DownloadJob: Sendable {
     let claims: DestinationClaims?
     /// The user's directories the downloads of the same `DownloadManager` checked and opened already, if any.
     let directories: OpenDirectories?
+    /// The checksum files read already, by the downloads of the same `DownloadManager` or by this download.
+    let checksumFiles: ChecksumFiles
     /// Where the download's requests run: its manager's pool, or one of its own.
     let pool: TransferPool
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
@@ -52,9 +54,10 @@ final class DownloadJob: Sendable {
 
     init(
         url: String, options: DownloadOptions, interrupter: Interrupter, budget: ConnectionBudget?,
-        limiter: RateLimiter?, claims: DestinationClaims?, directories: OpenDirectories?, pool: TransferPool,
-        label: String, logger: Logger, chunks: ChunkChannel? = nil, parsedURL: URLComponents?, nameFromURL: String?,
-        credentials: CredentialScope, emit: @escaping @Sendable (DownloadEvent) -> Void
+        limiter: RateLimiter?, claims: DestinationClaims?, directories: OpenDirectories?,
+        checksumFiles: ChecksumFiles = ChecksumFiles(), pool: TransferPool, label: String, logger: Logger,
+        chunks: ChunkChannel? = nil, parsedURL: URLComponents?, nameFromURL: String?, credentials: CredentialScope,
+        emit: @escaping @Sendable (DownloadEvent) -> Void
     ) {
         self.url = url
         self.options = options
@@ -63,6 +66,7 @@ final class DownloadJob: Sendable {
         self.limiter = limiter
         self.claims = claims
         self.directories = directories
+        self.checksumFiles = checksumFiles
         self.pool = pool
         self.label = label
         self.logger = logger
@@ -160,7 +164,7 @@ final class DownloadJob: Sendable {
     func checkBeforeStart() throws(BraidError) {
         try Self.validate(url: url, parsed: parsedURL)
         for mirror in options.mirrors { try Self.validate(url: mirror) }
-        try options.validate()
+        try options.validate(checksumFiles: checksumFiles)
         if let directories {
             try directories.check(options.destination)
         } else {

@@ -98,6 +98,7 @@ public final class DownloadManager: Sendable {
     private let limiter: RateLimiter
     private let claims = DestinationClaims()
     private let directories = OpenDirectories()
+    private let checksumFiles = ChecksumFiles()
     /// The multi handles and threads the manager's downloads run on (two where two cores can receive, `PoolLanes`):
     /// connections, TLS sessions and DNS answers are reused from one download to the next, within the connection
     /// caps.
@@ -164,7 +165,7 @@ public final class DownloadManager: Sendable {
     ) -> Download {
         Download(
             url: url, options: options, lanes: lanes, overallLimiter: limiter, claims: claims,
-            directories: directories, label: label, keepsOwnEvents: keepingOwnEvents)
+            directories: directories, checksumFiles: checksumFiles, label: label, keepsOwnEvents: keepingOwnEvents)
     }
 
     /// Connections in use now across the manager's downloads.

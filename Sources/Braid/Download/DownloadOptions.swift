@@ -197,6 +197,11 @@ public struct DownloadOptions: Sendable {
     /// Checks what can be checked before any network traffic. A refused value is a usage error whose `option`
     /// names the property.
     public func validate() throws(BraidError) {
+        try validate(checksumFiles: ChecksumFiles())
+    }
+
+    /// `validate()`, reading the checksum file through `checksumFiles`, which a manager's downloads share.
+    func validate(checksumFiles: ChecksumFiles) throws(BraidError) {
         if let stream {
             try stream.validate()
             guard !repair, !measures else { throw .usage("a streamed download cannot be repaired or measured") }
@@ -226,9 +231,10 @@ public struct DownloadOptions: Sendable {
             else { throw .usage("a header must look like 'Name: value', got '\(header)'", option: .headers) }
         }
         if let checksumFile {
-            let sums = try ChecksumFile(readingAt: checksumFile)
-            if expectedDigest == nil, let name = try DestinationPaths.place(of: destination).name {
-                _ = try sums.digest(forName: name)
+            let sums = try checksumFiles.file(at: checksumFile)
+            let place = try DestinationPaths.place(of: destination)
+            if expectedDigest == nil, let name = place.name {
+                _ = try sums.digest(for: place.pathBelowDirectory(name: name))
             }
         }
         guard cachePeers.count <= Self.maximumCachePeers else {

@@ -34,6 +34,11 @@ struct DestinationPaths: Sendable, Equatable {
         var subdirectories: [SafeName] = []
         var name: String?
 
+        /// The path below `directory` of the file `name` here (`sub/name`): the path a checksum file names it by.
+        func pathBelowDirectory(name: String) -> String {
+            (subdirectories.map(\.string) + [name]).joined(separator: "/")
+        }
+
         /// The file's path, as it is shown.
         var path: FilePath {
             var path = directory

@@ -15,8 +15,12 @@ struct ChecksumFile: Sendable, Equatable {
     }
 
     /// Where it was read from, for error messages.
-    var path: String
-    var entries: [Entry]
+    let path: String
+    let entries: [Entry]
+    /// The positions in `entries` of each name as the line gives it (without a leading `./`), and of each last
+    /// component: a list of thousands of files looks each up in a file of thousands of lines.
+    private let byName: [String: [Int]]
+    private let byLastComponent: [String: [Int]]
 
     /// The longest file read: real ones are a few kilobytes, even for a distribution's thousands of packages.
     static let maximumSize = 16 << 20
@@ -39,32 +43,59 @@ struct ChecksumFile: Sendable, Equatable {
     /// skipped.
     init(path: String, contents: String) throws(BraidError) {
         self.path = path
-        entries = contents.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r\n" }
+        let entries = contents.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r\n" }
             .compactMap { Self.parse(line: String($0)) }
         guard !entries.isEmpty else {
             throw .usage("\(path) has no checksum lines (HEX  NAME or ALG (NAME) = HEX)", option: .checksumFile)
         }
+        self.entries = entries
+        var byName: [String: [Int]] = [:]
+        var byLastComponent: [String: [Int]] = [:]
+        for (position, entry) in entries.enumerated() {
+            let name = Self.withoutDotSlash(entry.name)
+            byName[name, default: []].append(position)
+            byLastComponent[Self.lastComponent(of: name), default: []].append(position)
+        }
+        self.byName = byName
+        self.byLastComponent = byLastComponent
     }
 
-    /// The digest for the file called `name`: the line naming it exactly, or else the lines whose path ends in it
-    /// (`./name`, `dir/name`). Where several lines name it, the strongest algorithm is used; two different digests
-    /// of one algorithm are refused as ambiguous, as is a name no line has.
-    func digest(forName name: String) throws(BraidError) -> ExpectedDigest {
-        var matches = entries.filter { $0.name == name }
-        if matches.isEmpty {
-            matches = entries.filter { $0.name.split(separator: "/").last.map(String.init) == name }
-        }
+    /// The digest of the file at `path`, its path below the download's directory (`name`, or `sub/name` for a
+    /// list's `out=sub/name`): the lines naming that path (with `./` before it or not), else those whose path ends
+    /// in it (`dist/name`, `repo/sub/name`), else, for a file in a subdirectory, those naming its file name alone,
+    /// as a checksum file made in that subdirectory does (never a line of another directory's file of that name).
+    /// Where several lines name it, the strongest algorithm is used; two different digests of one algorithm are
+    /// refused as ambiguous, as is a path no line has.
+    func digest(for path: String) throws(BraidError) -> ExpectedDigest {
+        let name = Self.lastComponent(of: path)
+        var matches = lines(byName[path])
+        if matches.isEmpty { matches = lines(byLastComponent[name]).filter { $0.name.hasSuffix("/" + path) } }
+        if matches.isEmpty && name != path { matches = lines(byName[name]) }
         guard let best = DigestHeaders.preferred(matches.map(\.digest)) else {
-            throw .usage("the checksum file \(path) has no line for \(name)", option: .checksumFile)
+            throw .usage("the checksum file \(self.path) has no line for \(path)", option: .checksumFile)
         }
         let rivals = matches.filter { $0.digest.algorithm == best.algorithm && $0.digest.bytes != best.bytes }
         guard rivals.isEmpty else {
             throw .usage(
-                "\(path) gives \(name) different \(best.algorithm) digests on different lines",
+                "\(self.path) gives \(path) different \(best.algorithm) digests on different lines",
                 option: .checksumFile
             )
         }
         return best
+    }
+
+    private func lines(_ positions: [Int]?) -> [Entry] {
+        (positions ?? []).map { entries[$0] }
+    }
+
+    private static func withoutDotSlash(_ name: String) -> String {
+        var name = Substring(name)
+        while name.hasPrefix("./") { name = name.dropFirst(2) }
+        return String(name)
+    }
+
+    private static func lastComponent(of path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
     }
 
     /// One line in either form, or nil if it is neither.
