@@ -39,7 +39,7 @@ final class ListRunner: Sendable {
     ) {
         let entries = list.entries
         let items = entries.enumerated().map { index, entry in
-            DownloadItem(id: index + 1, url: entry.urls[0], output: entry.output)
+            DownloadItem(id: index + 1, url: entry.urls[0], output: entry.outputPath)
         }
         self.init(items: items, limits: limits, observer: observer) { position in
             let entry = entries[position]
@@ -69,12 +69,17 @@ final class ListRunner: Sendable {
     /// The options of one entry: the shared ones, with the entry's own settings and list-mode skipping.
     static func options(for entry: DownloadList.Entry, sharing shared: DownloadOptions) -> DownloadOptions {
         var options = shared
-        if let output = entry.output, case let .directory(directory) = shared.destination {
-            // `sub/name`: the subdirectories are made and opened below the directory, never through a link.
-            let slash = output.lastIndex(of: "/")
-            options.destination = .below(
-                directory, subdirectory: slash.map { String(output[..<$0]) } ?? "",
-                name: slash.map { String(output[output.index(after: $0)...]) } ?? output)
+        if case let .directory(directory) = shared.destination, entry.output != nil || entry.directory != nil {
+            // `dir=sub`, `out=sub/name`: the subdirectories are made and opened below the directory, never through
+            // a link. Without `out=`, the server's name or the URL's names the file there.
+            var subdirectories = entry.directory.map { [$0] } ?? []
+            var name: String?
+            if let output = entry.output {
+                let slash = output.lastIndex(of: "/")
+                if let slash { subdirectories.append(String(output[..<slash])) }
+                name = slash.map { String(output[output.index(after: $0)...]) } ?? output
+            }
+            options.destination = .below(directory, subdirectory: subdirectories.joined(separator: "/"), name: name)
         }
         options.mirrors = Array(entry.urls.dropFirst())
         options.expectedDigest = entry.checksum
@@ -92,14 +97,15 @@ final class ListRunner: Sendable {
         return options
     }
 
-    /// Refuses a list in which two entries would write the same file at the same time: the same `out=` name,
-    /// or the same URL with no `out=` name.
+    /// Refuses a list in which two entries would write the same file at the same time: the same path that `dir=`
+    /// and `out=` give, or the same URL into the same `dir=` with no `out=` name.
     static func checkDistinctOutputs(_ list: DownloadList) throws(BraidError) {
         var seen: [String: Int] = [:]
         for entry in list.entries {
-            let key = entry.output.map { "out=" + $0 } ?? entry.urls[0]
+            let key =
+                entry.outputPath.map { "out=" + $0 } ?? entry.urls[0] + (entry.directory.map { " dir=" + $0 } ?? "")
             if let earlier = seen[key] {
-                let what = entry.output.map { "out=\($0)" } ?? entry.urls[0]
+                let what = entry.outputPath.map { "out=\($0)" } ?? entry.urls[0]
                 throw BraidError(
                     .usage, "line \(entry.line): \(what) is already on line \(earlier); give it another out= name")
             }

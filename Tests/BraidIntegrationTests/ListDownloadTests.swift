@@ -351,6 +351,51 @@ struct ListDownloadTests {
         #expect(fixture.server.requestLog.count == paths.count, "one request a file")
     }
 
+    @Test("dir= and out= as a model repository's aria2c list gives them: each file at its path below -d")
+    func directoryEntries() async throws {
+        let contents = (0..<4).map { TestContent(seed: 50 + UInt64($0), size: 5 << 10) }
+        let fixture = try Fixture(routes: [
+            "/r/config.json": .init(content: contents[0]), "/r/onnx/model.onnx": .init(content: contents[1]),
+            "/r/onnx/fp16/model.onnx": .init(content: contents[2]), "/r/text/vocab.txt": .init(content: contents[3]),
+        ])
+        defer { fixture.shutdown() }
+        // As hfd.sh writes it: `dir=` empty or `.` for the root, the file's name in `out=`; the last entry has
+        // no `out=`, its name the URL's.
+        let url = { (path: String) in fixture.server.url("/r/" + path) }
+        let list = try fixture.list(
+            """
+            \(url("config.json"))
+             dir=
+             out=config.json
+            \(url("onnx/model.onnx"))
+             dir=onnx
+             out=model.onnx
+            \(url("onnx/fp16/model.onnx"))
+             dir=./onnx/fp16
+             out=model.onnx
+            \(url("text/vocab.txt"))
+             dir=text
+
+            """)
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "4", "--no-fsync", "-q"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let paths = ["config.json", "onnx/model.onnx", "onnx/fp16/model.onnx", "text/vocab.txt"]
+        for (content, path) in zip(contents, paths) {
+            #expect(try content.firstDifference(fromFileAt: fixture.output(path).path) == nil, "\(path)")
+        }
+        let left = FileManager.default.enumerator(atPath: fixture.output("").path)?.allObjects as? [String] ?? []
+        #expect(Set(left) == Set(paths + ["onnx", "onnx/fp16", "text"]), "\(left.sorted())")
+
+        // A dir= above -d is refused before any request.
+        let escape = try fixture.list("\(url("config.json"))\n dir=../outside\n")
+        let refused = try await BraidCLI.run(["-i", escape, "-d", fixture.output("").path, "-q"])
+        #expect(refused.status == .exited(2), "\(refused.standardError)")
+        #expect(refused.standardError.contains("has a '..' component"), "\(refused.standardError)")
+        #expect(fixture.requests(to: "/r/config.json").count == 1, "only the first run's request")
+    }
+
     @Test(
         "--checksum-file holds each file to the line of its path below -d: two of one name in two out= directories"
     )

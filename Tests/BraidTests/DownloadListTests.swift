@@ -44,6 +44,28 @@ struct DownloadListTests {
         #expect(list.entries[0].output == "tokenizer/vocab.json")
     }
 
+    @Test(
+        "dir= takes a relative path below the directory, as the lists written for aria2c give it; . or none is the directory"
+    )
+    func directory() throws {
+        let list = try DownloadList(
+            parsing: """
+                https://example.org/a
+                  dir=onnx/fp16
+                  out=model.onnx
+                https://example.org/b
+                  dir=./text/
+                https://example.org/c
+                  dir=
+                  out=README.md
+                https://example.org/d
+                  dir=.
+                """)
+
+        #expect(list.entries.map(\.directory) == ["onnx/fp16", "text", nil, nil])
+        #expect(list.entries.map(\.outputPath) == ["onnx/fp16/model.onnx", nil, "README.md", nil])
+    }
+
     @Test("a lone CR breaks a line as LF does, and characters beyond ASCII stay whole")
     func loneCRAndUnicode() throws {
         let text =
@@ -133,6 +155,10 @@ struct DownloadListTests {
             ("https://example.org/a\n  out=dir/.hidden", 2, "relative path of plain names"),
             ("https://example.org/a\n  out=.hidden", 2, "relative path of plain names"),
             ("https://example.org/a\n  out=", 2, "is empty"),
+            ("https://example.org/a\n  dir=/srv/models", 2, "dir= takes a relative path of plain names"),
+            ("https://example.org/a\n  dir=a/../../x", 2, "has a '..' component"),
+            ("https://example.org/a\n  dir=..", 2, "has a '..' component"),
+            ("https://example.org/a\n  dir=a//b", 2, "has an empty component"),
         ] as [(String, Int, String)]
     )
     func errors(text: String, line: Int, explanation: String) {

@@ -4,6 +4,7 @@
 /// # comments and blank lines are ignored
 /// https://example.org/a.iso
 ///   out=alpha.iso
+///   dir=isos
 ///   checksum=sha-256=9f86d0…
 ///   connections=4
 ///   header=Authorization: Bearer …
@@ -23,6 +24,10 @@ public struct DownloadList: Sendable, Equatable {
         /// `out=`: the file's name within the output directory, or its relative path there (`sub/name`, every
         /// component a `SafeName` as it is).
         public var output: String?
+        /// `dir=`: the subdirectory of the output directory the file goes in (`sub`, `a/b`, every component a
+        /// `SafeName` as it is), as aria2c takes an entry's `dir=` relative to where it runs; nil for the output
+        /// directory itself (`dir=`, `dir=.`).
+        public var directory: String?
         /// `checksum=ALG=HEX`.
         public var checksum: ExpectedDigest?
         /// `connections=N`.
@@ -42,6 +47,12 @@ public struct DownloadList: Sendable, Equatable {
         public var cachePeers: [CachePeer]?
         /// The line the URL was on, for messages.
         public var line: Int
+
+        /// The file's path below the output directory that `dir=` and `out=` give (`dir/out`); nil when no `out=`
+        /// names the file.
+        public var outputPath: String? {
+            output.map { output in directory.map { "\($0)/\(output)" } ?? output }
+        }
     }
 
     public var entries: [Entry]
@@ -110,6 +121,23 @@ public struct DownloadList: Sendable, Equatable {
                     "line \(line): out= takes a file name or a relative path of plain names; '\(value)' \(error.reason)"
                 )
             }
+        case "dir":
+            // aria2c's input files, such as those scripts write for a model repository, give `dir=` relative to
+            // where aria2c runs: here it is below the output directory, and never leaves it.
+            var path = Substring(value)
+            while path.hasPrefix("./") { path = path.dropFirst(2) }
+            while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+            guard !path.isEmpty && path != "." else {
+                entry.directory = nil
+                break
+            }
+            do throws(SafeName.Refusal) {
+                entry.directory = SafeName.joined(try SafeName.path(validating: String(path)))
+            } catch {
+                throw .usage(
+                    "line \(line): dir= takes a relative path of plain names below the directory (-d); '\(value)' "
+                        + error.reason)
+            }
         case "checksum":
             do {
                 entry.checksum = try ExpectedDigest(checksumArgument: value)
@@ -151,8 +179,8 @@ public struct DownloadList: Sendable, Equatable {
             }
         default:
             throw .usage(
-                "line \(line): unknown option '\(key)' (use out, checksum, connections, header, proxy, limit-rate "
-                    + "or cache-peers)")
+                "line \(line): unknown option '\(key)' (use out, dir, checksum, connections, header, proxy, "
+                    + "limit-rate or cache-peers)")
         }
     }
 }
