@@ -69,17 +69,17 @@ final class ListRunner: Sendable {
     /// The options of one entry: the shared ones, with the entry's own settings and list-mode skipping.
     static func options(for entry: DownloadList.Entry, sharing shared: DownloadOptions) -> DownloadOptions {
         var options = shared
-        if case let .directory(directory) = shared.destination, entry.output != nil || entry.directory != nil {
-            // `dir=sub`, `out=sub/name`: the subdirectories are made and opened below the directory, never through
-            // a link. Without `out=`, the server's name or the URL's names the file there.
-            var subdirectories = entry.directory.map { [$0] } ?? []
-            var name: String?
-            if let output = entry.output {
-                let slash = output.lastIndex(of: "/")
-                if let slash { subdirectories.append(String(output[..<slash])) }
-                name = slash.map { String(output[output.index(after: $0)...]) } ?? output
+        // `dir=sub`, `out=sub/name`: the subdirectories are made and opened below the directory, never through a
+        // link. With `dir=` alone, the server's name or the URL's names the file there.
+        if case let .directory(directory) = shared.destination {
+            if let path = entry.outputPath {
+                let slash = path.lastIndex(of: "/")
+                options.destination = .below(
+                    directory, subdirectory: slash.map { String(path[..<$0]) } ?? "",
+                    name: slash.map { String(path[path.index(after: $0)...]) } ?? path)
+            } else if let subdirectory = entry.directory {
+                options.destination = .below(directory, subdirectory: subdirectory, name: nil)
             }
-            options.destination = .below(directory, subdirectory: subdirectories.joined(separator: "/"), name: name)
         }
         options.mirrors = Array(entry.urls.dropFirst())
         options.expectedDigest = entry.checksum
