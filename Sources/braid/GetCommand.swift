@@ -9,9 +9,8 @@ struct GetCommand: AsyncParsableCommand {
             A list (-i FILE, or -i - for stdin) has one URL per line; tab-separated URLs on one line are mirrors \
             of the same file. Indented lines after a URL set its options: out=NAME (or SUB/NAME), dir=SUB (below \
             -d), checksum=ALG=HEX, connections=N|auto, header=Name: value, proxy=URL, limit-rate=RATE. '#' starts a \
-            comment. A malformed \
-            line, or two entries saving the same file, stops the command before any download (exit 2). Run the \
-            same command again to resume: complete files are verified and skipped.
+            comment. A malformed line, or two entries saving the same file, stops the command before any download \
+            (exit 2). Run the same command again to resume: complete files are verified and skipped.
             """
     )
 

@@ -232,9 +232,9 @@ public struct DownloadOptions: Sendable {
         }
         if let checksumFile {
             let sums = try checksumFiles.file(at: checksumFile)
-            let place = try DestinationPaths.place(of: destination)
-            if expectedDigest == nil, let name = place.name {
-                _ = try sums.digest(for: place.pathBelowDirectory(name: name))
+            if expectedDigest == nil {
+                let place = try DestinationPaths.place(of: destination)
+                if let name = place.name { _ = try sums.digest(for: place.pathBelowDirectory(name: name)) }
             }
         }
         guard cachePeers.count <= Self.maximumCachePeers else {
