@@ -12,8 +12,9 @@ struct AutoConnectionsTests {
     static let content = TestContent(seed: 1313, size: 48 << 20)
     /// Longer, for the ramp past eight: on a loaded machine its windows double while their halves disagree, and
     /// 48 MiB at 16 MiB/s could end before the step past eight was tried ("too little is left"), 96 MiB before that
-    /// step was judged (a clean clone's run at `5e29004`: targets past eight, no reason but "starting").
-    static let longContent = TestContent(seed: 1314, size: 160 << 20)
+    /// step was judged (a clean clone's run at `5e29004`: targets past eight, no reason but "starting"), and so did
+    /// 160 MiB in a clean clone's run at `e50ce79`.
+    static let longContent = TestContent(seed: 1314, size: 256 << 20)
 
     static func run(
         _ server: TestServer, _ arguments: [String], content: TestContent = content
@@ -66,7 +67,7 @@ struct AutoConnectionsTests {
         #expect(targets.contains { $0 > 8 }, "each connection adds as much, so more were tried: \(targets) \(reasons)")
         #expect(settled >= 4, "\(targets) \(reasons)")
         #expect(targets.first == 8, "it starts where -n 8 does")
-        // Why it holds, as measured: a step's gain or loss, a first byte that came later, too little of the 160 MiB
+        // Why it holds, as measured: a step's gain or loss, a first byte that came later, too little of the 256 MiB
         // left. A loaded machine can send the ramp far past where a quiet one stops, then back ("36 connections made
         // the first byte come much later", "12 connections lost 53%", in a clean clone's run): any measured reason
         // says why. Nothing here refuses a connection or limits the rate.
