@@ -6,7 +6,9 @@ import Braid
 ///
 /// The downloads are made and submitted a batch at a time (`batchSize`), the first before any event is read and
 /// each next one between two events, so that the first downloads run while the rest of a long list are made: ten
-/// thousand took 150 ms, which the first file waited for.
+/// thousand took 150 ms, which the first file waited for. A batch is made once fewer than `lookahead` submitted
+/// downloads are left unfinished, so that a list of a million files holds a few hundred downloads at a time, not a
+/// million (each about 1 KiB, with its options, waiting in the manager's queue).
 final class ListRunner: Sendable {
     /// The list's downloads, in list order.
     let items: [DownloadItem]
@@ -19,6 +21,17 @@ final class ListRunner: Sendable {
     /// How many downloads are made before they are submitted: four times the most `-j auto` runs at once; a larger
     /// `-j` fills as the next batches come, one an event.
     static let batchSize = 256
+
+    /// How few submitted downloads may be left unfinished before the next batch is made: a batch more than the most
+    /// that run at once, so that one waits in line whenever a slot frees.
+    var lookahead: Int {
+        let running =
+            switch limits.concurrentDownloads {
+            case let .fixed(count): count
+            case .automatic: DownloadManager.Concurrency.automaticCeiling
+            }
+        return Self.batchSize + running
+    }
 
     /// One download of the run: how the output names it, and what `Download` is given.
     struct Job {
@@ -120,6 +133,8 @@ final class ListRunner: Sendable {
         var index: [ObjectIdentifier: Int] = [:]
         index.reserveCapacity(items.count)
         var next = 0
+        // Submitted and not finished yet.
+        var unfinished = 0
         // Makes and submits the next batch that holds a download, reporting refused jobs on the way; once the list
         // is all submitted, says so (`finish()`), which lets the stream end.
         func submitBatch() {
@@ -141,6 +156,7 @@ final class ListRunner: Sendable {
                 }
                 next = min(next + Self.batchSize, items.count)
             }
+            unfinished += batch.count
             manager.submit(batch)
             if next == items.count { manager.finish() }
         }
@@ -148,9 +164,8 @@ final class ListRunner: Sendable {
         let clock = ContinuousClock()
         var trackers = [DownloadOutcome.Tracker](repeating: .init(), count: items.count)
         var starts = [ContinuousClock.Instant?](repeating: nil, count: items.count)
+        let lookahead = lookahead
         for await event in events {
-            // The rest of the list is made between events, as the first downloads run.
-            if next < items.count { submitBatch() }
             guard let position = index[event.download.id] else { continue }
             switch event {
             case .running:
@@ -165,7 +180,11 @@ final class ListRunner: Sendable {
                 let outcome = trackers[position].outcome(of: items[position], result, seconds: seconds)
                 outcomes[position] = outcome
                 observer.finished(outcome)
+                index[event.download.id] = nil
+                unfinished -= 1
             }
+            // The rest of the list is made between events, as the first downloads run.
+            if next < items.count && unfinished < lookahead { submitBatch() }
         }
         return outcomes.map { $0! }
     }
