@@ -34,6 +34,11 @@ public struct DownloadOptions: Sendable {
         /// them leads outside the directory.
         case below(String, subdirectory: String, name: String?)
 
+        /// `.below(directory, …)` for the file at `path` below it, the last component naming the file.
+        static func below(_ directory: String, path: [SafeName]) -> Destination {
+            .below(directory, subdirectory: SafeName.joined(path.dropLast()), name: path.last?.string)
+        }
+
         /// Whether the destination names the file itself, so that neither the server's name nor the URL's is
         /// asked for (`DestinationPaths.resolve`).
         var namesFile: Bool {

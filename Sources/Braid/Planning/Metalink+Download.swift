@@ -56,8 +56,7 @@ extension Metalink.File {
             } catch {
                 throw .usage("the Metalink names a file by a path that \(error.reason), '\(name)'", option: .metalink)
             }
-            options.destination = .below(
-                directory, subdirectory: SafeName.joined(path.dropLast()), name: path.last?.string)
+            options.destination = .below(directory, path: path)
         }
         return (url, options)
     }

@@ -70,8 +70,7 @@ extension ObjectStore {
             var objectOptions = signed(options, bucket: prefix.bucket)
             Self.cut(&objectOptions, size: object.size)
             objectOptions.listedLength = object.size
-            objectOptions.destination = .below(
-                directory, subdirectory: SafeName.joined(path.dropLast()), name: path.last?.string)
+            objectOptions.destination = .below(directory, path: path)
             planned.append(
                 .download(
                     key: object.key, path: SafeName.joined(path), url: url(bucket: prefix.bucket, key: object.key),
