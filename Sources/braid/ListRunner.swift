@@ -126,15 +126,20 @@ final class ListRunner: Sendable {
         }
     }
 
+    /// A submitted download that has not finished: its place in the list, when it started, what its events said.
+    private struct Unfinished {
+        let position: Int
+        var start: ContinuousClock.Instant?
+        var tracker = DownloadOutcome.Tracker()
+    }
+
     /// Runs every download and returns their outcomes in list order.
     func run() async -> [DownloadOutcome] {
         let events = manager.events
         var outcomes = [DownloadOutcome?](repeating: nil, count: items.count)
-        var index: [ObjectIdentifier: Int] = [:]
-        index.reserveCapacity(items.count)
+        // By download: only the few hundred submitted and not finished are held (`lookahead`).
+        var unfinished: [ObjectIdentifier: Unfinished] = [:]
         var next = 0
-        // Submitted and not finished yet.
-        var unfinished = 0
         // Makes and submits the next batch that holds a download, reporting refused jobs on the way; once the list
         // is all submitted, says so (`finish()`), which lets the stream end.
         func submitBatch() {
@@ -151,40 +156,37 @@ final class ListRunner: Sendable {
                     }
                     let download = manager.makeDownload(
                         url: job.url, options: job.options, label: job.label, keepingOwnEvents: false)
-                    index[download.id] = position
+                    unfinished[download.id] = Unfinished(position: position)
                     batch.append(download)
                 }
                 next = min(next + Self.batchSize, items.count)
             }
-            unfinished += batch.count
             manager.submit(batch)
             if next == items.count { manager.finish() }
         }
         submitBatch()
         let clock = ContinuousClock()
-        var trackers = [DownloadOutcome.Tracker](repeating: .init(), count: items.count)
-        var starts = [ContinuousClock.Instant?](repeating: nil, count: items.count)
         let lookahead = lookahead
         for await event in events {
-            guard let position = index[event.download.id] else { continue }
+            let id = event.download.id
+            guard let position = unfinished[id]?.position else { continue }
             switch event {
             case .running:
-                if starts[position] == nil { starts[position] = clock.now }
+                if unfinished[id]?.start == nil { unfinished[id]?.start = clock.now }
             case let .reported(_, reported):
                 // One that never started (interrupted in line) reports nothing but its outcome.
-                guard starts[position] != nil else { continue }
-                trackers[position].note(reported)
+                guard unfinished[id]?.start != nil else { continue }
+                unfinished[id]?.tracker.note(reported)
                 observer.handle(reported, of: items[position])
             case let .finished(_, result):
-                let seconds = starts[position].map { (clock.now - $0).seconds } ?? 0
-                let outcome = trackers[position].outcome(of: items[position], result, seconds: seconds)
+                let ended = unfinished.removeValue(forKey: id)
+                let seconds = ended?.start.map { (clock.now - $0).seconds } ?? 0
+                let outcome = (ended?.tracker ?? .init()).outcome(of: items[position], result, seconds: seconds)
                 outcomes[position] = outcome
                 observer.finished(outcome)
-                index[event.download.id] = nil
-                unfinished -= 1
             }
             // The rest of the list is made between events, as the first downloads run.
-            if next < items.count && unfinished < lookahead { submitBatch() }
+            if next < items.count && unfinished.count < lookahead { submitBatch() }
         }
         return outcomes.map { $0! }
     }
