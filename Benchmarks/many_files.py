@@ -251,7 +251,7 @@ def main(argv):
             reports.append(bench.variant(number))
     versions = [[EXECUTABLES[tool], "--version"] for tool in PEERS if tool in options.tools]
     lines = harness.describe(versions + [[harness.nginx.NGINX, "-v"]]) + [
-        f"braid at commit {harness.commit()}: {options.braid}",
+        f"repository at {harness.commit()}; braid: {options.braid}",
         f"tools: {','.join(options.tools)}; {options.repeat} runs per tool and variant, alternating; "
         f"braid arguments: {options.braid_args or '(none)'}",
         f"load average (1 min): {load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end",

@@ -472,7 +472,7 @@ def main(argv):
     load_at_end = os.getloadavg()
     versions = [[EXECUTABLES[tool], "--version"] for tool in PEERS if tool in options.tools]
     lines = harness.describe(versions + [[harness.nginx.NGINX, "-v"]]) + [
-        f"braid at commit {harness.commit()}: {options.braid}; braid arguments: "
+        f"repository at {harness.commit()}; braid: {options.braid}; braid arguments: "
         f"{' '.join(options.braid_args) or '(none)'} --json",
         f"command: {shlex.join(['Benchmarks/round_trips.py', *argv])}",
         f"tools: {','.join(options.tools)}; {options.repeat} runs per tool and profile, alternating",
