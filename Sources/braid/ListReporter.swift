@@ -11,6 +11,8 @@ final class ListReporter: ListObserver {
         /// Bytes it had on disk when it started, which this run did not fetch.
         var resumed: Int64 = 0
         var total: Int64?
+        /// Where it writes, once it started: its name in the lines about it.
+        var path: String?
     }
 
     private struct State {
@@ -23,7 +25,6 @@ final class ListReporter: ListObserver {
         /// Finished and started files whose length is known: their count and bytes, to guess the others'.
         var known = (count: 0, bytes: Int64(0))
         var running: [Int: Running] = [:]
-        var names: [Int: String] = [:]
         /// When the status line was last shown (or the list started).
         var lastLine: ContinuousClock.Instant
         /// Bytes fetched so far, sampled over the last few seconds, for the speed.
@@ -76,14 +77,13 @@ final class ListReporter: ListObserver {
     func handle(_ event: DownloadEvent, of item: DownloadItem) {
         switch event {
         case let .started(resource, path, resumedBytes):
-            let name = PrintableText.escapingControlCharacters(Self.lastComponent(of: path))
             state.withLock { state in
-                state.names[item.id] = name
                 if state.running[item.id]?.total == nil, let length = resource.length {
                     state.known.count += 1
                     state.known.bytes += length
                 }
-                state.running[item.id] = Running(progress: nil, resumed: resumedBytes, total: resource.length)
+                state.running[item.id] = Running(
+                    progress: nil, resumed: resumedBytes, total: resource.length, path: path)
             }
         case let .progress(progress):
             state.withLock { $0.running[item.id, default: Running()].progress = progress }
@@ -180,8 +180,10 @@ final class ListReporter: ListObserver {
         "[\(item.id)/\(state.withLock { $0.count })]"
     }
 
+    /// The name of the file a running download writes, else the one its item gives.
     private func name(_ item: DownloadItem) -> String {
-        state.withLock { $0.names[item.id] } ?? item.name
+        guard let path = state.withLock({ $0.running[item.id]?.path }) else { return item.name }
+        return PrintableText.escapingControlCharacters(Self.lastComponent(of: path))
     }
 
     /// The status line, when one is due: live on a terminal, a permanent line every few seconds elsewhere. The

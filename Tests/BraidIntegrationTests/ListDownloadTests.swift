@@ -302,6 +302,27 @@ struct ListDownloadTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.output("f.bin.part").path))
     }
 
+    @Test("a retry's line names the file by the name the server gave it, where the URL names another")
+    func retryLineNamesTheFile() async throws {
+        // The first GET takes the first MiB whole; the rest's request is cut 1.5 MiB in, and retried.
+        let content = TestContent(seed: 41, size: 3 << 20)
+        let fixture = try Fixture(routes: [
+            "/get": .init(
+                content: content,
+                faults: [.contentDisposition(#"attachment; filename="served.bin""#), .closeAfter(bytes: 3 << 19)])
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list(fixture.server.url("/get") + "\n")
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-n", "1", "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try content.firstDifference(fromFileAt: fixture.output("served.bin").path) == nil)
+        let retries = run.standardError.split(separator: "\n").filter { $0.contains("retrying in") }
+        #expect(!retries.isEmpty, "\(run.standardError)")
+        #expect(retries.allSatisfy { $0.hasPrefix("[1/1] served.bin: retrying in ") }, "\(retries)")
+    }
+
     @Test("a list longer than a batch of downloads: every file right, once, and the summary counts them all")
     func longList() async throws {
         // Three batches and a part (`ListRunner.batchSize` is 256), made and submitted as the first ones run.
