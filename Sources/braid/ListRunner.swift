@@ -136,7 +136,11 @@ final class ListRunner: Sendable {
     /// Runs every download and returns their outcomes in list order.
     func run() async -> [DownloadOutcome] {
         let events = manager.events
-        var outcomes = [DownloadOutcome?](repeating: nil, count: items.count)
+        // Each entry's outcome in its place, an unfinished one's until it ends: one array, returned as it is (an
+        // array of optionals would be copied whole to unwrap it, two outcomes a file at once at the end).
+        var outcomes = items.map { item in
+            DownloadOutcome(item: item, path: nil, result: .failure(Self.unfinished), skipped: false, seconds: 0)
+        }
         // By download: only the few hundred submitted and not finished are held (`lookahead`).
         var unfinished: [ObjectIdentifier: Unfinished] = [:]
         var next = 0
@@ -181,15 +185,20 @@ final class ListRunner: Sendable {
             case let .finished(_, result):
                 let ended = unfinished.removeValue(forKey: id)
                 let seconds = ended?.start.map { (clock.now - $0).seconds } ?? 0
-                let outcome = (ended?.tracker ?? .init()).outcome(of: items[position], result, seconds: seconds)
+                var outcome = (ended?.tracker ?? .init()).outcome(of: items[position], result, seconds: seconds)
+                // A list follows no Metalink a server sends: its outcomes keep no `Content-Type` to the end.
+                outcome.contentType = nil
                 outcomes[position] = outcome
                 observer.finished(outcome)
             }
             // The rest of the list is made between events, as the first downloads run.
             if next < items.count && unfinished.count < lookahead { submitBatch() }
         }
-        return outcomes.map { $0! }
+        return outcomes
     }
+
+    /// The outcome an entry has until it ends; every entry ends before `run()` returns.
+    private static let unfinished = BraidError(.interrupted, "not finished")
 
     /// Interrupts every download, as SIGINT does: running ones save their progress, queued ones never start.
     func interruptAll() {
