@@ -113,16 +113,23 @@ final class ListRunner: Sendable {
     /// Refuses a list in which two entries would write the same file at the same time: the same path that `dir=`
     /// and `out=` give, or the same URL into the same `dir=` with no `out=` name.
     static func checkDistinctOutputs(_ list: DownloadList) throws(BraidError) {
-        var seen: [String: Int] = [:]
+        // The paths `out=` gives, and the URLs without one by the `dir=` each goes into.
+        var outputs: [String: Int] = [:]
+        var named: [String: Int] = [:]
+        outputs.reserveCapacity(list.entries.count)
         for entry in list.entries {
-            let key =
-                entry.outputPath.map { "out=" + $0 } ?? entry.urls[0] + (entry.directory.map { " dir=" + $0 } ?? "")
-            if let earlier = seen[key] {
+            let earlier: Int?
+            if let path = entry.outputPath {
+                earlier = outputs.updateValue(entry.line, forKey: path)
+            } else {
+                earlier = named.updateValue(
+                    entry.line, forKey: entry.urls[0] + (entry.directory.map { " dir=" + $0 } ?? ""))
+            }
+            if let earlier {
                 let what = entry.outputPath.map { "out=\($0)" } ?? entry.urls[0]
                 throw BraidError(
                     .usage, "line \(entry.line): \(what) is already on line \(earlier); give it another out= name")
             }
-            seen[key] = entry.line
         }
     }
 

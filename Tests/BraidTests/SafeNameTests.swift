@@ -119,6 +119,8 @@ struct SafeNameTests {
         #expect(SafeName.joined(try SafeName.path(sanitising: path)) == "_-dir/sub/x_y/f")
         #expect(throws: SafeName.Refusal.self) { try SafeName.path(validating: path) }
         #expect(SafeName.joined(try SafeName.path(validating: "a/b/c.bin")) == "a/b/c.bin")
+        // A combining mark after a slash makes one Character of the two: the slash still separates.
+        #expect(try SafeName.path(validating: "a/\u{301}b/ü").map(\.string) == ["a", "\u{301}b", "ü"])
         let long = String(repeating: "a/", count: 3000) + "f"
         #expect(throws: SafeName.Refusal.self) { try SafeName.path(sanitising: long) }
     }

@@ -105,17 +105,19 @@ public struct DownloadList: Sendable, Equatable {
     }
 
     private static func apply(option: String, line: Int, to entry: inout Entry) throws(BraidError) {
-        guard let equals = option.firstIndex(of: "=") else {
+        // The first `=` byte, as aria2c reads it.
+        guard let equals = option.utf8.firstIndex(of: UInt8(ascii: "=")) else {
             throw .usage("line \(line): expected key=value, got '\(option)'")
         }
         let key = option[..<equals].trimmingWhitespace().lowercased()
-        let value = String(option[option.index(after: equals)...]).trimmingWhitespace()
+        let value = option[option.utf8.index(after: equals)...].trimmingWhitespace()
         switch key {
         case "out":
             do throws(SafeName.Refusal) {
                 // A name, or a path below the directory (`tokenizer/vocab.json`), as aria2c takes it: each component
-                // a safe name as it is.
-                entry.output = SafeName.joined(try SafeName.path(validating: value))
+                // a safe name as it is, so that the path is kept as written.
+                _ = try SafeName.path(validating: value)
+                entry.output = value
             } catch {
                 throw .usage(
                     "line \(line): out= takes a file name or a relative path of plain names; '\(value)' \(error.reason)"
@@ -132,7 +134,9 @@ public struct DownloadList: Sendable, Equatable {
                 break
             }
             do throws(SafeName.Refusal) {
-                entry.directory = SafeName.joined(try SafeName.path(validating: String(path)))
+                let directory = String(path)
+                _ = try SafeName.path(validating: directory)
+                entry.directory = directory
             } catch {
                 throw .usage(
                     "line \(line): dir= takes a relative path of plain names below the directory (-d); '\(value)' "

@@ -109,8 +109,10 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
         }
         guard !proposed.hasPrefix("/") else { throw Refusal(reason: "is an absolute path") }
         var names: [SafeName] = []
-        for part in proposed.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false) {
-            let text = String(String.UnicodeScalarView(part))
+        // Split at the byte of `/`, which UTF-8 never uses inside another scalar: the same parts as the scalars'
+        // split, each taken whole rather than scalar by scalar.
+        for part in proposed.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            let text = String(proposed[part.startIndex..<part.endIndex])
             guard !text.isEmpty else { throw Refusal(reason: "has an empty component") }
             guard text != "." && text != ".." else { throw Refusal(reason: "has a '\(text)' component") }
             names.append(try component(text))
