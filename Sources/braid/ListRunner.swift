@@ -113,16 +113,16 @@ final class ListRunner: Sendable {
     /// Refuses a list in which two entries would write the same file at the same time: the same path that `dir=`
     /// and `out=` give, or the same URL into the same `dir=` with no `out=` name.
     static func checkDistinctOutputs(_ list: DownloadList) throws(BraidError) {
-        // The paths `out=` gives, and the URLs without one by the `dir=` each goes into.
-        var outputs: [String: Int] = [:]
-        var named: [String: Int] = [:]
-        outputs.reserveCapacity(list.entries.count)
+        // The line of each path that `dir=` and `out=` give, and of each URL without `out=` by its `dir=`.
+        var byPath: [String: Int] = [:]
+        var byURL: [String: Int] = [:]
+        byPath.reserveCapacity(list.entries.count)
         for entry in list.entries {
             let earlier: Int?
             if let path = entry.outputPath {
-                earlier = outputs.updateValue(entry.line, forKey: path)
+                earlier = byPath.updateValue(entry.line, forKey: path)
             } else {
-                earlier = named.updateValue(
+                earlier = byURL.updateValue(
                     entry.line, forKey: entry.urls[0] + (entry.directory.map { " dir=" + $0 } ?? ""))
             }
             if let earlier {

@@ -372,6 +372,42 @@ struct ListDownloadTests {
         #expect(fixture.server.requestLog.count == paths.count, "one request a file")
     }
 
+    @Test(
+        "two entries that would write one file are refused before any request: one path from dir= and out=, or one URL into one dir=",
+        arguments: [
+            ("/a\n out=x/f.bin\n/b\n dir=x\n out=f.bin\n", "line 3: out=x/f.bin is already on line 1"),
+            ("/a\n dir=x\n/a\n dir=./x/\n", "line 3: URL is already on line 1"),
+            ("/a\n/a\n", "line 2: URL is already on line 1"),
+        ])
+    func sameOutputRefused(list text: String, message: String) async throws {
+        let fixture = try Fixture(routes: ["/a": .init(content: Self.good), "/b": .init(content: Self.good)])
+        defer { fixture.shutdown() }
+        // Each entry's URL line as the server's full URL.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("/") ? fixture.server.url(String(line)) : String(line)
+        }
+        let list = try fixture.list(lines.joined(separator: "\n"))
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-q"])
+
+        #expect(run.status == .exited(2), "\(run.standardError)")
+        let said = message.replacingOccurrences(of: "URL", with: fixture.server.url("/a"))
+        #expect(run.standardError.contains(said + "; give it another out= name"), "\(run.standardError)")
+        #expect(fixture.requests(to: "/a").isEmpty && fixture.requests(to: "/b").isEmpty)
+
+        // The same URL into two directories, and one name in two directories, are two files.
+        let apart = try fixture.list(
+            [
+                fixture.server.url("/a"), " dir=x", fixture.server.url("/a"), " dir=y", fixture.server.url("/b"),
+                " out=y/b.bin", fixture.server.url("/b"), " out=b.bin", "",
+            ].joined(separator: "\n"))
+        let fine = try await BraidCLI.run(["-i", apart, "-d", fixture.output("").path, "-q", "--no-fsync"])
+        #expect(fine.status == .exited(0), "\(fine.standardError)")
+        for path in ["x/a", "y/a", "y/b.bin", "b.bin"] {
+            #expect(try Self.good.firstDifference(fromFileAt: fixture.output(path).path) == nil, "\(path)")
+        }
+    }
+
     @Test("dir= and out= as a model repository's aria2c list gives them: each file at its path below -d")
     func directoryEntries() async throws {
         let contents = (0..<4).map { TestContent(seed: 50 + UInt64($0), size: 5 << 10) }
