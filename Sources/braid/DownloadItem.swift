@@ -16,4 +16,10 @@ struct DownloadItem: Sendable {
         let withoutScheme = path.split(separator: "/", omittingEmptySubsequences: true).dropFirst(2)
         return PrintableText.sanitised(withoutScheme.last.map(String.init) ?? url)
     }
+
+    /// The name to show once the download chose `path`: its last component, escaped for a terminal; `name` before.
+    func name(ofFileAt path: String?) -> String {
+        guard let path, let last = path.split(separator: "/").last else { return name }
+        return PrintableText.escapingControlCharacters(String(last))
+    }
 }

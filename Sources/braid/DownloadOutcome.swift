@@ -20,10 +20,7 @@ struct DownloadOutcome: Sendable {
     }
 
     /// The name to show: the final file's name when known, escaped for a terminal.
-    var name: String {
-        guard let path, let last = path.split(separator: "/").last else { return item.name }
-        return PrintableText.escapingControlCharacters(String(last))
-    }
+    var name: String { item.name(ofFileAt: path) }
 
     /// Why a skipped download was skipped, as the list's lines and table say it.
     var skipReason: String {

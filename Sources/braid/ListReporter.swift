@@ -97,12 +97,6 @@ final class ListReporter: ListObserver {
         }
     }
 
-    /// The file's name in a path of it: what follows its last `/` (a file's path never ends in one).
-    private static func lastComponent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), path.index(after: slash) < path.endIndex else { return path }
-        return String(path[path.index(after: slash)...])
-    }
-
     func finished(_ outcome: DownloadOutcome) {
         state.withLock { state in
             let running = state.running.removeValue(forKey: outcome.item.id)
@@ -182,8 +176,7 @@ final class ListReporter: ListObserver {
 
     /// The name of the file a running download writes, else the one its item gives.
     private func name(_ item: DownloadItem) -> String {
-        guard let path = state.withLock({ $0.running[item.id]?.path }) else { return item.name }
-        return PrintableText.escapingControlCharacters(Self.lastComponent(of: path))
+        item.name(ofFileAt: state.withLock { $0.running[item.id]?.path })
     }
 
     /// The status line, when one is due: live on a terminal, a permanent line every few seconds elsewhere. The
