@@ -29,7 +29,7 @@ enum ExitStatus: Int32 {
 
     /// A list's status: success when every download succeeded, else the status of the first that failed, in
     /// list order.
-    init(_ outcomes: [DownloadOutcome]) {
+    init(_ outcomes: [DownloadOutcome.Summary]) {
         self = outcomes.lazy.compactMap(\.error).first.map { ExitStatus($0.code) } ?? .success
     }
 }

@@ -121,18 +121,17 @@ final class JSONEventWriter: ListObserver {
         lastProgress.withLock { $0[outcome.item.id] = nil }
     }
 
-    func listFinished(_ outcomes: [DownloadOutcome], status: Int32, seconds: Double) {
+    func listFinished(_ outcomes: [DownloadOutcome.Summary], status: Int32, seconds: Double) {
         let files: [JSON] = outcomes.map { outcome in
             var fields =
                 Self.identify(outcome.item) + [
                     ("path", .string(outcome.path)),
                     ("outcome", .string(outcome.outcome)),
                 ]
-            switch outcome.result {
-            case let .success(result):
-                fields += [("bytes", .integer(result.bytes)), ("seconds", .number(outcome.seconds))]
-            case let .failure(error):
+            if let error = outcome.error {
                 fields += [("seconds", .number(outcome.seconds))] + describe(error)
+            } else {
+                fields += [("bytes", .integer(outcome.bytes)), ("seconds", .number(outcome.seconds))]
             }
             return .object(fields)
         }

@@ -17,6 +17,7 @@ protocol ListObserver: Sendable {
     func handle(_ event: DownloadEvent, of item: DownloadItem)
     /// A download ended; every event it reported has been handled.
     func finished(_ outcome: DownloadOutcome)
-    /// Every download ended; `status` is the command's exit status.
-    func listFinished(_ outcomes: [DownloadOutcome], status: Int32, seconds: Double)
+    /// Every download ended, with what the summary keeps of each outcome (`finished` had the outcome itself), in
+    /// list order; `status` is the command's exit status.
+    func listFinished(_ outcomes: [DownloadOutcome.Summary], status: Int32, seconds: Double)
 }

@@ -122,7 +122,7 @@ final class ListReporter: ListObserver {
         showStatus()
     }
 
-    func listFinished(_ outcomes: [DownloadOutcome], status: Int32, seconds: Double) {
+    func listFinished(_ outcomes: [DownloadOutcome.Summary], status: Int32, seconds: Double) {
         guard !quiet else { return }
         let failed = outcomes.filter { $0.error != nil }
         let rows = outcomes.count <= Self.fullTableLimit ? outcomes : failed
@@ -138,23 +138,21 @@ final class ListReporter: ListObserver {
 
     /// The summary table: file, outcome (with the bytes an earlier run left, when it resumed), size and time, one
     /// row per download in list order.
-    static func table(_ outcomes: [DownloadOutcome]) -> String {
+    static func table(_ outcomes: [DownloadOutcome.Summary]) -> String {
         let header = ["file", "outcome", "size", "time"]
         let rows: [[String]] = outcomes.map { outcome in
-            switch outcome.result {
-            case let .success(result):
-                let resumed = result.resumedBytes > 0 ? "; \(Formatting.bytes(result.resumedBytes)) resumed" : ""
-                let what =
-                    outcome.skipped
-                    ? "skipped (\(outcome.skipReason))" : "completed (\(result.verification)\(resumed))"
-                return [
-                    outcome.name, what, Formatting.bytes(result.bytes),
-                    Formatting.fixed(outcome.seconds, digits: 1) + " s",
-                ]
-            case let .failure(error):
-                let what = "\(outcome.outcome) (exit \(ExitStatus(error.code).rawValue))"
-                return [outcome.name, what, "-", Formatting.fixed(outcome.seconds, digits: 1) + " s"]
-            }
+            let what =
+                switch outcome.ending {
+                case let .completed(_, resumedBytes, verification):
+                    "completed (\(verification)"
+                        + (resumedBytes > 0 ? "; \(Formatting.bytes(resumedBytes)) resumed)" : ")")
+                case let .skipped(_, unmodified): "skipped (\(unmodified ? "up to date" : "already complete"))"
+                case let .failed(error): "\(outcome.outcome) (exit \(ExitStatus(error.code).rawValue))"
+                }
+            return [
+                outcome.name, what, outcome.bytes.map(Formatting.bytes) ?? "-",
+                Formatting.fixed(outcome.seconds, digits: 1) + " s",
+            ]
         }
         let all = [header] + rows
         let widths = (0..<header.count).map { column in all.map { $0[column].count }.max() ?? 0 }

@@ -140,14 +140,14 @@ final class ListRunner: Sendable {
         var tracker = DownloadOutcome.Tracker()
     }
 
-    /// Runs every download and returns their outcomes in list order.
-    func run() async -> [DownloadOutcome] {
+    /// Runs every download and returns what the summary keeps of their outcomes, in list order.
+    func run() async -> [DownloadOutcome.Summary] {
         let events = manager.events
-        // Each entry's outcome in its place, an unfinished one's until it ends: one array, returned as it is (an
-        // array of optionals would be copied whole to unwrap it, two outcomes a file at once at the end).
-        var outcomes = items.map { item in
-            DownloadOutcome(item: item, path: nil, result: .failure(Self.unfinished), skipped: false, seconds: 0)
-        }
+        // Each entry's summary in its place, an unfinished one's until it ends: one array, returned as it is (an
+        // array of optionals would be copied whole to unwrap it, two summaries a file at once at the end). The
+        // placeholders share one boxed error.
+        let unended = DownloadOutcome.Summary.Ending.failed(Self.unfinished)
+        var summaries = items.map { DownloadOutcome.Summary(item: $0, path: nil, seconds: 0, ending: unended) }
         // By download: only the few hundred submitted and not finished are held (`lookahead`).
         var unfinished: [ObjectIdentifier: Unfinished] = [:]
         var next = 0
@@ -161,7 +161,7 @@ final class ListRunner: Sendable {
                     if let refusal = job.refusal {
                         let outcome = DownloadOutcome(
                             item: job.item, path: nil, result: .failure(refusal), skipped: false, seconds: 0)
-                        outcomes[position] = outcome
+                        summaries[position] = outcome.summary
                         observer.finished(outcome)
                         continue
                     }
@@ -192,16 +192,14 @@ final class ListRunner: Sendable {
             case let .finished(_, result):
                 let ended = unfinished.removeValue(forKey: id)
                 let seconds = ended?.start.map { (clock.now - $0).seconds } ?? 0
-                var outcome = (ended?.tracker ?? .init()).outcome(of: items[position], result, seconds: seconds)
-                // A list follows no Metalink a server sends: its outcomes keep no `Content-Type` to the end.
-                outcome.contentType = nil
-                outcomes[position] = outcome
+                let outcome = (ended?.tracker ?? .init()).outcome(of: items[position], result, seconds: seconds)
+                summaries[position] = outcome.summary
                 observer.finished(outcome)
             }
             // The rest of the list is made between events, as the first downloads run.
             if next < items.count && unfinished.count < lookahead { submitBatch() }
         }
-        return outcomes
+        return summaries
     }
 
     /// The outcome an entry has until it ends; every entry ends before `run()` returns.
