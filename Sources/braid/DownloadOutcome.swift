@@ -1,6 +1,7 @@
 import Braid
 
-/// How one download of a `braid` run ended, for the `done` or `error` event and the summary.
+/// How one download of a `braid` run ended, for the `done` or `error` event; a list's summary keeps less of it
+/// (`Summary`).
 struct DownloadOutcome: Sendable {
     let item: DownloadItem
     /// The final path, once the download chose it.
