@@ -146,8 +146,7 @@ final class ListRunner: Sendable {
         // Each entry's summary in its place, an unfinished one's until it ends: one array, returned as it is (an
         // array of optionals would be copied whole to unwrap it, two summaries a file at once at the end). The
         // placeholders share one boxed error.
-        let unended = DownloadOutcome.Summary.Ending.failed(Self.unfinished)
-        var summaries = items.map { DownloadOutcome.Summary(item: $0, path: nil, seconds: 0, ending: unended) }
+        var summaries = items.map { DownloadOutcome.Summary(item: $0, path: nil, seconds: 0, ending: Self.unended) }
         // By download: only the few hundred submitted and not finished are held (`lookahead`).
         var unfinished: [ObjectIdentifier: Unfinished] = [:]
         var next = 0
@@ -179,20 +178,21 @@ final class ListRunner: Sendable {
         let clock = ContinuousClock()
         let lookahead = lookahead
         for await event in events {
-            let id = event.download.id
-            guard let position = unfinished[id]?.position else { continue }
+            // Looked up once an event: each event of each file comes here.
+            guard let slot = unfinished.index(forKey: event.download.id) else { continue }
+            let position = unfinished.values[slot].position
             switch event {
             case .running:
-                if unfinished[id]?.start == nil { unfinished[id]?.start = clock.now }
+                if unfinished.values[slot].start == nil { unfinished.values[slot].start = clock.now }
             case let .reported(_, reported):
                 // One that never started (interrupted in line) reports nothing but its outcome.
-                guard unfinished[id]?.start != nil else { continue }
-                unfinished[id]?.tracker.note(reported)
+                guard unfinished.values[slot].start != nil else { continue }
+                unfinished.values[slot].tracker.note(reported)
                 observer.handle(reported, of: items[position])
             case let .finished(_, result):
-                let ended = unfinished.removeValue(forKey: id)
-                let seconds = ended?.start.map { (clock.now - $0).seconds } ?? 0
-                let outcome = (ended?.tracker ?? .init()).outcome(of: items[position], result, seconds: seconds)
+                let ended = unfinished.remove(at: slot).value
+                let seconds = ended.start.map { (clock.now - $0).seconds } ?? 0
+                let outcome = ended.tracker.outcome(of: items[position], result, seconds: seconds)
                 summaries[position] = outcome.summary
                 observer.finished(outcome)
             }
@@ -202,8 +202,8 @@ final class ListRunner: Sendable {
         return summaries
     }
 
-    /// The outcome an entry has until it ends; every entry ends before `run()` returns.
-    private static let unfinished = BraidError(.interrupted, "not finished")
+    /// How an entry's summary says it ended until it does; every entry ends before `run()` returns.
+    private static let unended = DownloadOutcome.Summary.Ending.failed(BraidError(.interrupted, "not finished"))
 
     /// Interrupts every download, as SIGINT does: running ones save their progress, queued ones never start.
     func interruptAll() {
