@@ -7,16 +7,21 @@ Three variants, each side by side in one run, 16 downloads at a time for every t
 2. the same over plain HTTP (HTTP/1.1);
 3. 10,000 files of 4 KiB and the four shards over HTTPS.
 
-Tools: `braid -i list -j 16 --no-fsync`, braid with its default -j, `aria2c -i list -j 16 -x 16`,
-`wget2 -i list --max-threads 16`, `curl --parallel --parallel-max 16 -K config`. Every run downloads into an
-empty directory beside the served files and is verified file by file (every digest, nothing missing, nothing
-extra); a tool that fails is marked FAILED, never timed. The server counts what each run cost it: requests,
-connections (distinct `$connection` serial numbers in nginx's access log, and the connections its stub_status
-accepted), TLS sessions new or resumed (`$ssl_session_reused`), and the requests' protocols.
+Tools: `braid -i list -j 16 --no-fsync`, braid with its default -j, `aria2c -i list -j 16 -x 16`, `wget2 -i list
+--max-threads 16`, `curl --parallel --parallel-max 16 -K config`, and `floor`, which is not a peer but a reference:
+`floor/list_floor.c`, built here with the system's C compiler, a list downloader of braid's shape (two threads with
+a multi handle each, as braid's two lanes, 8 transfers at a time on each; bodies held in memory and written to
+files made without a name, then linked) with none of braid's own code, no probe, option or check but the status and
+the length: what libcurl and the kernel charge a client of braid's shape, the rest of braid's row being its own
+code. Every run downloads into an empty directory beside the served files and is verified file by file (every
+digest, nothing missing, nothing extra); a tool that fails is marked FAILED, never timed. The server counts what
+each run cost it: requests, connections (distinct `$connection` serial numbers in nginx's access log, and the
+connections its stub_status accepted), TLS sessions new or resumed (`$ssl_session_reused`), and the requests'
+protocols.
 
-Goal, for each braid row: wall at most 0.9 of the best peer's, connections opened at most the cap
-(`--max-connections-per-host`, 16 by default), CPU at most the best peer's. The exit status is 1 when a goal
-fails. All traffic stays on 127.0.0.1; nginx and every child are stopped on exit.
+Goal, for each braid row: wall at most 0.9 of the best peer's (aria2c, wget2, curl: never the floor), connections
+opened at most the cap (`--max-connections-per-host`, 16 by default), CPU at most the best peer's. The exit status
+is 1 when a goal fails. All traffic stays on 127.0.0.1; nginx and every child are stopped on exit.
 
 Usage: Benchmarks/many_files.py [--quick] [--only 1,3] [--repeat 3] [--tools ...] [--markdown] (see --help).
 """
@@ -25,6 +30,7 @@ import argparse
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,10 +38,12 @@ import harness  # noqa: E402
 from harness import MiB, Report, Verdict, format_size, log, median, peers, ratio, ratio_verdict  # noqa: E402
 from harness.runs import measured_median  # noqa: E402
 
-TOOLS = ("braid", "braid-default", "aria2c", "wget2", "curl")
+TOOLS = ("braid", "braid-default", "aria2c", "wget2", "curl", "floor")
 PEERS = ("aria2c", "wget2", "curl")
 EXECUTABLES = {"aria2c": "aria2c", "wget2": "wget2", "curl": "curl"}
 BRAID_DEFAULT_CAP = 16  # braid's --max-connections-per-host when not given
+FLOOR_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor", "list_floor.c")
+C_COMPILERS = ("cc", "clang", "gcc")
 
 
 class Bench:
@@ -66,6 +74,11 @@ class Bench:
         if 3 in options.only:
             self.generate("tiny", options.small_files, options.small_file_size)
         self.nginx = self.work.nginx(http2=True)
+        if "floor" in options.tools:
+            self.floor = self.work.path("list_floor")
+            command = [options.compiler, "-O2", "-o", self.floor, FLOOR_SOURCE, "-lcurl", "-lpthread"]
+            log("$ " + shlex.join(command))
+            subprocess.run(command, check=True)
 
     def file_set(self, kind, tls):
         """The list: the small files with the shards spread through it, at 0, 1/4, 1/2 and 3/4 of the way."""
@@ -90,10 +103,11 @@ class Bench:
             "aria2c": lambda: peers.aria2c_list("-j", jobs, "-x", jobs),
             "wget2": lambda: peers.wget2_list("--max-threads", jobs),
             "curl": lambda: peers.curl_parallel("--parallel-max", jobs),
+            "floor": lambda: peers.list_floor(self.floor, *floor_shape(options)),
         }
         # A braid that flushes (its default) is timed against peers whose files are flushed too: like with like.
         flushes = "--no-fsync" not in braid_args
-        return [(tool, peers.then_sync(made[tool]()) if flushes and tool in PEERS else made[tool]())
+        return [(tool, peers.then_sync(made[tool]()) if flushes and tool in (*PEERS, "floor") else made[tool]())
                 for tool in options.tools]
 
     # A variant
@@ -126,6 +140,9 @@ class Bench:
         report.notes.append(f"'server CPU' is what nginx's processes spent serving the run; 'cores busy' the tool's "
                             f"CPU and the server's over the wall, of this machine's {os.cpu_count()}: near all of "
                             "them, the tool's wall is bound by the CPU the two need together")
+        if "floor" in jobs:
+            report.notes.append("'floor' is not a peer: braid's shape in C with none of its code (floor/list_floor.c); "
+                                "braid's row less the floor's is what braid's own code costs")
         for tool in ("braid", "braid-default"):
             if tool in jobs:
                 report.verdicts += self.verdicts(jobs[tool], peer, peer_wall, cpu_peer, peer_cpu)
@@ -163,6 +180,13 @@ def cores_busy_text(job):
     if not wall or cpu is None or server is None:
         return "-"
     return f"{(cpu + server) / wall:.2f} of {os.cpu_count()}"
+
+
+def floor_shape(options):
+    """The floor's threads and transfers on each: braid's lanes (two where there are two cores and a per-host cap
+    of at least 8, as `PoolLanes.defaultCount`), -j shared between them."""
+    threads = 2 if (os.cpu_count() or 1) >= 2 and connection_cap(options.braid_args) >= 8 and options.jobs >= 2 else 1
+    return threads, -(-options.jobs // threads)
 
 
 def connection_cap(braid_args):
@@ -231,6 +255,11 @@ def parse_options(argv):
 def check_tools(options):
     if {"braid", "braid-default"} & set(options.tools):
         options.braid = harness.require_executable(options.braid, "braid")
+    if "floor" in options.tools:
+        options.compiler = next(filter(None, map(shutil.which, C_COMPILERS)), None)
+        if options.compiler is None:
+            raise SystemExit("no C compiler (cc, clang or gcc) to build the floor; install one or leave floor out "
+                             "of --tools")
     for tool in [EXECUTABLES[tool] for tool in options.tools if tool in EXECUTABLES] + [
             "openssl", harness.processes.GNU_TIME]:
         if shutil.which(tool) is None:

@@ -139,6 +139,14 @@ def wget2_list(*arguments, label=None):
                         *([f"--ca-certificate={cacert}"] if cacert else [])])
 
 
+def list_floor(binary, threads, per_thread, label=None):
+    """`list_floor LIST DIR THREADS PER-THREAD unnamed CACERT` (`Benchmarks/floor/list_floor.c`): not a peer, the
+    least a list downloader of braid's shape spends on libcurl and the kernel, with none of braid's own code."""
+    return ListTool(label or f"floor (C, {threads} x {per_thread})", write_url_out_list,
+                    lambda path, directory, cacert: [
+                        binary, path, directory, str(threads), str(per_thread), "unnamed", cacert or ""])
+
+
 def write_curl_config(entries, path):
     """A curl config file (`-K`): a `url` and an `output` line per entry."""
     def quoted(text):
