@@ -23,7 +23,6 @@ import argparse
 import ctypes
 import os
 import resource
-import shutil
 import statistics
 import sys
 import time
@@ -31,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import KiB  # noqa: E402
-from harness.runs import set_aside  # noqa: E402
+from harness.runs import remove_tree, set_aside, wait_after_removal  # noqa: E402
 
 WAYS = ("peers", "unnamed", "durable")
 # syncfs(2), as `sync -f` calls it, and linkat(2) with AT_EMPTY_PATH: Python's os module binds neither.
@@ -129,6 +128,7 @@ def cpu_seconds():
 def main(argv):
     options = arguments(argv)
     os.makedirs(options.workdir, exist_ok=True)
+    wait_after_removal(options.workdir)
     results = {way: [] for way in WAYS}
     try:
         for run in range(1, options.repeat + 1):
@@ -136,9 +136,9 @@ def main(argv):
             for way in WAYS:
                 results[way].append(measure(way, options, run))
     finally:
-        # After the last run: a removal charges the next run that creates files (`harness.set_aside`). Run the
-        # script again no sooner than a minute later.
-        shutil.rmtree(os.path.join(options.workdir, "flush-floor"), ignore_errors=True)
+        # After the last run: a removal charges the next run that creates files (`harness.set_aside`); the next
+        # call waits for it (`wait_after_removal`).
+        remove_tree(os.path.join(options.workdir, "flush-floor"))
     median = {way: tuple(statistics.median(run[i] for run in results[way]) for i in range(3)) for way in WAYS}
     rows = []
     for way in WAYS:

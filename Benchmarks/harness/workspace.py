@@ -1,14 +1,13 @@
 """A script's run: its children, stopped on exit, its work directory, and the fixtures started in it."""
 
 import os
-import shutil
 import signal
 import tempfile
 
 from .files import generate_file
 from .nginx import Nginx
 from .processes import Children, log
-from .runs import TRASH, Runner
+from .runs import TRASH, Runner, remove_tree, wait_after_removal
 from .testserver import TestServer
 
 
@@ -53,6 +52,8 @@ class Workspace:
         return TestServer(self.children, binary, size, self.path("logs"), **kwargs).start()
 
     def runner(self, **kwargs):
+        """Runs jobs in the workspace, once the file system no longer charges new files for an earlier removal."""
+        wait_after_removal(self.directory)
         return Runner(self.children, self.directory, **kwargs)
 
     def __enter__(self):
@@ -65,7 +66,7 @@ class Workspace:
     def __exit__(self, *exception):
         self.children.stop_all()
         for path in self.scratches + [self.path("out"), self.path(TRASH)]:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
         if not self.keep:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            remove_tree(self.directory)
         return False
