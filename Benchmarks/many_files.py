@@ -10,7 +10,7 @@ Three variants, each side by side in one run, 16 downloads at a time for every t
 Tools: `braid -i list -j 16 --no-fsync`, braid with its default -j, `aria2c -i list -j 16 -x 16`, `wget2 -i list
 --max-threads 16`, `curl --parallel --parallel-max 16 -K config`, and `floor`, which is not a peer but a reference:
 `floor/list_floor.c`, built here with the system's C compiler, a list downloader of braid's shape (two threads with
-a multi handle each, as braid's two lanes, 8 transfers at a time on each; bodies held in memory and written to
+a multi handle each, as braid's two lanes, -j shared between them; bodies held in memory and written to
 files made without a name, then linked) with none of braid's own code, no probe, option or check but the status and
 the length: what libcurl and the kernel charge a client of braid's shape, the rest of braid's row being its own
 code. Every run downloads into an empty directory beside the served files and is verified file by file (every
