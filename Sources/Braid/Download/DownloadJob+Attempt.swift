@@ -301,20 +301,7 @@ extension DownloadJob {
             // Not looked at, or looked at and found without its directory, which is made now.
             paths = try DestinationPaths.open(place, creating: true, known: directories)
         }
-        if let owner = claims?.reservation(of: paths.finalPath) {
-            throw BraidError(
-                .fileExists,
-                "\(label): \(paths.final) would replace \(owner), which no download may write",
-                remedies: [.chooseAnotherDestination]
-            )
-        }
-        if let holder = claims?.claim(paths.finalPath, for: url, by: label) {
-            throw BraidError(
-                .fileExists,
-                "\(label): \(paths.final) is already the destination of \(holder)",
-                remedies: [.chooseAnotherDestination]
-            )
-        }
+        try ReadWhole.claim(paths, for: url, by: label, in: claims)
         return (paths, lookedAt)
     }
 
@@ -450,13 +437,8 @@ extension DownloadJob {
     /// the next run compares against it (wget -N). Through the descriptor, before the file takes its final name: it
     /// appears with the server's time.
     func setRemoteTime(of descriptor: FileDescriptor, resource: RemoteResource, shownAs path: AnchoredPath) {
-        guard options.setsRemoteTime || options.timestamping,
-            let modified = resource.lastModified.flatMap({ HTTPDate.parse($0, wallClock: TransferEngine.wallClock()) })
-        else { return }
-        do {
-            try descriptor.setModificationTime(secondsSince1970: modified)
-        } catch {
-            emit(.notice("cannot set the modification time of \(path): \(error)"))
+        ReadWhole.setRemoteTime(of: descriptor, resource: resource, options: options, shownAs: path) {
+            emit(.notice($0))
         }
     }
 

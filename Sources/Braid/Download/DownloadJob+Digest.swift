@@ -10,6 +10,13 @@ extension DownloadJob {
     /// The checksum file is read only when no digest of a higher rank is given, since none of its lines could
     /// then count; a file without a line for the name is a usage error.
     func offeredDigests(for resource: RemoteResource?, paths: DestinationPaths) throws(BraidError) -> [ExpectedDigest] {
+        try Self.offeredDigests(options: options, checksumFiles: checksumFiles, for: resource, paths: paths)
+    }
+
+    /// `offeredDigests(for:paths:)` of a download with `options`, whose checksum files `checksumFiles` keeps.
+    static func offeredDigests(
+        options: DownloadOptions, checksumFiles: ChecksumFiles, for resource: RemoteResource?, paths: DestinationPaths
+    ) throws(BraidError) -> [ExpectedDigest] {
         var offered = options.expectedDigest.map { [$0] } ?? []
         if let checksumFile = options.checksumFile,
             !offered.contains(where: { DigestAuthority.Rank($0.source) >= .checksumFile })
@@ -39,8 +46,15 @@ extension DownloadJob {
     /// The digest a file with nothing recorded for it (no manifest, or one discarded) is held to, of those
     /// `offered`; a weaker one it overrules is reported.
     func unrecordedDigest(offered: [ExpectedDigest]) -> ExpectedDigest? {
+        Self.unrecordedDigest(offered: offered) { emit(.notice($0)) }
+    }
+
+    /// `unrecordedDigest(offered:)`, telling `notice` of a weaker digest it overrules.
+    static func unrecordedDigest(offered: [ExpectedDigest], notice: (String) -> Void) -> ExpectedDigest? {
         let decision = DigestAuthority(recorded: nil, offered: offered).decision
-        if case let .holdTo(digest, overruled) = decision { reportOverruled(overruled, holding: digest) }
+        if case let .holdTo(digest, overruled?) = decision, let digest {
+            notice(overruledNotice(overruled, holding: digest))
+        }
         return decision.digest
     }
 
@@ -79,9 +93,11 @@ extension DownloadJob {
     /// The notice for a weaker digest that disagrees with the one the file is held to.
     func reportOverruled(_ overruled: ExpectedDigest?, holding digest: ExpectedDigest?) {
         guard let overruled, let digest else { return }
-        emit(
-            .notice(
-                "the \(overruled.algorithm) from \(overruled.source.rawValue) (\(overruled.hex)) disagrees with the one "
-                    + "from \(digest.source.rawValue) (\(digest.hex)); the file is held to the latter"))
+        emit(.notice(Self.overruledNotice(overruled, holding: digest)))
+    }
+
+    private static func overruledNotice(_ overruled: ExpectedDigest, holding digest: ExpectedDigest) -> String {
+        "the \(overruled.algorithm) from \(overruled.source.rawValue) (\(overruled.hex)) disagrees with the one "
+            + "from \(digest.source.rawValue) (\(digest.hex)); the file is held to the latter"
     }
 }

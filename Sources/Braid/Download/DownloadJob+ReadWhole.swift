@@ -20,56 +20,15 @@ extension DownloadJob {
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> AttemptOutcome? {
         let length = Int64(body.count)
-        guard resource.length == length, let directory = paths.final.directory else { return nil }
+        guard resource.length == length else { return nil }
         let digest = unrecordedDigest(offered: try offeredDigests(for: resource, paths: paths))
-        if let digest {
-            let hasher = Hasher(digest.algorithm)
-            body.withUnsafeBytes { hasher.update($0) }
-            guard hasher.finalize() == digest.bytes else { return nil }
-        }
-        let made: UnnamedFile?
-        do {
-            made = try UnnamedFile.create(in: directory)
-        } catch {
-            throw .localIO("cannot create \(paths.final)", error)
-        }
-        guard let file = made else { return nil }
-        let written = body.withUnsafeBytes { bytes -> Errno? in
-            do throws(Errno) {
-                try file.write(bytes)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let written { throw .localIO("writing \(paths.final)", written) }
-        setRemoteTime(of: file.descriptor, resource: resource, shownAs: paths.final)
-        if options.syncOnCompletion {
-            do {
-                try file.descriptor.synchronize()
-            } catch {
-                throw .localIO("syncing \(paths.final)", error)
-            }
-        }
-        do {
-            try file.name(paths.final)
-        } catch .fileExists {
-            throw BraidError(
-                .fileExists,
-                "\(paths.final) appeared while downloading and was left alone; the downloaded data was not kept",
-                remedies: [.overwrite],
-                cause: .errno(.fileExists)
-            )
-        } catch {
-            // Named neither with AT_EMPTY_PATH (a right older kernels give root only) nor through /proc (not
-            // mounted), or on a file system with no hard links: the partial file takes over, and is renamed.
-            return nil
-        }
-        if options.syncOnCompletion { paths.final.synchronizeDirectory() }
+        guard ReadWhole.matches(body, digest),
+            try ReadWhole.place(body, of: resource, at: paths, options: options, notice: { emit(.notice($0)) })
+        else { return nil }
         if !first.startReported { reportStart(of: resource, at: paths.finalPath.string) }
         // Transferred, verified (in memory, above) and committed: the stages a partial file goes through.
         lifecycle.advance()
-        lifecycle.record(Self.statistics(ofReadWhole: first, length: length))
+        lifecycle.record(ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds))
         lifecycle.advance()
         emit(.state(.verifying))
         lifecycle.advance()
@@ -124,12 +83,8 @@ extension DownloadJob {
         if let failure { throw failure }
         hasher?.advance(to: length)
         return TransferRun(
-            outcome: .completed(length: length), statistics: Self.statistics(ofReadWhole: first, length: length),
+            outcome: .completed(length: length),
+            statistics: ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds),
             resumedBytes: 0, written: [TransferMachine.WrittenSpan(range: 0..<length, peer: nil)])
-    }
-
-    /// What fetching a file the probe read whole cost, `length` bytes: a transfer of it in one request, not retried.
-    private static func statistics(ofReadWhole first: ParkedResponse, length: Int64) -> TransferMachine.Statistics {
-        TransferMachine.Statistics(fetchedBytes: length, retries: 0, timeToFirstByte: first.firstByteSeconds)
     }
 }

@@ -162,17 +162,28 @@ final class DownloadJob: Sendable {
     /// What is checked before anything is probed or created: the URLs, the options and the destination, that the
     /// download was not cancelled before it began, and that no manifest there holds it to another digest.
     func checkBeforeStart() throws(BraidError) {
-        try Self.validate(url: url, parsed: parsedURL)
-        for mirror in options.mirrors { try Self.validate(url: mirror) }
+        try Self.checkBeforeStart(
+            url: url, parsed: parsedURL, options: options, checksumFiles: checksumFiles, directories: directories)
+        // Cancelled before it began (a cancelled task, say): nothing is probed or created.
+        if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
+        try refuseContradictingDigest()
+    }
+
+    /// The checks of `checkBeforeStart()` that `url` and `options` alone decide: the URLs, the checksum files and
+    /// the destination (in `directories`, the manager's, where there are some). Also run before a direct file's
+    /// request (`DirectRequest`).
+    static func checkBeforeStart(
+        url: String, parsed: URLComponents?, options: DownloadOptions, checksumFiles: ChecksumFiles,
+        directories: OpenDirectories?
+    ) throws(BraidError) {
+        try validate(url: url, parsed: parsed)
+        for mirror in options.mirrors { try validate(url: mirror) }
         try options.validate(checksumFiles: checksumFiles)
         if let directories {
             try directories.check(options.destination)
         } else {
             try DestinationPaths.checkDestination(options.destination)
         }
-        // Cancelled before it began (a cancelled task, say): nothing is probed or created.
-        if interrupter.isEnding, let reason = interrupter.reason { throw Self.stop(reason, paths: nil) }
-        try refuseContradictingDigest()
     }
 
     /// Holds a paused download until it is resumed, then lets it probe anew; stopped meanwhile, it ends as `stop`
@@ -319,7 +330,7 @@ final class DownloadJob: Sendable {
     /// object is small (`isListedSmall`), which is then asked for with no range (`Prober.probeFirstGet`). A name
     /// the server then gives may still hold a manifest: the first response is then given up, and the download
     /// resumes as usual. The names are looked up, or found absent in the manager's listing of the directory
-    /// (`lacksAll(_:of:)`).
+    /// (`ReadWhole.look`).
     ///
     /// Returns too the destination it opened to look, for the attempt to use when the name stays the same
     /// (`claimDestination`): one look at the directory, not two. Where a directory of the place is missing, the
@@ -327,27 +338,7 @@ final class DownloadJob: Sendable {
     func lookBeforeProbe() -> (startsAfresh: Bool, opened: DestinationPaths.Opened?) {
         guard Self.mayStartAfresh(options) else { return (false, nil) }
         guard let place = try? place(suggestedFilename: nil, url: url) else { return (true, nil) }
-        let present: DestinationPaths?
-        do {
-            present = try DestinationPaths.openIfPresent(place, known: directories)
-        } catch {
-            return (true, nil)
-        }
-        // A directory of it is missing (a list's `out=sub/name`, an object under a new prefix): nothing is there.
-        guard let paths = present else { return (true, DestinationPaths.Opened(place: place, paths: nil)) }
-        // Nothing of an earlier download to resume, nor a file to keep.
-        let written = options.overwrite ? [paths.manifest, paths.part] : [paths.manifest, paths.part, paths.final]
-        let afresh = lacksAll(written, of: paths) ?? !written.contains(where: paths.exists)
-        return (afresh, DestinationPaths.Opened(place: place, paths: paths))
-    }
-
-    /// Whether none of `wanted`, files of the download to `paths`, is there, as the manager's listing of their
-    /// directory says (`OpenDirectories.lacksAll(_:in:)`); nil when they are to be looked up: when there is no
-    /// listing, or a download of the manager claimed the name, so that its files may have come after the listing.
-    private func lacksAll(_ wanted: [AnchoredPath], of paths: DestinationPaths) -> Bool? {
-        guard let directories, let claims, let directory = paths.final.directory, !claims.isClaimed(paths.finalPath)
-        else { return nil }
-        return directories.lacksAll(wanted.map(\.lastComponent), in: directory)
+        return ReadWhole.look(at: place, options: options, directories: directories, claims: claims)
     }
 
     /// Whether a download with `options` may start afresh, as `lookBeforeProbe` says, when nothing is at its

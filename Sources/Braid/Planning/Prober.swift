@@ -365,20 +365,21 @@ struct Prober {
         _ handle: EasyHandle, of url: String, to current: String, method: Method, conditions: [String]
     ) -> (ProbeCollector, fallenBack: Bool) {
         let collector = ProbeCollector()
-        // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
-        var headers = conditions
-        if case .firstGet = method {
+        let fallenBack = pool.driver.http2Failed(current)
+        if case let .firstGet(bytes) = method {
             collector.parksBody = true
             collector.readsWhole = readsWhole
             collector.onBody = onWholeBody
             collector.describe = { headers in Self.wholeFile(in: headers, url: url, effectiveURL: current) }
             collector.onStart = onWholeBodyStart
-            // As the range requests ask (`Source`): a digest of a response kept whole lets it be checked as it lands.
-            headers.append("Want-Content-Digest: sha-256=10, sha-512=5")
+            Self.configureFirstGet(
+                handle, to: current, options: options, firstBytes: bytes, conditions: conditions,
+                multiplexes: multiplexes, http2Failed: fallenBack)
+        } else {
+            // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
+            handle.configure(url: current, options: options, headers: conditions)
+            handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: fallenBack)
         }
-        handle.configure(url: current, options: options, headers: headers)
-        let fallenBack = pool.driver.http2Failed(current)
-        handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: fallenBack)
         let context = Unmanaged.passUnretained(collector).toOpaque()
         handle.set(CURLOPT_HEADERDATA, pointer: context)
         handle.set(CURLOPT_HEADERFUNCTION, callback: ProbeCollector.headerCallback)
@@ -387,12 +388,27 @@ struct Prober {
         switch method {
         case .head: handle.set(CURLOPT_NOBODY, true)
         case .rangedGet: handle.set(CURLOPT_RANGE, "0-0")
-        case .firstGet where Self.asksS3ForChecksums(options.headers):
-            // A whole-object GET: S3 sends an object's checksums with no ranged one.
-            break
-        case let .firstGet(bytes): handle.set(CURLOPT_RANGE, bytes.map { "0-\($0 - 1)" } ?? "0-")
+        case .firstGet: break
         }
         return (collector, fallenBack)
+    }
+
+    /// Configures `handle` for a first GET, to `current`, of the file from its start: its first `firstBytes`
+    /// (all of it when nil), with `conditions` (`If-Modified-Since: …`), asking for the digest of a response kept
+    /// whole so that it can be checked as it lands (as the range requests ask, `Source`). A GET that asks S3 for its
+    /// checksums asks for the whole object, with no range: S3 sends an object's checksums with no ranged one. The
+    /// caller sets the callbacks. Shared by the probe's hops and a manager's direct files (`DirectRequest`).
+    static func configureFirstGet(
+        _ handle: EasyHandle, to current: String, options: RequestOptions, firstBytes: Int64?, conditions: [String],
+        multiplexes: Bool, http2Failed: Bool
+    ) {
+        // The conditions are about the file, not the user: every hop gets them, as curl -z sends them.
+        handle.configure(
+            url: current, options: options, headers: conditions + ["Want-Content-Digest: sha-256=10, sha-512=5"])
+        handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: http2Failed)
+        if !asksS3ForChecksums(options.headers) {
+            handle.set(CURLOPT_RANGE, firstBytes.map { "0-\($0 - 1)" } ?? "0-")
+        }
     }
 
     /// What stops a request of `method`: a cancellation, and for a first GET that reads a body whole, a pause too.
