@@ -1,4 +1,5 @@
 import Braid
+import Synchronization
 
 /// Runs the entries of a list on one `DownloadManager` (`limits.concurrentDownloads` at a time, their connections
 /// counted against its caps), and tells an observer about each download as its events arrive, so that each failure
@@ -73,6 +74,10 @@ final class ListRunner: Sendable {
         job: @escaping @Sendable (Int) -> Job
     ) {
         manager = DownloadManager(limits: limits, streamingStates: observer.readsStates)
+        progress = Mutex(
+            Progress(
+                summaries: items.map { DownloadOutcome.Summary(item: $0, path: nil, seconds: 0, ending: Self.unended) })
+        )
         self.items = items
         self.job = job
         self.limits = limits
@@ -140,67 +145,156 @@ final class ListRunner: Sendable {
         var tracker = DownloadOutcome.Tracker()
     }
 
+    /// What a run shares between the loop that reads the manager's events and the pools' threads that end the
+    /// direct files (`DirectFile`), under one lock.
+    private struct Progress {
+        /// Each entry's summary in its place, an unfinished one's until it ends: one array, returned as it is (an
+        /// array of optionals would be copied whole to unwrap it, two summaries a file at once at the end). The
+        /// placeholders share one boxed error.
+        var summaries: [DownloadOutcome.Summary]
+        /// Submitted downloads (a direct file handed over among them) by download: only the few hundred submitted
+        /// and not finished are held (`lookahead`).
+        var unfinished: [ObjectIdentifier: Unfinished] = [:]
+        /// Submitted entries not finished, direct files among them.
+        var pending = 0
+        /// The first entry not submitted.
+        var next = 0
+        /// Whether a batch is being made and submitted: one at a time, by whichever thread found room first.
+        var submitting = false
+    }
+
+    private let progress: Mutex<Progress>
+
+    /// What one event of the manager's stream comes to, once the lock is released.
+    private enum Step {
+        case none
+        case handle(DownloadEvent, DownloadItem)
+        case finished(DownloadOutcome)
+    }
+
     /// Runs every download and returns what the summary keeps of their outcomes, in list order.
     func run() async -> [DownloadOutcome.Summary] {
         let events = manager.events
-        // Each entry's summary in its place, an unfinished one's until it ends: one array, returned as it is (an
-        // array of optionals would be copied whole to unwrap it, two summaries a file at once at the end). The
-        // placeholders share one boxed error.
-        var summaries = items.map { DownloadOutcome.Summary(item: $0, path: nil, seconds: 0, ending: Self.unended) }
-        // By download: only the few hundred submitted and not finished are held (`lookahead`).
-        var unfinished: [ObjectIdentifier: Unfinished] = [:]
-        var next = 0
-        // Makes and submits the next batch that holds a download, reporting refused jobs on the way; once the list
-        // is all submitted, says so (`finish()`), which lets the stream end.
-        func submitBatch() {
-            var batch: [Download] = []
-            while batch.isEmpty && next < items.count {
-                for position in next..<min(next + Self.batchSize, items.count) {
-                    let job = job(position)
-                    if let refusal = job.refusal {
-                        let outcome = DownloadOutcome(
-                            item: job.item, path: nil, result: .failure(refusal), skipped: false, seconds: 0)
-                        summaries[position] = outcome.summary
-                        observer.finished(outcome)
-                        continue
-                    }
-                    let download = manager.makeDownload(
-                        url: job.url, options: job.options, label: job.label, keepingOwnEvents: false)
-                    unfinished[download.id] = Unfinished(position: position)
-                    batch.append(download)
-                }
-                next = min(next + Self.batchSize, items.count)
-            }
-            manager.submit(batch)
-            if next == items.count { manager.finish() }
-        }
-        submitBatch()
-        let clock = ContinuousClock()
-        let lookahead = lookahead
+        submitBatches()
         for await event in events {
             // Looked up once an event: each event of each file comes here.
-            guard let slot = unfinished.index(forKey: event.download.id) else { continue }
-            let position = unfinished.values[slot].position
-            switch event {
-            case .running:
-                if unfinished.values[slot].start == nil { unfinished.values[slot].start = clock.now }
-            case let .reported(_, reported):
-                // One that never started (interrupted in line) reports nothing but its outcome.
-                guard unfinished.values[slot].start != nil else { continue }
-                unfinished.values[slot].tracker.note(reported)
-                observer.handle(reported, of: items[position])
-            case let .finished(_, result):
-                let ended = unfinished.remove(at: slot).value
-                let seconds = ended.start.map { (clock.now - $0).seconds } ?? 0
-                let outcome = ended.tracker.outcome(of: items[position], result, seconds: seconds)
-                summaries[position] = outcome.summary
-                observer.finished(outcome)
+            let step: Step = progress.withLock { progress in
+                guard let slot = progress.unfinished.index(forKey: event.download.id) else { return .none }
+                let position = progress.unfinished.values[slot].position
+                switch event {
+                case .running:
+                    if progress.unfinished.values[slot].start == nil {
+                        progress.unfinished.values[slot].start = clock.now
+                    }
+                    return .none
+                case let .reported(_, reported):
+                    // One that never started (interrupted in line) reports nothing but its outcome.
+                    guard progress.unfinished.values[slot].start != nil else { return .none }
+                    progress.unfinished.values[slot].tracker.note(reported)
+                    return .handle(reported, items[position])
+                case let .finished(_, result):
+                    let ended = progress.unfinished.remove(at: slot).value
+                    let seconds = ended.start.map { (clock.now - $0).seconds } ?? 0
+                    let outcome = ended.tracker.outcome(of: items[position], result, seconds: seconds)
+                    progress.summaries[position] = outcome.summary
+                    progress.pending -= 1
+                    return .finished(outcome)
+                }
             }
-            // The rest of the list is made between events, as the first downloads run.
-            if next < items.count && unfinished.count < lookahead { submitBatch() }
+            switch step {
+            case .none:
+                break
+            case let .handle(reported, item):
+                observer.handle(reported, of: item)
+            case let .finished(outcome):
+                observer.finished(outcome)
+                // The rest of the list is made as the first downloads run.
+                submitBatches()
+            }
         }
-        return summaries
+        return progress.withLock { $0.summaries }
     }
+
+    /// Makes and submits the next batches while fewer than `lookahead` submitted entries are unfinished, reporting
+    /// refused jobs on the way; once the list is all submitted, says so (`finish()`), which lets the stream end.
+    /// Called from the event loop and from the pools' threads as entries end: one thread submits at a time, and a
+    /// call that finds another submitting leaves it to that one, which looks again when it is done.
+    private func submitBatches() {
+        while true {
+            let batch: Range<Int>? = progress.withLock { progress in
+                guard !progress.submitting, progress.next < items.count, progress.pending < lookahead else {
+                    return nil
+                }
+                progress.submitting = true
+                let batch = progress.next..<min(progress.next + Self.batchSize, items.count)
+                progress.next = batch.upperBound
+                return batch
+            }
+            guard let batch else { return }
+            var submissions: [DownloadManager.Submission] = []
+            var downloads: [(ObjectIdentifier, Int)] = []
+            var refused: [(Int, DownloadOutcome)] = []
+            for position in batch {
+                let job = job(position)
+                if let refusal = job.refusal {
+                    let outcome = DownloadOutcome(
+                        item: job.item, path: nil, result: .failure(refusal), skipped: false, seconds: 0)
+                    refused.append((position, outcome))
+                    continue
+                }
+                let submission = manager.makeSubmission(
+                    url: job.url, options: job.options, label: job.label, tag: position
+                ) { [self] file, ending in directFileEnded(file, ending) }
+                if case let .download(download) = submission { downloads.append((download.id, position)) }
+                submissions.append(submission)
+            }
+            progress.withLock { progress in
+                for (position, outcome) in refused { progress.summaries[position] = outcome.summary }
+                progress.pending += submissions.count
+                for (id, position) in downloads { progress.unfinished[id] = Unfinished(position: position) }
+            }
+            for (_, outcome) in refused { observer.finished(outcome) }
+            manager.submit(submissions)
+            if batch.upperBound == items.count { manager.finish() }
+            progress.withLock { $0.submitting = false }
+        }
+    }
+
+    /// A direct file ended, on its pool's thread: reported as a download's events and outcome are, or, handed over
+    /// to a download, followed on the event stream from now on.
+    private func directFileEnded(_ file: DirectFile, _ ending: DirectFile.Ending) {
+        let item = items[file.tag]
+        let reportsStates = observer.readsStates
+        func report(_ events: [DownloadEvent], _ result: Result<DownloadResult, BraidError>) {
+            var tracker = DownloadOutcome.Tracker()
+            for event in events where reportsStates || !event.isStateOrResult {
+                tracker.note(event)
+                observer.handle(event, of: item)
+            }
+            let seconds = (try? result.get())?.seconds ?? 0
+            let outcome = tracker.outcome(of: item, result, seconds: seconds)
+            progress.withLock { progress in
+                progress.summaries[file.tag] = outcome.summary
+                progress.pending -= 1
+            }
+            observer.finished(outcome)
+            submitBatches()
+        }
+        switch ending {
+        case let .completed(result, events):
+            report(events, .success(result))
+        case let .stopped(error, events):
+            report(events, .failure(error))
+        case let .handedOver(download, events):
+            var unfinished = Unfinished(position: file.tag, start: clock.now)
+            let reported = events.filter { reportsStates || !$0.isStateOrResult }
+            for event in reported { unfinished.tracker.note(event) }
+            progress.withLock { $0.unfinished[download.id] = unfinished }
+            for event in reported { observer.handle(event, of: item) }
+        }
+    }
+
+    private let clock = ContinuousClock()
 
     /// How an entry's summary says it ended until it does; every entry ends before `run()` returns.
     private static let unended = DownloadOutcome.Summary.Ending.failed(BraidError(.interrupted, "not finished"))

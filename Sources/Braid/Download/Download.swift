@@ -186,15 +186,32 @@ public final class Download: Sendable {
                 lanes.leave(lane)
                 whenDone(concluded, false)
             case let .handOver(handover):
-                BlockingThreads.shared.run { [self] in
-                    let concluded = conclude(Result { () throws(BraidError) in try job.run(continuing: handover) })
-                    lanes.leave(lane)
-                    whenDone(concluded, true)
-                }
+                goOn(from: handover, with: job, on: lane) { whenDone($0, true) }
             }
         }
         lane.pool.attach(start)
         return true
+    }
+
+    /// Goes on, on a blocking thread, from how a start on `lane`'s pool thread ended (`PooledStart`, or a manager's
+    /// direct file, `DirectRequest`), for a download whose lane was entered for it: `whenDone` is told the outcome
+    /// there, once the lane was left.
+    func goOn(
+        from handover: PooledStart.Handover, on lane: PoolLanes.Lane, logger: Logger,
+        whenDone: @escaping @Sendable (Result<DownloadResult, BraidError>) -> Void
+    ) {
+        goOn(from: handover, with: makeJob(logger: logger, lane: lane, pool: lane.pool), on: lane, whenDone: whenDone)
+    }
+
+    private func goOn(
+        from handover: PooledStart.Handover, with job: DownloadJob, on lane: PoolLanes.Lane,
+        whenDone: @escaping @Sendable (Result<DownloadResult, BraidError>) -> Void
+    ) {
+        BlockingThreads.shared.run { [self] in
+            let concluded = conclude(Result { () throws(BraidError) in try job.run(continuing: handover) })
+            lanes?.leave(lane)
+            whenDone(concluded)
+        }
     }
 
     /// The job of one run of the download: on `lane`, its manager's, or else on `pool`, its own.
@@ -276,7 +293,7 @@ public final class Download: Sendable {
         forwarding.withLock { $0 }?.receive(event)
     }
 
-    private static func log(_ event: DownloadEvent, to logger: Logger) {
+    static func log(_ event: DownloadEvent, to logger: Logger) {
         switch event {
         case let .state(state):
             logger.debug("state", metadata: ["braid.state": "\(state.rawValue)"])

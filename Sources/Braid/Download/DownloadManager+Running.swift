@@ -96,17 +96,28 @@ extension DownloadManager {
     func change(
         handingOver: Bool = false, _ body: (inout State) -> [DownloadQueue<ObjectIdentifier>.Action]
     ) -> Started? {
-        let (ended, kept) = state.withLock { state in
+        let (ended, filesEnded, kept) = state.withLock { state in
             let kept = perform(body(&state), &state, keepingOne: handingOver)
-            defer { state.ended.removeAll() }
-            return (state.ended, kept)
+            defer {
+                state.ended.removeAll()
+                state.filesEnded.removeAll()
+            }
+            return (state.ended, state.filesEnded, kept)
         }
         for (waiters, outcome) in ended { for waiter in waiters { waiter(outcome) } }
+        if !filesEnded.isEmpty {
+            for (file, ending) in filesEnded { file.onEnd(file, ending) }
+            // Held back until they were told (`perform`): a caller that reads `events` to its end has every end.
+            state.withLock { state in
+                if state.finishing && state.queue.isEmpty { state.stream?.buffer.finish() }
+            }
+        }
         return kept
     }
 
-    /// A download started, and the logger it was submitted under.
-    typealias Started = (download: Download, logger: Logger)
+    /// A download started: its place in the queue (its own `id`, or that of the direct file it took over from),
+    /// the download, and the logger it was submitted under.
+    typealias Started = (id: ObjectIdentifier, download: Download, logger: Logger)
 
     private func submit(
         _ downloads: [Download],
@@ -117,36 +128,41 @@ extension DownloadManager {
         change { state in
             var actions: [DownloadQueue<ObjectIdentifier>.Action] = []
             for (index, download) in downloads.enumerated() {
-                let id = download.id
                 let waiter = onFinish.map { onFinish in { @Sendable outcome in onFinish(index, outcome) } }
-                if state.queue.contains(id) {
-                    // Already here: it reports its one outcome, which this caller waits for too.
-                    if let waiter { state.waiters[id, default: []].append(waiter) }
-                    continue
-                }
-                guard !state.finishing, download.claim() else {
-                    let error = BraidError(
-                        .usage,
-                        state.finishing
-                            ? "the download manager was finished; submit downloads before finish()"
-                            : "this download has already been run or submitted; create a new Download")
-                    state.stream?.buffer.push(.finished(download, .failure(error)))
-                    if let waiter { state.ended.append(([waiter], .failure(error))) }
-                    continue
-                }
-                state.downloads[id] = (download, logger)
-                if let waiter { state.waiters[id, default: []].append(waiter) }
-                download.forward { [weak self, weak download] event in
-                    guard let self, let download else { return }
-                    report(event, of: download)
-                }
-                let requested = download.options.automaticConnections ? 1 : download.options.connections
-                actions += state.queue.submit(
-                    id, host: download.credentials.origin(of: download.url)?.host ?? "",
-                    requestedConnections: requested, held: paused)
+                actions += enqueue(download, waiter: waiter, logger: logger, paused: paused, into: &state)
             }
             return actions
         }
+    }
+
+    /// Lines `download` up under the lock, its outcome promised to `waiter` too; returns what the queue decides.
+    func enqueue(
+        _ download: Download, waiter: (@Sendable (Result<DownloadResult, BraidError>) -> Void)?, logger: Logger,
+        paused: Bool, into state: inout State
+    ) -> [DownloadQueue<ObjectIdentifier>.Action] {
+        let id = download.id
+        if state.queue.contains(id) {
+            // Already here: it reports its one outcome, which this caller waits for too.
+            if let waiter { state.waiters[id, default: []].append(waiter) }
+            return []
+        }
+        guard !state.finishing, download.claim() else {
+            let error = BraidError(
+                .usage,
+                state.finishing
+                    ? "the download manager was finished; submit downloads before finish()"
+                    : "this download has already been run or submitted; create a new Download")
+            state.stream?.buffer.push(.finished(download, .failure(error)))
+            if let waiter { state.ended.append(([waiter], .failure(error))) }
+            return []
+        }
+        state.downloads[id] = (download, logger)
+        if let waiter { state.waiters[id, default: []].append(waiter) }
+        forward(download, as: id)
+        let requested = download.options.automaticConnections ? 1 : download.options.connections
+        return state.queue.submit(
+            id, host: download.credentials.origin(of: download.url)?.host ?? "", requestedConnections: requested,
+            held: paused)
     }
 
     /// Cancels `downloads` at once, under one lock, so that none of them starts while the others are cancelled.
@@ -154,8 +170,16 @@ extension DownloadManager {
         change { state in downloads.flatMap { state.queue.cancel($0.id) } }
     }
 
+    /// Sends `download`'s events to `report(_:of:as:)`, as the download at `id` in the queue.
+    func forward(_ download: Download, as id: ObjectIdentifier) {
+        download.forward { [weak self, weak download] event in
+            guard let self, let download else { return }
+            report(event, of: download, as: id)
+        }
+    }
+
     /// An event of a running download: into the stream, and what it says about its connections into the queue.
-    private func report(_ event: DownloadEvent, of download: Download) {
+    private func report(_ event: DownloadEvent, of download: Download, as id: ObjectIdentifier) {
         // Into the stream after the lock, and without it for an event that tells the queue nothing (most of
         // them): a push may wake the consumer, which every other download's thread would otherwise wait for. The
         // download's own events keep their order, as it reports them one after the other.
@@ -170,11 +194,9 @@ extension DownloadManager {
         change { state in
             switch event {
             case let .started(resource, _, _):
-                return state.queue.probed(
-                    download.id, connections: Self.plannedConnections(resource, options: download.options))
+                return state.queue.probed(id, connections: Self.plannedConnections(resource, options: download.options))
             case let .progress(progress) where download.options.automaticConnections:
-                return state.queue.connections(
-                    download.id, max(progress.activeConnections, progress.targetConnections ?? 0))
+                return state.queue.connections(id, max(progress.activeConnections, progress.targetConnections ?? 0))
             default:
                 return []
             }
@@ -198,35 +220,43 @@ extension DownloadManager {
     /// Runs `download` on the calling thread, one of `BlockingThreads`, then each download that its end lets start,
     /// one after the other, until one starts on its pool's thread (`startOnPool`): a list of files hands no work
     /// from thread to thread as one file follows another.
-    private func runHere(_ started: Started) {
+    func runHere(_ started: Started) {
         var next: Started? = started
-        while let (download, logger) = next, !startOnPool((download, logger)) {
-            next = finished(download, download.performHere(logger: logger))
+        while let (id, download, logger) = next, !startOnPool((id, download, logger)) {
+            next = finished(id, download, download.performHere(logger: logger))
         }
     }
 
     /// Starts a download on its lane's pool thread, where it may start there (`Download.startOnPool`); returns
     /// whether it did. The downloads its end starts go on from the thread it ended on: the pool's, which starts
     /// them there too or hands them to a blocking thread, or a blocking thread, which runs them (`runHere`).
-    private func startOnPool(_ started: Started) -> Bool {
-        let (download, logger) = started
+    func startOnPool(_ started: Started) -> Bool {
+        let (id, download, logger) = started
         return download.startOnPool(logger: logger) { [self] outcome, onBlockingThread in
-            guard let next = finished(download, outcome) else { return }
+            guard let next = finished(id, download, outcome) else { return }
             if onBlockingThread {
                 runHere(next)
-            } else if !startOnPool(next) {
-                BlockingThreads.shared.run { [self] in runHere(next) }
+            } else {
+                goOnFromPool(with: next)
             }
         }
     }
 
+    /// Runs `next`, a download an end on a pool's thread started, from there: on the pool, or else on a blocking
+    /// thread, since the pool's may not wait for it.
+    func goOnFromPool(with next: Started) {
+        if !startOnPool(next) { BlockingThreads.shared.run { [self] in runHere(next) } }
+    }
+
     /// A download's run returned; returns the first download that its end started, for its thread to run.
-    private func finished(_ download: Download, _ outcome: Result<DownloadResult, BraidError>) -> Started? {
+    func finished(
+        _ id: ObjectIdentifier, _ download: Download, _ outcome: Result<DownloadResult, BraidError>
+    ) -> Started? {
         change(handingOver: true) { state in
             state.stream?.buffer.push(.finished(download, outcome))
-            state.downloads[download.id] = nil
-            state.ended.append((state.waiters.removeValue(forKey: download.id) ?? [], outcome))
-            return state.queue.finished(download.id)
+            state.downloads[id] = nil
+            state.ended.append((state.waiters.removeValue(forKey: id) ?? [], outcome))
+            return state.queue.finished(id)
         }
     }
 
@@ -241,8 +271,13 @@ extension DownloadManager {
         for action in actions {
             switch action {
             case let .start(id):
-                guard let started = state.downloads[id] else { continue }
-                state.stream?.buffer.push(.running(started.download))
+                if let (file, logger) = state.files[id] {
+                    start(file, as: id, logger: logger)
+                    continue
+                }
+                guard let (download, logger) = state.downloads[id] else { continue }
+                let started = (id, download, logger)
+                state.stream?.buffer.push(.running(download))
                 if startOnPool(started) { continue }
                 if keepingOne && kept == nil {
                     kept = started
@@ -257,15 +292,23 @@ extension DownloadManager {
             case let .pause(id):
                 state.downloads[id]?.download.pause()
             case let .cancel(id, removingPartialFile):
+                state.files[id]?.file.stop(.cancelled)
                 state.downloads[id]?.download.cancel(removingPartialFile: removingPartialFile)
             case let .interrupt(id):
+                state.files[id]?.file.stop(.interrupted)
                 state.downloads[id]?.download.interrupt()
             case let .end(id, ending):
-                guard let (download, _) = state.downloads.removeValue(forKey: id) else { continue }
                 let error =
                     ending == .cancelled
                     ? BraidError(.cancelled, "cancelled before it started")
                     : BraidError(.interrupted, "interrupted before it started")
+                if let (file, _) = state.files.removeValue(forKey: id) {
+                    // As `Download.end(unstarted:)` ends.
+                    let final: DownloadState = ending == .cancelled ? .cancelled : .failed
+                    state.filesEnded.append((file, .stopped(error, events: [.state(final)])))
+                    continue
+                }
+                guard let (download, _) = state.downloads.removeValue(forKey: id) else { continue }
                 let final = download.end(unstarted: error)
                 if streams(.state(final)) { state.stream?.buffer.push(.reported(download, .state(final))) }
                 state.stream?.buffer.push(.finished(download, .failure(error)))
@@ -277,7 +320,7 @@ extension DownloadManager {
                 if streams(.state(waiting)) { state.stream?.buffer.push(.reported(download, .state(waiting))) }
             }
         }
-        if state.finishing && state.queue.isEmpty { state.stream?.buffer.finish() }
+        if state.finishing && state.queue.isEmpty && state.filesEnded.isEmpty { state.stream?.buffer.finish() }
         return kept
     }
 }

@@ -90,19 +90,27 @@ public final class DownloadManager: Sendable {
         /// Outcomes to hand to their waiters once the lock is released.
         var ended: [([@Sendable (Result<DownloadResult, BraidError>) -> Void], Result<DownloadResult, BraidError>)] =
             []
+        /// The direct files in the queue (`DirectFile`), and the logger each was submitted under.
+        var files: [ObjectIdentifier: (file: DirectFile, logger: Logger)] = [:]
+        /// Direct files that ended in the queue, never started, to tell once the lock is released.
+        var filesEnded: [(DirectFile, DirectFile.Ending)] = []
     }
 
     private let initialLimits: Limits
     /// Whether `events` carries the downloads' `.state` and `.completed` events (`DownloadEvent.isStateOrResult`).
     let streamsStates: Bool
-    private let limiter: RateLimiter
+    let limiter: RateLimiter
     private let claims = DestinationClaims()
     private let directories = OpenDirectories()
     private let checksumFiles = ChecksumFiles()
+    /// What a direct file uses of the manager's, as its downloads do.
+    var directShared: DirectRequest.Shared {
+        DirectRequest.Shared(claims: claims, directories: directories, checksumFiles: checksumFiles)
+    }
     /// The multi handles and threads the manager's downloads run on (two where two cores can receive, `PoolLanes`):
     /// connections, TLS sessions and DNS answers are reused from one download to the next, within the connection
     /// caps.
-    private let lanes: PoolLanes
+    let lanes: PoolLanes
     let state: ThreadLock<State>
     /// The stream's buffer once `events` was read (set once, under `state`'s lock): a download's event that tells
     /// the queue nothing goes into it without taking that lock.

@@ -1,0 +1,190 @@
+import CCurl
+import Logging
+import SystemPackage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The start of a `DirectFile` on its lane's pool thread, as `PooledStart` starts a download there but with no
+/// `Download` or job: the checks before the probe, the look at the destination, and the first GET, which the
+/// download's `Prober` makes (`startFirstGet`: its redirects, its HTTP/2 fallback, its body read whole or paused).
+/// A file read whole whose naming is all that is left is placed there, by the rules the full path places a file
+/// read whole by (`ReadWhole`); whatever else the GET came to is handed over with it, for a download to go on from
+/// where it got to (`PooledStart.Handover`), so that no request is made twice.
+final class DirectRequest: PoolClient {
+    /// How the start ended.
+    enum End {
+        case completed(DownloadResult, events: [DownloadEvent])
+        case stopped(DirectFile.Stop, events: [DownloadEvent])
+        /// For a download to start afresh: nothing was asked (a check failed, the destination is not free).
+        case startAfresh
+        /// For a download to go on from `handover`, having reported `events`.
+        case goOn(PooledStart.Handover, events: [DownloadEvent])
+    }
+
+    /// What the manager's downloads share, which a direct file uses as a download would.
+    struct Shared: Sendable {
+        let claims: DestinationClaims
+        let directories: OpenDirectories
+        let checksumFiles: ChecksumFiles
+    }
+
+    private let file: DirectFile
+    /// The pool of the file's lane.
+    private let pool: TransferPool
+    private let shared: Shared
+    private let logger: Logger
+    /// Told how the start ended, on the pool's thread, once.
+    private let onEnd: (End) -> Void
+    private let started = TransferEngine.now()
+    /// What the file reported so far, in order.
+    private var events: [DownloadEvent] {
+        get { log.events }
+        set { log.events = newValue }
+    }
+    private let log = EventLog()
+
+    /// The events of a start, which its prober reports through `@Sendable` closures on the pool's thread.
+    private final class EventLog: @unchecked Sendable {
+        // @unchecked: touched on the pool's thread only, where the start and its request run.
+        var events: [DownloadEvent] = [.state(.probing)]
+    }
+
+    init(_ file: DirectFile, on pool: TransferPool, shared: Shared, logger: Logger, onEnd: @escaping (End) -> Void) {
+        self.file = file
+        self.pool = pool
+        self.shared = shared
+        self.logger = logger
+        self.onEnd = onEnd
+    }
+
+    func attached(to driver: TransferPool.Driver) {
+        if let stop = file.stopAsked { return end(.stopped(stop, events: [])) }
+        let options = file.options
+        let url = file.url
+        let parsed = URLComponents(string: url)
+        // Where anything fails, or anything of an earlier download is there, the full path starts from the start,
+        // and says what it finds.
+        guard
+            (try? DownloadJob.checkBeforeStart(
+                url: url, parsed: parsed, options: options, checksumFiles: shared.checksumFiles,
+                directories: shared.directories)) != nil,
+            case let nameFromURL = options.destination.namesFile
+                ? nil : parsed.flatMap(DestinationPaths.filename(from:)),
+            let place = try? DestinationPaths.resolve(
+                options.destination, suggestedFilename: nil, nameFromURL: nameFromURL),
+            case (true, let opened?) = ReadWhole.look(
+                at: place, options: options, directories: shared.directories, claims: shared.claims)
+        else { return end(.startAfresh) }
+        var requestOptions = options.requestOptions
+        requestOptions.credentials = DownloadJob.scope(of: url, options: options)
+        var prober = Prober(
+            options: requestOptions, pool: pool, retryPolicy: options.retryPolicy,
+            onNotice: { [log] message in log.events.append(DownloadEvent.notice(message).sanitised) },
+            isCancelled: { [file] in file.stopAsked != nil })
+        prober.isFirstContact = true
+        prober.readsWhole = DownloadJob.oneRequestLength
+        prober.startFirstGet(url, firstBytes: DownloadJob.oneRequestLength) { [self] ended in
+            switch ended {
+            case let .found(resource, first):
+                let probed = DownloadJob.Probed.found(resource, mirrors: [], first: first, opened: opened)
+                if let body = first.body,
+                    let placed = placeReadWhole(
+                        body, of: resource, first: first, nameFromURL: nameFromURL, opened: opened)
+                {
+                    return end(placed)
+                }
+                end(.goOn(handover(probed, looked: opened), events: events))
+            case let .unsettled(earlier):
+                end(.goOn(handover(nil, looked: opened, earlier: earlier), events: events))
+            case .stopped:
+                end(.stopped(file.stopAsked ?? .interrupted, events: events))
+            }
+        }
+    }
+
+    /// No timed work, and done once attached: the request is a client of its own.
+    func step(now: Double) -> Double { .infinity }
+    func willPerform() {}
+    func finished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {}
+    func didPerform() {}
+    var isFinished: Bool { true }
+    func detached() {}
+    var yieldsToVerifier: Bool { false }
+
+    private func handover(
+        _ probed: DownloadJob.Probed?, looked: DestinationPaths.Opened, earlier: Prober.FirstGetEnd? = nil
+    ) -> PooledStart.Handover {
+        PooledStart.Handover(probed: probed, earlier: earlier, looked: looked, started: started)
+    }
+
+    /// Places the file read whole as `DownloadJob.placeOnPool` places it, where that is all there is to do; nil for
+    /// the download to go on from the response (a name the server gave, a digest that fails, a file that cannot
+    /// be placed so), which then says what it finds.
+    private func placeReadWhole(
+        _ body: [UInt8], of resource: RemoteResource, first: ParkedResponse, nameFromURL: String?,
+        opened: DestinationPaths.Opened
+    ) -> End? {
+        let options = file.options
+        guard
+            (try? DestinationPaths.resolve(
+                options.destination, suggestedFilename: resource.suggestedFilename, nameFromURL: nameFromURL))
+                == opened.place
+        else { return nil }
+        do throws(BraidError) {
+            let paths: DestinationPaths
+            if let looked = opened.paths {
+                paths = looked
+            } else {
+                // Looked at and found without its directory, which is made now.
+                paths = try DestinationPaths.open(opened.place, creating: true, known: shared.directories)
+            }
+            try ReadWhole.claim(paths, for: file.url, by: file.label, in: shared.claims)
+            let offered = try DownloadJob.offeredDigests(
+                options: options, checksumFiles: shared.checksumFiles, for: resource, paths: paths)
+            var notices: [DownloadEvent] = []
+            let notice = { (message: String) in notices.append(DownloadEvent.notice(message).sanitised) }
+            let digest = DownloadJob.unrecordedDigest(offered: offered, notice: notice)
+            guard ReadWhole.matches(body, digest),
+                try ReadWhole.place(body, of: resource, at: paths, options: options, notice: notice)
+            else { return nil }
+            let length = Int64(body.count)
+            let result = DownloadResult(
+                path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
+                seconds: TransferEngine.now() - started,
+                statistics: ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds))
+            events += notices
+            events += [
+                .started(resource: resource, path: result.path, resumedBytes: 0), .state(.downloading),
+                .state(.verifying), .completed(result), .state(.completed),
+            ]
+            return .completed(result, events: events)
+        } catch {
+            // Said by the full path, which meets it again, or not, and owns what it says.
+            return nil
+        }
+    }
+
+    private func end(_ end: End) {
+        if logger.logLevel <= .debug { write(end) }
+        onEnd(end)
+    }
+
+    /// Logs the events of `end` as a download logs them.
+    private func write(_ end: End) {
+        var logger = logger
+        logger[metadataKey: "braid.url"] = .string(PrintableText.sanitised(file.url))
+        switch end {
+        case let .completed(_, events), let .stopped(_, events), let .goOn(_, events):
+            for event in events { Download.log(event, to: logger) }
+        case .startAfresh:
+            break
+        }
+    }
+}
+
+@available(*, unavailable)
+extension DirectRequest: Sendable {}

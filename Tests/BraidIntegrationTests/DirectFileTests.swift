@@ -1,0 +1,240 @@
+import Braid
+import BraidTestServer
+import BraidTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A list's small files go as direct files (`DirectFile`): one GET each on the lane's pool thread, placed there with
+/// no download of their own. Whatever that GET does not end goes on as a download from where it got to, or from the
+/// start when nothing was asked: no request twice, the same files, events and errors as the full path gives.
+@Suite("a list's direct files", .serialized)
+struct DirectFileTests {
+    static let small = TestContent(seed: 81, size: 20 << 10)
+    static let other = TestContent(seed: 82, size: 30 << 10)
+    static let large = TestContent(seed: 83, size: 3 << 20)
+
+    /// A server, a scratch directory with an `out` folder, and the list file written into it.
+    struct Fixture {
+        let server: TestServer
+        let directory: TemporaryDirectory
+
+        init(routes: [String: TestServer.Route]) throws {
+            server = TestServer(routes: routes)
+            try server.start()
+            directory = try TemporaryDirectory(prefix: "braid-direct")
+            try FileManager.default.createDirectory(at: output(""), withIntermediateDirectories: true)
+        }
+
+        func output(_ name: String) -> URL { directory.appending("out").appendingPathComponent(name) }
+
+        func list(_ text: String) throws -> String {
+            let url = directory.appending("list.txt")
+            try Data(text.utf8).write(to: url)
+            return url.path
+        }
+
+        /// Every finished request, once the server is idle, as "METHOD target range".
+        var requests: [String] {
+            server.waitUntilIdle()
+            return server.requestLog.map { "\($0.method) \($0.target) \($0.range ?? "-")" }
+        }
+
+        func shutdown() {
+            server.shutdown()
+            directory.remove()
+        }
+    }
+
+    @Test("small, redirected, large, missing and server-named files in one list: one request each, right files")
+    func eachRequestOnce() async throws {
+        let fixture = try Fixture(routes: [
+            "/a.bin": .init(content: Self.small),
+            "/b.bin": .init(content: Self.other),
+            "/moved": .init(content: Self.small, faults: [.redirect(status: 302, to: .path("/target.bin"))]),
+            "/target.bin": .init(content: Self.small),
+            "/large.bin": .init(content: Self.large),
+            "/missing.bin": .init(size: 1000, faults: [.status(404, retryAfter: nil)]),
+            "/named": .init(content: Self.other, faults: [.contentDisposition("attachment; filename=\"given.bin\"")]),
+        ])
+        defer { fixture.shutdown() }
+        let server = fixture.server
+        let list = try fixture.list(
+            """
+            \(server.url("/a.bin"))
+            \(server.url("/b.bin"))
+            \(server.url("/moved"))
+              out=moved.bin
+            \(server.url("/large.bin"))
+            \(server.url("/missing.bin"))
+            \(server.url("/named"))
+            """)
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "8", "--no-fsync"])
+
+        #expect(run.status == .exited(5), "the 404 is the only failure: \(run.standardError)")
+        let expected: [(String, TestContent)] = [
+            ("a.bin", Self.small), ("b.bin", Self.other), ("moved.bin", Self.small), ("large.bin", Self.large),
+            ("given.bin", Self.other),
+        ]
+        for (name, content) in expected {
+            #expect(try content.firstDifference(fromFileAt: fixture.output(name).path) == nil, "\(name)")
+        }
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: fixture.output("").path).sorted()
+                == expected.map(\.0).sorted())
+        #expect(run.standardError.contains("404"))
+        let requests = fixture.requests
+        for target in ["/a.bin", "/b.bin", "/moved", "/target.bin", "/missing.bin", "/named"] {
+            #expect(requests.filter { $0.hasPrefix("GET \(target) ") }.count == 1, "\(target): \(requests)")
+        }
+        // The large file's first GET is its transfer's first request: nothing asks for its first bytes again.
+        #expect(requests.filter { $0.hasPrefix("GET /large.bin bytes=0-") }.count == 1, "\(requests)")
+        #expect(requests.allSatisfy { $0.hasPrefix("GET ") }, "\(requests)")
+    }
+
+    @Test("a direct file's JSON events are a download's read whole, and its server digest is checked")
+    func jsonEvents() async throws {
+        let fixture = try Fixture(routes: [
+            "/a.bin": .init(content: Self.small, faults: [.contentMD5(correct: true)])
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list("\(fixture.server.url("/a.bin"))\n")
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "--no-fsync", "--json"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let events = try JSONEvents(run.standardOutput)
+        let about = events.about(1).map { line in
+            let name = line["event"] as! String
+            return name == "state" ? "state \(line["state"] as! String)" : name
+        }
+        #expect(
+            about == [
+                "state queued", "state probing", "start", "state downloading", "state verifying", "state completed",
+                "verified", "done",
+            ], "\(about)")
+        #expect(events.named("verified").first?["algorithm"] as? String == "md5")
+        #expect(events.named("done").first?["skipped"] as? Bool == false)
+        #expect(try Self.small.firstDifference(fromFileAt: fixture.output("a.bin").path) == nil)
+    }
+
+    @Test("a small file that fails its Content-MD5 is not placed: the full path refuses it, as it would alone")
+    func digestFailureGoesOn() async throws {
+        let fixture = try Fixture(routes: [
+            "/bad.bin": .init(content: Self.small, faults: [.contentMD5(correct: false)]),
+            "/good.bin": .init(content: Self.other),
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list(
+            """
+            \(fixture.server.url("/bad.bin"))
+            \(fixture.server.url("/good.bin"))
+            """)
+
+        let run = try await BraidCLI.run([
+            "-i", list, "-d", fixture.output("").path, "--no-fsync", "--max-tries", "1",
+        ])
+
+        #expect(run.status == .exited(6), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.output("bad.bin").path))
+        #expect(try Self.other.firstDifference(fromFileAt: fixture.output("good.bin").path) == nil)
+        #expect(run.standardError.contains("md5"), "\(run.standardError)")
+    }
+
+    @Test(
+        "a complete file, and a partial one with its manifest, are found before any request, as the full path finds them"
+    )
+    func destinationNotFree() async throws {
+        let fixture = try Fixture(routes: [
+            "/done.bin": .init(content: Self.small),
+            "/half.bin": .init(content: Self.large, faults: [.throttle(bytesPerSecond: 512 << 10)]),
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list(
+            """
+            \(fixture.server.url("/done.bin"))
+            \(fixture.server.url("/half.bin"))
+            """)
+        // A first run of the large file alone, stopped once some of it is in: its partial file and manifest stay.
+        let manifest = fixture.output("half.bin.braid")
+        let first = try BraidCLI.start([
+            fixture.server.url("/half.bin"), "-o", fixture.output("half.bin").path, "-n", "1", "--no-fsync",
+        ])
+        defer { first.stop(signal: SIGKILL) }
+        try await first.waitUntil("some progress checkpointed", timeout: .seconds(60)) {
+            (ManifestFile(at: manifest)?.done ?? 0) > 0
+        }
+        first.send(SIGINT)
+        #expect(try await first.waitForExit(timeout: .seconds(20)) == .exited(130))
+        try Data(Self.small.bytes(in: 0..<Self.small.size)).write(to: fixture.output("done.bin"))
+        let fromStart = { fixture.requests.filter { $0.hasPrefix("GET /half.bin bytes=0-") }.count }
+        let before = fromStart()
+
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        #expect(try Self.small.firstDifference(fromFileAt: fixture.output("done.bin").path) == nil)
+        #expect(try Self.large.firstDifference(fromFileAt: fixture.output("half.bin").path) == nil)
+        let rows = ListDownloadTests.summaryRows(run.standardError)
+        #expect(rows["done.bin"]?.hasPrefix("skipped") == true, "\(rows)")
+        #expect(rows["half.bin"]?.hasPrefix("completed") == true, "\(rows)")
+        // The partial file was resumed, not fetched again from its start.
+        #expect(fromStart() == before, "\(fixture.requests)")
+    }
+
+    @Test("a manager's direct files and downloads share its queue, and each tells its end once")
+    func managerSubmissions() async throws {
+        let fixture = try Fixture(routes: [
+            "/a.bin": .init(content: Self.small),
+            "/b.bin": .init(content: Self.other),
+            "/large.bin": .init(content: Self.large),
+        ])
+        defer { fixture.shutdown() }
+        let manager = DownloadManager(limits: .init(concurrentDownloads: .fixed(2)), streamingStates: false)
+        let events = manager.events
+        let ends = Mutex<[Int: [String]]>([:])
+        var submissions: [DownloadManager.Submission] = []
+        for (tag, path) in ["/a.bin", "/b.bin", "/large.bin"].enumerated() {
+            var options = DownloadOptions()
+            options.destination = .below(fixture.output("").path, subdirectory: "", name: String(path.dropFirst()))
+            options.syncOnCompletion = false
+            submissions.append(
+                manager.makeSubmission(url: fixture.server.url(path), options: options, label: path, tag: tag) {
+                    file, ending in
+                    let said: String
+                    switch ending {
+                    case .completed: said = "completed"
+                    case .stopped: said = "stopped"
+                    case .handedOver: said = "handed over"
+                    }
+                    ends.withLock { $0[file.tag, default: []].append(said) }
+                })
+        }
+        #expect(submissions.allSatisfy { if case .file = $0 { true } else { false } })
+        manager.submit(submissions)
+        // Submitted again: refused, once.
+        manager.submit([submissions[0]])
+        manager.finish()
+        var finished = 0
+        for await event in events {
+            if case let .finished(_, result) = event {
+                finished += 1
+                #expect((try? result.get()) != nil, "\(result)")
+            }
+        }
+
+        let told = ends.withLock { $0 }
+        #expect(told[0]?.sorted() == ["completed", "stopped"], "the second submission is refused: \(told)")
+        #expect(told[1] == ["completed"], "\(told)")
+        #expect(told[2] == ["handed over"], "too long to read whole: \(told)")
+        #expect(finished == 1, "only the download handed over is on the stream")
+        for (name, content) in [("a.bin", Self.small), ("b.bin", Self.other), ("large.bin", Self.large)] {
+            #expect(try content.firstDifference(fromFileAt: fixture.output(name).path) == nil, "\(name)")
+        }
+    }
+}
