@@ -20,6 +20,9 @@ package final class DirectFile: Sendable {
     package let label: String
     /// The caller's number for it, such as its place in a list.
     package let tag: Int
+    /// Where the user's credentials may go (`DownloadJob.scope(of:options:)`), worked out once: its parse of the URL
+    /// gives the manager's queue the host too (`CredentialScope.origin(of:)`).
+    let credentials: CredentialScope
     /// Told how the file ended, on the thread it ended on (a pool's, whose other requests wait for it to return).
     let onEnd: @Sendable (DirectFile, Ending) -> Void
     /// A stop asked for from any thread (`stop(_:)`), as a `Stop`'s raw value; 0 for none.
@@ -60,16 +63,17 @@ package final class DirectFile: Sendable {
         self.label = label
         self.tag = tag
         self.onEnd = onEnd
+        credentials = DownloadJob.scope(of: url, options: options)
     }
 
     /// Whether a manager's download of `url` with `options` may go as a direct file: one that starts on its lane's
     /// pool thread (`DownloadJob.startsOnPool`: read whole, over HTTP or HTTPS, afresh, with no mirrors), into a
-    /// directory, and not replacing nor flushing a file (the flush waits for the disk, which every request on the
-    /// pool would wait for). A name the server gives hands it over once it is known (`DirectRequest`).
+    /// directory, and not replacing a file. A name the server gives hands it over once it is known
+    /// (`DirectRequest`).
     static func accepts(url: String, options: DownloadOptions, limiter: RateLimiter?) -> Bool {
-        guard DownloadJob.startsOnPool(url: url, options: options, limiter: limiter), !options.syncOnCompletion,
-            !options.overwrite
-        else { return false }
+        guard DownloadJob.startsOnPool(url: url, options: options, limiter: limiter), !options.overwrite else {
+            return false
+        }
         switch options.destination {
         case .below, .directory: return true
         case .file: return false

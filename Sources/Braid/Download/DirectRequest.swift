@@ -12,8 +12,9 @@ import SystemPackage
 /// `Download` or job: the checks before the probe, the look at the destination, and the first GET, which the
 /// download's `Prober` makes (`startFirstGet`: its redirects, its HTTP/2 fallback, its body read whole or paused).
 /// A file read whole whose naming is all that is left is placed there, by the rules the full path places a file
-/// read whole by (`ReadWhole`); whatever else the GET came to is handed over with it, for a download to go on from
-/// where it got to (`PooledStart.Handover`), so that no request is made twice.
+/// read whole by (`ReadWhole`), or on a blocking thread when it is to be flushed; whatever else the GET came to is
+/// handed over with it, for a download to go on from where it got to (`PooledStart.Handover`), so that no request is
+/// made twice.
 final class DirectRequest: PoolClient {
     /// How the start ended.
     enum End {
@@ -80,7 +81,7 @@ final class DirectRequest: PoolClient {
                 at: place, options: options, directories: shared.directories, claims: shared.claims)
         else { return end(.startAfresh) }
         var requestOptions = options.requestOptions
-        requestOptions.credentials = DownloadJob.scope(of: url, options: options)
+        requestOptions.credentials = file.credentials
         var prober = Prober(
             options: requestOptions, pool: pool, retryPolicy: options.retryPolicy,
             onNotice: { [log] message in log.events.append(DownloadEvent.notice(message).sanitised) },
@@ -90,20 +91,41 @@ final class DirectRequest: PoolClient {
         prober.startFirstGet(url, firstBytes: DownloadJob.oneRequestLength) { [self] ended in
             switch ended {
             case let .found(resource, first):
-                let probed = DownloadJob.Probed.found(resource, mirrors: [], first: first, opened: opened)
-                if let body = first.body,
-                    let placed = placeReadWhole(
-                        body, of: resource, first: first, nameFromURL: nameFromURL, opened: opened)
-                {
-                    return end(placed)
+                guard first.body != nil, options.syncOnCompletion else {
+                    return endReadWhole(resource, first: first, nameFromURL: nameFromURL, opened: opened)
                 }
-                end(.goOn(handover(probed, looked: opened), events: events))
+                // A flush waits for the disk, which every request on the pool would wait for: on a blocking thread,
+                // which the start, done with the pool, then ends on.
+                let request = Unchecked(self)
+                BlockingThreads.shared.run {
+                    request.value.endReadWhole(resource, first: first, nameFromURL: nameFromURL, opened: opened)
+                }
             case let .unsettled(earlier):
                 end(.goOn(handover(nil, looked: opened, earlier: earlier), events: events))
             case .stopped:
                 end(.stopped(file.stopAsked ?? .interrupted, events: events))
             }
         }
+    }
+
+    /// Ends the start whose GET found `resource`: placed, where its body was read whole and naming it is all that
+    /// is left (`placeReadWhole`), else for a download to go on from the response.
+    private func endReadWhole(
+        _ resource: RemoteResource, first: ParkedResponse, nameFromURL: String?, opened: DestinationPaths.Opened
+    ) {
+        if let body = first.body,
+            let placed = placeReadWhole(body, of: resource, first: first, nameFromURL: nameFromURL, opened: opened)
+        {
+            return end(placed)
+        }
+        let probed = DownloadJob.Probed.found(resource, mirrors: [], first: first, opened: opened)
+        end(.goOn(handover(probed, looked: opened), events: events))
+    }
+
+    /// The start, handed to the blocking thread that ends it, which alone touches it from then on.
+    private struct Unchecked: @unchecked Sendable {
+        let value: DirectRequest
+        init(_ value: DirectRequest) { self.value = value }
     }
 
     /// No timed work, and done once attached: the request is a client of its own.
@@ -129,11 +151,14 @@ final class DirectRequest: PoolClient {
         opened: DestinationPaths.Opened
     ) -> End? {
         let options = file.options
-        guard
-            (try? DestinationPaths.resolve(
-                options.destination, suggestedFilename: resource.suggestedFilename, nameFromURL: nameFromURL))
-                == opened.place
-        else { return nil }
+        // A name the server gives counts only where the destination does not name the file.
+        if resource.suggestedFilename != nil && !options.destination.namesFile {
+            guard
+                (try? DestinationPaths.resolve(
+                    options.destination, suggestedFilename: resource.suggestedFilename, nameFromURL: nameFromURL))
+                    == opened.place
+            else { return nil }
+        }
         do throws(BraidError) {
             let paths: DestinationPaths
             if let looked = opened.paths {

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 /// A manager's direct files (`DirectFile`): lined up with its downloads, under the same limits, and run by their
 /// lane's pool with no `Download` until one is handed over.
@@ -48,7 +49,8 @@ extension DownloadManager {
                         continue
                     }
                     state.files[id] = (file, logger)
-                    actions += state.queue.submit(id, host: Origin(url: file.url)?.host ?? "", requestedConnections: 1)
+                    actions += state.queue.submit(
+                        id, host: file.credentials.origin(of: file.url)?.host ?? "", requestedConnections: 1)
                 }
             }
             return actions
@@ -86,9 +88,13 @@ extension DownloadManager {
         }
         lanes.leave(lane)
         file.onEnd(file, ending)
+        let automatic = automatic.load(ordering: .relaxed)
         let next = change(handingOver: true) { state in
             state.files[id] = nil
-            return state.queue.finished(id)
+            // Its one connection counts for the guess at what the next file from its host needs, as a download's
+            // start counts (`DownloadQueue.probed`): with `-j auto`, a list's large files then leave room for more
+            // small ones.
+            return (automatic ? state.queue.probed(id, connections: 1) : []) + state.queue.finished(id)
         }
         if let next { goOnFromPool(with: next) }
     }
