@@ -187,6 +187,39 @@ struct DirectFileTests {
         #expect(fromStart() == before, "\(fixture.requests)")
     }
 
+    @Test("one after the other on one handle, a file's login and header do not go with the next file's request")
+    func nothingCarriesOver() async throws {
+        let fixture = try Fixture(routes: [
+            "/a.bin": .init(content: Self.small),
+            "/b.bin": .init(content: Self.other),
+            "/c.bin": .init(content: Self.small),
+        ])
+        defer { fixture.shutdown() }
+        let url = { (path: String) in fixture.server.url(path) }
+        let withLogin = url("/a.bin").replacingOccurrences(of: "http://", with: "http://user:secret@")
+        let list = try fixture.list(
+            """
+            \(withLogin)
+              header=X-Only-First: 1
+            \(url("/b.bin"))
+            \(url("/c.bin"))
+            """)
+
+        // One at a time: each request reuses the handle the one before read its file whole with.
+        let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "-j", "1", "--no-fsync"])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        fixture.server.waitUntilIdle()
+        let log = fixture.server.requestLog
+        let first = try #require(log.first { $0.target == "/a.bin" })
+        #expect(first.authorization != nil && first.headerNames.contains("x-only-first"))
+        for later in log where later.target != "/a.bin" {
+            #expect(later.authorization == nil, "\(later.target)")
+            #expect(!later.headerNames.contains("x-only-first"), "\(later.target): \(later.headerNames)")
+        }
+        #expect(try Self.other.firstDifference(fromFileAt: fixture.output("b.bin").path) == nil)
+    }
+
     @Test("a manager's direct files and downloads share its queue, and each tells its end once")
     func managerSubmissions() async throws {
         let fixture = try Fixture(routes: [

@@ -660,8 +660,12 @@ extension Prober {
     /// `probeFirstGet`'s request for a caller that does not wait for it (`PooledStart`): it runs on the pool,
     /// following redirects and falling back from HTTP/2 as `probeFirstGet`'s does, and `then` is told on the pool's
     /// thread how it ended (`PooledFirstGet`).
+    ///
+    /// Called on the pool's thread. A handle whose request read a file whole is kept for the next first GET on the
+    /// pool (`TransferPool.Driver.keepSpare`), which sets every option such a request sets again.
     func startFirstGet(_ url: String, firstBytes: Int64?, then: @escaping (PooledFirstGet) -> Void) {
-        sendFirstGet(url, to: url, hops: 0, on: EasyHandle(), firstBytes: firstBytes, then: then)
+        let handle = pool.driver.takeSpareHandle() ?? EasyHandle()
+        sendFirstGet(url, to: url, hops: 0, on: handle, firstBytes: firstBytes, then: then)
     }
 
     /// One hop of `startFirstGet`'s request, to `current`, after `hops` redirects.
@@ -701,6 +705,8 @@ extension Prober {
                 switch end {
                 case let .response(response):
                     guard let found = Self.fileReadWhole(in: response) else { return unsettled(.response(response)) }
+                    // Nothing holds the request any more: its body is in `found`.
+                    pool.driver.keepSpare(handle)
                     then(.found(found.0, found.1))
                 case let .redirect(target):
                     sendFirstGet(url, to: target, hops: hops + 1, on: handle, firstBytes: firstBytes, then: then)

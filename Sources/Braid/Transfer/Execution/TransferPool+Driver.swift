@@ -36,6 +36,9 @@ extension TransferPool {
         /// The client each request on the multi handle belongs to, by the easy handle's address.
         private var owners: [UInt: any PoolClient] = [:]
         private var idleConnections = 0
+        /// Easy handles whose first GET read a file whole, kept for the next first GET (`Prober.startFirstGet`):
+        /// a list of small files made and cleaned up a handle a file, which cost it more than curl spends on one.
+        private var spareHandles: [EasyHandle] = []
         private var yielding = 0
         private var previousNice: Int32?
 
@@ -115,6 +118,16 @@ extension TransferPool {
         func remove(_ easy: EasyHandle) {
             multi.remove(easy)
             owners[UInt(bitPattern: easy.raw)] = nil
+        }
+
+        /// A handle a first GET may reuse (`keepSpare(_:)`), if there is one.
+        func takeSpareHandle() -> EasyHandle? {
+            spareHandles.popLast()
+        }
+
+        /// Keeps `handle`, off the multi handle and used by no one, for a later first GET: a few, not every one.
+        func keepSpare(_ handle: EasyHandle) {
+            if spareHandles.count < 32 { spareHandles.append(handle) }
         }
 
         /// Keeps at least `count` idle connections alive for later requests.
