@@ -157,6 +157,8 @@ final class ListRunner: Sendable {
         var unfinished: [ObjectIdentifier: Unfinished] = [:]
         /// Submitted entries not finished, direct files among them.
         var pending = 0
+        /// What the events of the direct files that reported some before their end said, by place in the list.
+        var reporting: [Int: DownloadOutcome.Tracker] = [:]
         /// The first entry not submitted.
         var next = 0
         /// Whether a batch is being made and submitted: one at a time, by whichever thread found room first.
@@ -244,7 +246,7 @@ final class ListRunner: Sendable {
                 }
                 let submission = manager.makeSubmission(
                     url: job.url, options: job.options, label: job.label, tag: position
-                ) { [self] file, ending in directFileEnded(file, ending) }
+                ) { [self] file, report in directFileReported(file, report) }
                 if case let .download(download) = submission { downloads.append((download.id, position)) }
                 submissions.append(submission)
             }
@@ -260,19 +262,21 @@ final class ListRunner: Sendable {
         }
     }
 
-    /// A direct file ended, on its pool's thread: reported as a download's events and outcome are, or, handed over
-    /// to a download, followed on the event stream from now on.
-    private func directFileEnded(_ file: DirectFile, _ ending: DirectFile.Ending) {
+    /// A direct file reported events or ended, on the thread that has it (a pool's): reported as a download's
+    /// events and outcome are, or, handed over to a download, followed on the event stream from now on.
+    private func directFileReported(_ file: DirectFile, _ report: DirectFile.Report) {
         let item = items[file.tag]
         let reportsStates = observer.readsStates
-        func report(_ events: [DownloadEvent], _ result: Result<DownloadResult, BraidError>) {
-            var tracker = DownloadOutcome.Tracker()
-            for event in events where reportsStates || !event.isStateOrResult {
-                tracker.note(event)
-                observer.handle(event, of: item)
-            }
-            let seconds = (try? result.get())?.seconds ?? 0
-            let outcome = tracker.outcome(of: item, result, seconds: seconds)
+        func reported(_ events: [DownloadEvent]) -> (DownloadOutcome.Tracker, [DownloadEvent]) {
+            let shown = events.filter { reportsStates || !$0.isStateOrResult }
+            var tracker = progress.withLock { $0.reporting.removeValue(forKey: file.tag) } ?? DownloadOutcome.Tracker()
+            for event in shown { tracker.note(event) }
+            return (tracker, shown)
+        }
+        func end(_ events: [DownloadEvent], _ result: Result<DownloadResult, BraidError>) {
+            let (tracker, shown) = reported(events)
+            for event in shown { observer.handle(event, of: item) }
+            let outcome = tracker.outcome(of: item, result, seconds: (try? result.get())?.seconds ?? 0)
             progress.withLock { progress in
                 progress.summaries[file.tag] = outcome.summary
                 progress.pending -= 1
@@ -280,17 +284,21 @@ final class ListRunner: Sendable {
             observer.finished(outcome)
             submitBatches()
         }
-        switch ending {
+        switch report {
+        case let .reported(events):
+            let (tracker, shown) = reported(events)
+            progress.withLock { $0.reporting[file.tag] = tracker }
+            for event in shown { observer.handle(event, of: item) }
         case let .completed(result, events):
-            report(events, .success(result))
+            end(events, .success(result))
         case let .stopped(error, events):
-            report(events, .failure(error))
+            end(events, .failure(error))
         case let .handedOver(download, events):
-            var unfinished = Unfinished(position: file.tag, start: clock.now)
-            let reported = events.filter { reportsStates || !$0.isStateOrResult }
-            for event in reported { unfinished.tracker.note(event) }
-            progress.withLock { $0.unfinished[download.id] = unfinished }
-            for event in reported { observer.handle(event, of: item) }
+            let (tracker, shown) = reported(events)
+            progress.withLock {
+                $0.unfinished[download.id] = Unfinished(position: file.tag, start: clock.now, tracker: tracker)
+            }
+            for event in shown { observer.handle(event, of: item) }
         }
     }
 

@@ -109,9 +109,11 @@ struct DirectFileTests {
 
         #expect(run.status == .exited(0), "\(run.standardError)")
         let events = try JSONEvents(run.standardOutput)
-        let about = events.about(1).map { line in
+        // A body that came in pieces reports progress too, as a download's does: what the pieces are is the
+        // network's choice.
+        let about = events.about(1).compactMap { line -> String? in
             let name = line["event"] as! String
-            return name == "state" ? "state \(line["state"] as! String)" : name
+            return name == "progress" ? nil : name == "state" ? "state \(line["state"] as! String)" : name
         }
         #expect(
             about == [
@@ -121,6 +123,30 @@ struct DirectFileTests {
         #expect(events.named("verified").first?["algorithm"] as? String == "md5")
         #expect(events.named("done").first?["skipped"] as? Bool == false)
         #expect(try Self.small.firstDifference(fromFileAt: fixture.output("a.bin").path) == nil)
+    }
+
+    @Test("a slow small file reports its start once and its progress as it comes, before its end")
+    func slowFileProgress() async throws {
+        let slow = TestContent(seed: 84, size: 192 << 10)
+        let fixture = try Fixture(routes: [
+            "/slow.bin": .init(content: slow, faults: [.throttle(bytesPerSecond: 128 << 10)])
+        ])
+        defer { fixture.shutdown() }
+        let list = try fixture.list("\(fixture.server.url("/slow.bin"))\n")
+
+        let run = try await BraidCLI.run([
+            "-i", list, "-d", fixture.output("").path, "--no-fsync", "--json", "--progress-interval", "0.2",
+        ])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        let events = try JSONEvents(run.standardOutput)
+        let names = events.about(1).map { $0["event"] as! String }
+        #expect(names.filter { $0 == "start" }.count == 1, "\(names)")
+        let start = try #require(names.firstIndex(of: "start"))
+        let progress = names.indices.filter { names[$0] == "progress" }
+        #expect(!progress.isEmpty, "a second and a half of body reports progress: \(names)")
+        #expect(progress.allSatisfy { $0 > start && $0 < names.firstIndex(of: "done")! }, "\(names)")
+        #expect(try slow.firstDifference(fromFileAt: fixture.output("slow.bin").path) == nil)
     }
 
     @Test("a small file that fails its Content-MD5 is not placed: the full path refuses it, as it would alone")
@@ -238,9 +264,10 @@ struct DirectFileTests {
             options.syncOnCompletion = false
             submissions.append(
                 manager.makeSubmission(url: fixture.server.url(path), options: options, label: path, tag: tag) {
-                    file, ending in
+                    file, report in
                     let said: String
-                    switch ending {
+                    switch report {
+                    case .reported: return
                     case .completed: said = "completed"
                     case .stopped: said = "stopped"
                     case .handedOver: said = "handed over"

@@ -23,16 +23,22 @@ package final class DirectFile: Sendable {
     /// Where the user's credentials may go (`DownloadJob.scope(of:options:)`), worked out once: its parse of the URL
     /// gives the manager's queue the host too (`CredentialScope.origin(of:)`).
     let credentials: CredentialScope
-    /// Told how the file ended, on the thread it ended on (a pool's, whose other requests wait for it to return).
-    let onEnd: @Sendable (DirectFile, Ending) -> Void
+    /// Told what the file reports and how it ended, on the thread that has it (a pool's, whose other requests wait
+    /// for it to return): any number of `.reported`, then one end.
+    let onReport: @Sendable (DirectFile, Report) -> Void
     /// A stop asked for from any thread (`stop(_:)`), as a `Stop`'s raw value; 0 for none.
     private let stopping = Atomic<UInt8>(0)
     /// Whether it was submitted: a file runs once.
     private let submitted = Atomic<Bool>(false)
 
-    /// How a direct file ended.
-    package enum Ending: Sendable {
-        /// Fetched, checked and named, with the events a `Download` of it would have reported, in order.
+    /// What a direct file reports: the events of a body that comes in several pieces, as they come, then how it
+    /// ended.
+    package enum Report: Sendable {
+        /// Events reported as the body came (its start, its progress), before its end: none of them again at the
+        /// end.
+        case reported([DownloadEvent])
+        /// Fetched, checked and named, with the events a `Download` of it would have reported, in order (those not
+        /// reported before).
         case completed(DownloadResult, events: [DownloadEvent])
         /// Stopped (interrupted or cancelled), before it started or while its request ran: nothing was written.
         /// `events` are those a `Download` stopped then would have reported.
@@ -56,13 +62,13 @@ package final class DirectFile: Sendable {
 
     init(
         url: String, options: DownloadOptions, label: String, tag: Int,
-        onEnd: @escaping @Sendable (DirectFile, Ending) -> Void
+        onReport: @escaping @Sendable (DirectFile, Report) -> Void
     ) {
         self.url = url
         self.options = options
         self.label = label
         self.tag = tag
-        self.onEnd = onEnd
+        self.onReport = onReport
         credentials = DownloadJob.scope(of: url, options: options)
     }
 

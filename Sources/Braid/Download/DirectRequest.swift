@@ -41,22 +41,37 @@ final class DirectRequest: PoolClient {
     /// Told how the start ended, on the pool's thread, once.
     private let onEnd: (End) -> Void
     private let started = TransferEngine.now()
-    /// What the file reported so far, in order.
+    /// What the file has to report, in order, that it has not reported yet.
     private var events: [DownloadEvent] {
         get { log.events }
         set { log.events = newValue }
     }
-    private let log = EventLog()
+    private let log: EventLog
 
     /// The events of a start, which its prober reports through `@Sendable` closures on the pool's thread.
     private final class EventLog: @unchecked Sendable {
-        // @unchecked: touched on the pool's thread only, where the start and its request run.
+        // @unchecked: touched by one thread at a time: the pool's, where the start and its request run, then the
+        // blocking thread a flush is handed to.
         var events: [DownloadEvent] = [.state(.probing)]
+        private let file: DirectFile
+
+        init(_ file: DirectFile) {
+            self.file = file
+        }
+
+        /// Reports what was noted and `more` now, as a body being read whole comes (`Prober.onWholeBodyStart`,
+        /// `onWholeBody`).
+        func report(_ more: [DownloadEvent]) {
+            let now = events + more
+            events = []
+            file.onReport(file, .reported(now))
+        }
     }
 
     init(_ file: DirectFile, on pool: TransferPool, shared: Shared, logger: Logger, onEnd: @escaping (End) -> Void) {
         self.file = file
         self.pool = pool
+        log = EventLog(file)
         self.shared = shared
         self.logger = logger
         self.onEnd = onEnd
@@ -88,6 +103,17 @@ final class DirectRequest: PoolClient {
             isCancelled: { [file] in file.stopAsked != nil })
         prober.isFirstContact = true
         prober.readsWhole = DownloadJob.oneRequestLength
+        // As a download reports a body read whole that comes in pieces (`DownloadJob.makeProber`).
+        prober.onWholeBodyStart = { [log] resource in
+            let place = try? DestinationPaths.resolve(
+                options.destination, suggestedFilename: resource.suggestedFilename, nameFromURL: nameFromURL)
+            log.report([
+                .started(resource: resource, path: place?.path.string ?? "", resumedBytes: 0), .state(.downloading),
+            ])
+        }
+        prober.onWholeBody = { [log] received, total, seconds in
+            log.report([.progress(.oneRequest(received: received, of: total, seconds: seconds))])
+        }
         prober.startFirstGet(url, firstBytes: DownloadJob.oneRequestLength) { [self] ended in
             switch ended {
             case let .found(resource, first):
@@ -182,10 +208,10 @@ final class DirectRequest: PoolClient {
                 seconds: TransferEngine.now() - started,
                 statistics: ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds))
             events += notices
-            events += [
-                .started(resource: resource, path: result.path, resumedBytes: 0), .state(.downloading),
-                .state(.verifying), .completed(result), .state(.completed),
-            ]
+            if !first.startReported {
+                events += [.started(resource: resource, path: result.path, resumedBytes: 0), .state(.downloading)]
+            }
+            events += [.state(.verifying), .completed(result), .state(.completed)]
             return .completed(result, events: events)
         } catch {
             // Said by the full path, which meets it again, or not, and owns what it says.

@@ -12,21 +12,21 @@ extension DownloadManager {
 
     /// The file of `url` with `options`, for a caller that runs many and reads the manager's `events` only (as
     /// `makeDownload(url:options:label:keepingOwnEvents:)` with `keepingOwnEvents` false): a direct file where it
-    /// may be one (`DirectFile.accepts`), told its end with `onEnd`, else a download.
+    /// may be one (`DirectFile.accepts`), which tells `onReport` what it reports and how it ended, else a download.
     ///
     /// - Parameter tag: the caller's number for the file, such as its place in a list (`DirectFile.tag`).
     package func makeSubmission(
         url: String, options: DownloadOptions, label: String, tag: Int,
-        onEnd: @escaping @Sendable (DirectFile, DirectFile.Ending) -> Void
+        onReport: @escaping @Sendable (DirectFile, DirectFile.Report) -> Void
     ) -> Submission {
         guard DirectFile.accepts(url: url, options: options, limiter: limiter) else {
             return .download(makeDownload(url: url, options: options, label: label, keepingOwnEvents: false))
         }
-        return .file(DirectFile(url: url, options: options, label: label, tag: tag, onEnd: onEnd))
+        return .file(DirectFile(url: url, options: options, label: label, tag: tag, onReport: onReport))
     }
 
     /// Lines `submissions` up, in order, behind those already waiting, as `submit(_:paused:)` lines downloads up.
-    /// Each direct file tells its end to its `onEnd` (on the thread it ended on, never under the manager's lock),
+    /// Each direct file tells its end to its `onReport` (on the thread it ended on, never under the manager's lock),
     /// and a download it hands over reports on `events` from then on. A direct file submitted before tells a
     /// `.usage` error, as does one submitted after `finish()`.
     package func submit(_ submissions: [Submission]) {
@@ -69,7 +69,7 @@ extension DownloadManager {
     /// A direct file's start ended, on its pool's thread: the file ends, or goes on as a download in its place in
     /// the queue. The first download its end lets start goes on from this thread (`goOnFromPool`).
     private func ended(_ file: DirectFile, as id: ObjectIdentifier, on lane: PoolLanes.Lane, _ end: DirectRequest.End) {
-        let ending: DirectFile.Ending
+        let ending: DirectFile.Report
         switch end {
         case let .completed(result, events):
             ending = .completed(result, events: events)
@@ -87,7 +87,7 @@ extension DownloadManager {
             }
         }
         lanes.leave(lane)
-        file.onEnd(file, ending)
+        file.onReport(file, ending)
         let automatic = automatic.load(ordering: .relaxed)
         let next = change(handingOver: true) { state in
             state.files[id] = nil
@@ -105,7 +105,7 @@ extension DownloadManager {
         let download = makeDownload(url: file.url, options: file.options, label: file.label, keepingOwnEvents: false)
         _ = download.claim()
         // Told before the download runs, so that the caller knows it before any of its events.
-        file.onEnd(file, .handedOver(download, events: events))
+        file.onReport(file, .handedOver(download, events: events))
         return state.withLock { state in
             guard let (_, logger) = state.files.removeValue(forKey: id) else { return nil }
             state.downloads[id] = (download, logger)

@@ -106,7 +106,7 @@ extension DownloadManager {
         }
         for (waiters, outcome) in ended { for waiter in waiters { waiter(outcome) } }
         if !filesEnded.isEmpty {
-            for (file, ending) in filesEnded { file.onEnd(file, ending) }
+            for (file, ending) in filesEnded { file.onReport(file, ending) }
             // Held back until they were told (`perform`): a caller that reads `events` to its end has every end.
             state.withLock { state in
                 if state.finishing && state.queue.isEmpty { state.stream?.buffer.finish() }

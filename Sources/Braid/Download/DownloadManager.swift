@@ -93,7 +93,7 @@ public final class DownloadManager: Sendable {
         /// The direct files in the queue (`DirectFile`), and the logger each was submitted under.
         var files: [ObjectIdentifier: (file: DirectFile, logger: Logger)] = [:]
         /// Direct files that ended in the queue, never started, to tell once the lock is released.
-        var filesEnded: [(DirectFile, DirectFile.Ending)] = []
+        var filesEnded: [(DirectFile, DirectFile.Report)] = []
     }
 
     private let initialLimits: Limits
