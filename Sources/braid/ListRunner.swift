@@ -5,11 +5,13 @@ import Synchronization
 /// counted against its caps), and tells an observer about each download as its events arrive, so that each failure
 /// is reported as it happens. A failing download does not stop the others.
 ///
-/// The downloads are made and submitted a batch at a time (`batchSize`), the first before any event is read and
-/// each next one between two events, so that the first downloads run while the rest of a long list are made: ten
-/// thousand took 150 ms, which the first file waited for. A batch is made once fewer than `lookahead` submitted
-/// downloads are left unfinished, so that a list of a million files holds a few hundred downloads at a time, not a
-/// million (each about 1 KiB, with its options, waiting in the manager's queue).
+/// Each entry is submitted as the manager makes it (`DownloadManager.makeSubmission`): a direct file where it may
+/// be one, whose events and end come from the thread that ends it (`directFileReported`), else a download, whose
+/// events come on the manager's stream. They are made and submitted a batch at a time (`batchSize`), the first
+/// before any event is read and each next one as entries end, so that the first downloads run while the rest of a
+/// long list are made: ten thousand took 150 ms, which the first file waited for. A batch is made once fewer than
+/// `lookahead` submitted entries are left unfinished, so that a list of a million files holds a few hundred at a
+/// time, not a million (each about 1 KiB, with its options, waiting in the manager's queue).
 final class ListRunner: Sendable {
     /// The list's downloads, in list order.
     let items: [DownloadItem]

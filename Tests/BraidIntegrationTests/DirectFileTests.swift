@@ -19,36 +19,7 @@ struct DirectFileTests {
     static let large = TestContent(seed: 83, size: 3 << 20)
 
     /// A server, a scratch directory with an `out` folder, and the list file written into it.
-    struct Fixture {
-        let server: TestServer
-        let directory: TemporaryDirectory
-
-        init(routes: [String: TestServer.Route]) throws {
-            server = TestServer(routes: routes)
-            try server.start()
-            directory = try TemporaryDirectory(prefix: "braid-direct")
-            try FileManager.default.createDirectory(at: output(""), withIntermediateDirectories: true)
-        }
-
-        func output(_ name: String) -> URL { directory.appending("out").appendingPathComponent(name) }
-
-        func list(_ text: String) throws -> String {
-            let url = directory.appending("list.txt")
-            try Data(text.utf8).write(to: url)
-            return url.path
-        }
-
-        /// Every finished request, once the server is idle, as "METHOD target range".
-        var requests: [String] {
-            server.waitUntilIdle()
-            return server.requestLog.map { "\($0.method) \($0.target) \($0.range ?? "-")" }
-        }
-
-        func shutdown() {
-            server.shutdown()
-            directory.remove()
-        }
-    }
+    typealias Fixture = ListDownloadTests.Fixture
 
     @Test("small, redirected, large, missing and server-named files in one list: one request each, right files")
     func eachRequestOnce() async throws {
@@ -88,7 +59,7 @@ struct DirectFileTests {
             try FileManager.default.contentsOfDirectory(atPath: fixture.output("").path).sorted()
                 == expected.map(\.0).sorted())
         #expect(run.standardError.contains("404"))
-        let requests = fixture.requests
+        let requests = fixture.requestLines
         for target in ["/a.bin", "/b.bin", "/moved", "/target.bin", "/missing.bin", "/named"] {
             #expect(requests.filter { $0.hasPrefix("GET \(target) ") }.count == 1, "\(target): \(requests)")
         }
@@ -198,7 +169,7 @@ struct DirectFileTests {
         first.send(SIGINT)
         #expect(try await first.waitForExit(timeout: .seconds(20)) == .exited(130))
         try Data(Self.small.bytes(in: 0..<Self.small.size)).write(to: fixture.output("done.bin"))
-        let fromStart = { fixture.requests.filter { $0.hasPrefix("GET /half.bin bytes=0-") }.count }
+        let fromStart = { fixture.requestLines.filter { $0.hasPrefix("GET /half.bin bytes=0-") }.count }
         let before = fromStart()
 
         let run = try await BraidCLI.run(["-i", list, "-d", fixture.output("").path, "--no-fsync"])
@@ -210,7 +181,7 @@ struct DirectFileTests {
         #expect(rows["done.bin"]?.hasPrefix("skipped") == true, "\(rows)")
         #expect(rows["half.bin"]?.hasPrefix("completed") == true, "\(rows)")
         // The partial file was resumed, not fetched again from its start.
-        #expect(fromStart() == before, "\(fixture.requests)")
+        #expect(fromStart() == before, "\(fixture.requestLines)")
     }
 
     @Test("one after the other on one handle, a file's login and header do not go with the next file's request")
@@ -296,5 +267,13 @@ struct DirectFileTests {
         for (name, content) in [("a.bin", Self.small), ("b.bin", Self.other), ("large.bin", Self.large)] {
             #expect(try content.firstDifference(fromFileAt: fixture.output(name).path) == nil, "\(name)")
         }
+    }
+}
+
+extension ListDownloadTests.Fixture {
+    /// Every finished request, once the server is idle, as "METHOD target range".
+    var requestLines: [String] {
+        server.waitUntilIdle()
+        return server.requestLog.map { "\($0.method) \($0.target) \($0.range ?? "-")" }
     }
 }

@@ -15,7 +15,7 @@ import SystemPackage
 /// read whole by (`ReadWhole`), or on a blocking thread when it is to be flushed; whatever else the GET came to is
 /// handed over with it, for a download to go on from where it got to (`PooledStart.Handover`), so that no request is
 /// made twice.
-final class DirectRequest: PoolClient {
+final class DirectRequest: PoolErrand {
     /// How the start ended.
     enum End {
         case completed(DownloadResult, events: [DownloadEvent])
@@ -153,15 +153,6 @@ final class DirectRequest: PoolClient {
         let value: DirectRequest
         init(_ value: DirectRequest) { self.value = value }
     }
-
-    /// No timed work, and done once attached: the request is a client of its own.
-    func step(now: Double) -> Double { .infinity }
-    func willPerform() {}
-    func finished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {}
-    func didPerform() {}
-    var isFinished: Bool { true }
-    func detached() {}
-    var yieldsToVerifier: Bool { false }
 
     private func handover(
         _ probed: DownloadJob.Probed?, looked: DestinationPaths.Opened, earlier: Prober.FirstGetEnd? = nil

@@ -15,7 +15,7 @@ import CCurl
 /// the transfer to adopt; anything else the GET came to (a failure to retry, an error status, a redirect it may not
 /// follow), from there, which the blocking thread's first GET counts as its first attempt; a pause or a stop, from a
 /// new first GET, with the same look at the destination; and a destination that is not free, from a probe anew.
-final class PooledStart: PoolClient {
+final class PooledStart: PoolErrand {
     /// How far a start on the pool's thread went, for the blocking thread that goes on from there: the checks
     /// before the probe were made and `probing` reported.
     struct Handover: @unchecked Sendable {
@@ -76,16 +76,6 @@ final class PooledStart: PoolClient {
             }
         }
     }
-
-    /// No timed work: it lets the pool wait as long as it likes.
-    func step(now: Double) -> Double { .infinity }
-    func willPerform() {}
-    func finished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {}
-    func didPerform() {}
-    /// Done once attached: the request, if any, is a client of its own.
-    var isFinished: Bool { true }
-    func detached() {}
-    var yieldsToVerifier: Bool { false }
 
     private func handOver(
         _ probed: DownloadJob.Probed?, looked: DestinationPaths.Opened?, earlier: Prober.FirstGetEnd? = nil

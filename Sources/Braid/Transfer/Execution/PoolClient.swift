@@ -23,3 +23,17 @@ protocol PoolClient: AnyObject {
     /// Whether the pool's thread should let verifier threads have the CPU first while the client runs.
     var yieldsToVerifier: Bool { get }
 }
+
+/// A client that only does something on the pool's thread as it is attached (`attached(to:)`), such as a start that
+/// sends a request, which is a client of its own: done at once, with no timed work and no request of its own.
+protocol PoolErrand: PoolClient {}
+
+extension PoolErrand {
+    func step(now: Double) -> Double { .infinity }
+    func willPerform() {}
+    func finished(_ handle: UnsafeMutableRawPointer, result: CURLcode) {}
+    func didPerform() {}
+    var isFinished: Bool { true }
+    func detached() {}
+    var yieldsToVerifier: Bool { false }
+}
