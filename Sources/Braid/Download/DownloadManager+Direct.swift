@@ -80,7 +80,11 @@ extension DownloadManager {
             guard let started = handOver(file, as: id, events: []) else { return }
             return goOnFromPool(with: started)
         case let .goOn(handover, events):
-            guard let (id, download, logger) = handOver(file, as: id, events: events) else { return lanes.leave(lane) }
+            guard let (id, download, logger) = handOver(file, as: id, events: events) else {
+                // No longer in the queue (it cannot be, while it runs): nothing waits, paused, on the pool.
+                if case let .found(_, _, first?, _)? = handover.probed { first.cancel() }
+                return lanes.leave(lane)
+            }
             return download.goOn(from: handover, on: lane, logger: logger) { [self] outcome in
                 // On a blocking thread, which runs what the end lets start.
                 if let next = finished(id, download, outcome) { runHere(next) }
