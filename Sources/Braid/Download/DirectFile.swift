@@ -52,10 +52,11 @@ package final class DirectFile: Sendable {
         case interrupted = 1
         case cancelled = 2
 
+        /// What a download stopped so before anything of it was written says (`DownloadJob.stop`).
         var error: BraidError {
             switch self {
-            case .interrupted: BraidError(.interrupted, "interrupted")
-            case .cancelled: BraidError(.cancelled, "cancelled")
+            case .interrupted: DownloadJob.stop(.interrupted, paths: nil)
+            case .cancelled: DownloadJob.stop(.cancelled(removingPartialFile: false), paths: nil)
             }
         }
     }
