@@ -168,31 +168,24 @@ final class DirectRequest: PoolErrand {
         opened: DestinationPaths.Opened
     ) -> End? {
         let options = file.options
-        // A name the server gives counts only where the destination does not name the file.
-        if resource.suggestedFilename != nil && !options.destination.namesFile {
-            guard
-                (try? DestinationPaths.resolve(
-                    options.destination, suggestedFilename: resource.suggestedFilename, nameFromURL: nameFromURL))
-                    == opened.place
-            else { return nil }
-        }
         do throws(BraidError) {
-            let paths: DestinationPaths
-            if let looked = opened.paths {
-                paths = looked
-            } else {
-                // Looked at and found without its directory, which is made now.
-                paths = try DestinationPaths.open(opened.place, creating: true, known: shared.directories)
-            }
-            try ReadWhole.claim(paths, for: file.url, by: file.label, in: shared.claims)
-            let offered = try DownloadJob.offeredDigests(
-                options: options, checksumFiles: shared.checksumFiles, for: resource, paths: paths)
+            // A name the server gives counts only where the destination does not name the file.
+            let place =
+                resource.suggestedFilename == nil || options.destination.namesFile
+                ? opened.place
+                : try DestinationPaths.resolve(
+                    options.destination, suggestedFilename: resource.suggestedFilename, nameFromURL: nameFromURL)
+            let (paths, lookedAt) = try ReadWhole.claim(
+                place, opened: opened, for: file.url, by: file.label, in: shared.claims,
+                directories: shared.directories)
+            guard lookedAt else { return nil }
             var notices: [DownloadEvent] = []
-            let notice = { (message: String) in notices.append(DownloadEvent.notice(message).sanitised) }
-            let digest = DownloadJob.unrecordedDigest(offered: offered, notice: notice)
-            guard ReadWhole.matches(body, digest),
-                try ReadWhole.place(body, of: resource, at: paths, options: options, notice: notice)
+            guard
+                let placed = try ReadWhole.checkAndPlace(
+                    body, of: resource, at: paths, options: options, checksumFiles: shared.checksumFiles,
+                    notice: { notices.append(DownloadEvent.notice($0).sanitised) })
             else { return nil }
+            let digest = placed.digest
             let length = Int64(body.count)
             let result = DownloadResult(
                 path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,

@@ -293,16 +293,7 @@ extension DownloadJob {
         for resource: RemoteResource, opened: DestinationPaths.Opened?
     ) throws(BraidError) -> (DestinationPaths, lookedAt: Bool) {
         let place = try place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
-        let paths: DestinationPaths
-        let lookedAt = opened?.place == place
-        if lookedAt, let looked = opened?.paths {
-            paths = looked
-        } else {
-            // Not looked at, or looked at and found without its directory, which is made now.
-            paths = try DestinationPaths.open(place, creating: true, known: directories)
-        }
-        try ReadWhole.claim(paths, for: url, by: label, in: claims)
-        return (paths, lookedAt)
+        return try ReadWhole.claim(place, opened: opened, for: url, by: label, in: claims, directories: directories)
     }
 
     /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh. The

@@ -19,12 +19,13 @@ extension DownloadJob {
         started: Double,
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> AttemptOutcome? {
-        let length = Int64(body.count)
-        guard resource.length == length else { return nil }
-        let digest = unrecordedDigest(offered: try offeredDigests(for: resource, paths: paths))
-        guard ReadWhole.matches(body, digest),
-            try ReadWhole.place(body, of: resource, at: paths, options: options, notice: { emit(.notice($0)) })
+        guard
+            let placed = try ReadWhole.checkAndPlace(
+                body, of: resource, at: paths, options: options, checksumFiles: checksumFiles,
+                notice: { emit(.notice($0)) })
         else { return nil }
+        let length = Int64(body.count)
+        let digest = placed.digest
         if !first.startReported { reportStart(of: resource, at: paths.finalPath.string) }
         // Transferred, verified (in memory, above) and committed: the stages a partial file goes through.
         lifecycle.advance()

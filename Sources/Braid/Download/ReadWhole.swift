@@ -37,12 +37,22 @@ enum ReadWhole {
         return (afresh, DestinationPaths.Opened(place: place, paths: paths))
     }
 
-    /// Takes `paths` as the destination of `url`'s download, named `label` in messages: refused if another download
-    /// of the same manager goes there, or if it or one of its companions is a path the manager keeps from
-    /// downloads.
+    /// Takes `place` as the destination of `url`'s download, named `label` in messages, and opens it: as the look
+    /// before the first GET opened it (`opened`) when it is the place looked at, else afresh, making what is missing
+    /// of its directories. Refused if another download of the same manager goes there, or if it or one of its
+    /// companions is a path the manager keeps from downloads. Returns too whether it is the place looked at.
     static func claim(
-        _ paths: DestinationPaths, for url: String, by label: String, in claims: DestinationClaims?
-    ) throws(BraidError) {
+        _ place: DestinationPaths.Place, opened: DestinationPaths.Opened?, for url: String, by label: String,
+        in claims: DestinationClaims?, directories: OpenDirectories?
+    ) throws(BraidError) -> (DestinationPaths, lookedAt: Bool) {
+        let paths: DestinationPaths
+        let lookedAt = opened?.place == place
+        if lookedAt, let looked = opened?.paths {
+            paths = looked
+        } else {
+            // Not looked at, or looked at and found without its directory, which is made now.
+            paths = try DestinationPaths.open(place, creating: true, known: directories)
+        }
         if let owner = claims?.reservation(of: paths.finalPath) {
             throw BraidError(
                 .fileExists,
@@ -57,10 +67,35 @@ enum ReadWhole {
                 remedies: [.chooseAnotherDestination]
             )
         }
+        return (paths, lookedAt)
+    }
+
+    /// What `checkAndPlace` placed a file with.
+    struct Placed {
+        /// The digest it was checked against; nil when it had none, and only its length was checked.
+        let digest: ExpectedDigest?
+    }
+
+    /// Checks `body`, the whole of `resource`, against its length and the digest it is held to (of those offered
+    /// for a download with `options`: `DownloadJob.offeredDigests`, `unrecordedDigest`), then places it at `paths`
+    /// (`place`). Nil, with nothing written, when it fails its check or cannot be placed so: a partial file then
+    /// takes over. `notice` is told a weaker digest overruled and a time not set.
+    static func checkAndPlace(
+        _ body: [UInt8], of resource: RemoteResource, at paths: DestinationPaths, options: DownloadOptions,
+        checksumFiles: ChecksumFiles, notice: (String) -> Void
+    ) throws(BraidError) -> Placed? {
+        guard resource.length == Int64(body.count) else { return nil }
+        let offered = try DownloadJob.offeredDigests(
+            options: options, checksumFiles: checksumFiles, for: resource, paths: paths)
+        let digest = DownloadJob.unrecordedDigest(offered: offered, notice: notice)
+        guard matches(body, digest), try place(body, of: resource, at: paths, options: options, notice: notice) else {
+            return nil
+        }
+        return Placed(digest: digest)
     }
 
     /// Whether `body` has `digest`, when there is one.
-    static func matches(_ body: [UInt8], _ digest: ExpectedDigest?) -> Bool {
+    private static func matches(_ body: [UInt8], _ digest: ExpectedDigest?) -> Bool {
         guard let digest else { return true }
         let hasher = Hasher(digest.algorithm)
         body.withUnsafeBytes { hasher.update($0) }
@@ -76,7 +111,7 @@ enum ReadWhole {
     /// (`DestinationPaths.moveIntoPlace`): that is thrown.
     ///
     /// - Parameter notice: told what the user should know that does not stop the file (its time was not set).
-    static func place(
+    private static func place(
         _ body: [UInt8], of resource: RemoteResource, at paths: DestinationPaths, options: DownloadOptions,
         notice: (String) -> Void
     ) throws(BraidError) -> Bool {
