@@ -39,7 +39,7 @@ extension DownloadManager {
                     actions += enqueue(download, waiter: nil, logger: logger, paused: false, into: &state)
                 case let .file(file):
                     let id = ObjectIdentifier(file)
-                    guard !state.finishing, !state.queue.contains(id), file.claim() else {
+                    guard !state.finishing, file.claim() else {
                         let error = BraidError(
                             .usage,
                             state.finishing
