@@ -263,7 +263,7 @@ public final class Download: Sendable {
         let final: DownloadState
         switch result {
         case .success: final = .completed
-        case let .failure(error): final = error.code == .cancelled ? .cancelled : .failed
+        case let .failure(error): final = DownloadState(endedBy: error)
         }
         currentState.withLock { $0 = final }
         report(.state(final))
@@ -275,7 +275,7 @@ public final class Download: Sendable {
     /// Ends a claimed download that never ran, as running it would have ended: its state, its last event.
     /// - Returns: the final state, which the caller reports to the manager's stream.
     func end(unstarted error: BraidError) -> DownloadState {
-        let final: DownloadState = error.code == .cancelled ? .cancelled : .failed
+        let final = DownloadState(endedBy: error)
         currentState.withLock { $0 = final }
         queue?.push(.state(final))
         queue?.finish()

@@ -74,7 +74,8 @@ extension DownloadManager {
         case let .completed(result, events):
             ending = .completed(result, events: events)
         case let .stopped(stop, events):
-            ending = .stopped(stop.error, events: events + [.state(stop == .cancelled ? .cancelled : .failed)])
+            let error = stop.error
+            ending = .stopped(error, events: events + [.state(DownloadState(endedBy: error))])
         case .startAfresh:
             lanes.leave(lane)
             guard let started = handOver(file, as: id, events: []) else { return }

@@ -304,8 +304,7 @@ extension DownloadManager {
                     : BraidError(.interrupted, "interrupted before it started")
                 if let (file, _) = state.files.removeValue(forKey: id) {
                     // As `Download.end(unstarted:)` ends.
-                    let final: DownloadState = ending == .cancelled ? .cancelled : .failed
-                    state.filesEnded.append((file, .stopped(error, events: [.state(final)])))
+                    state.filesEnded.append((file, .stopped(error, events: [.state(DownloadState(endedBy: error))])))
                     continue
                 }
                 guard let (download, _) = state.downloads.removeValue(forKey: id) else { continue }

@@ -11,4 +11,9 @@ public enum DownloadState: String, Sendable, Codable, CaseIterable {
 
     /// Whether the download has ended, one way or another.
     public var isFinal: Bool { self == .completed || self == .failed || self == .cancelled }
+
+    /// The state a download that `error` ended ends in: `cancelled` when it was cancelled, else `failed`.
+    init(endedBy error: BraidError) {
+        self = error.code == .cancelled ? .cancelled : .failed
+    }
 }
