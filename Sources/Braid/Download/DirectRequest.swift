@@ -88,8 +88,7 @@ final class DirectRequest: PoolErrand {
             (try? DownloadJob.checkBeforeStart(
                 url: url, parsed: parsed, options: options, checksumFiles: shared.checksumFiles,
                 directories: shared.directories)) != nil,
-            case let nameFromURL = options.destination.namesFile
-                ? nil : parsed.flatMap(DestinationPaths.filename(from:)),
+            case let nameFromURL = DestinationPaths.nameFromURL(parsed, for: options.destination),
             let place = try? DestinationPaths.resolve(
                 options.destination, suggestedFilename: nil, nameFromURL: nameFromURL),
             case (true, let opened?) = ReadWhole.look(

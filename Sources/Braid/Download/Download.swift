@@ -237,8 +237,7 @@ public final class Download: Sendable {
             logger: logger,
             chunks: chunkChannel,
             parsedURL: parsedURL,
-            // Never asked for where the destination names the file: a list's `out=` names each one.
-            nameFromURL: options.destination.namesFile ? nil : parsedURL.flatMap(DestinationPaths.filename(from:)),
+            nameFromURL: DestinationPaths.nameFromURL(parsedURL, for: options.destination),
             credentials: credentials
         ) { [self, logger] event in
             let event = event.sanitised

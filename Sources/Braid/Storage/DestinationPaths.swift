@@ -156,6 +156,12 @@ struct DestinationPaths: Sendable, Equatable {
         URLComponents(string: url).flatMap(filename(from:))
     }
 
+    /// The name a URL already parsed gives a file going to `destination`: none where the destination names the file
+    /// itself (a list's `out=`), which then never works it out.
+    static func nameFromURL(_ parsed: URLComponents?, for destination: DownloadOptions.Destination) -> String? {
+        destination.namesFile ? nil : parsed.flatMap(filename(from:))
+    }
+
     /// `filename(fromURL:)` of a URL already parsed.
     static func filename(from components: URLComponents) -> String? {
         // The last segment that is not empty, found from the end: a list asks for every file's.
