@@ -40,11 +40,8 @@ extension DownloadManager {
                 case let .file(file):
                     let id = ObjectIdentifier(file)
                     guard !state.finishing, file.claim() else {
-                        let error = BraidError(
-                            .usage,
-                            state.finishing
-                                ? "the download manager was finished; submit downloads before finish()"
-                                : "this file has already been submitted")
+                        let error = Self.refusal(
+                            finishing: state.finishing, again: "this file has already been submitted")
                         state.filesEnded.append((file, .stopped(error, events: [.state(.failed)])))
                         continue
                     }

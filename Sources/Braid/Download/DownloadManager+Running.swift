@@ -147,11 +147,9 @@ extension DownloadManager {
             return []
         }
         guard !state.finishing, download.claim() else {
-            let error = BraidError(
-                .usage,
-                state.finishing
-                    ? "the download manager was finished; submit downloads before finish()"
-                    : "this download has already been run or submitted; create a new Download")
+            let error = Self.refusal(
+                finishing: state.finishing,
+                again: "this download has already been run or submitted; create a new Download")
             state.stream?.buffer.push(.finished(download, .failure(error)))
             if let waiter { state.ended.append(([waiter], .failure(error))) }
             return []
@@ -163,6 +161,12 @@ extension DownloadManager {
         return state.queue.submit(
             id, host: download.credentials.origin(of: download.url)?.host ?? "", requestedConnections: requested,
             held: paused)
+    }
+
+    /// The usage error a submission is refused with: after `finish()`, or else `again`, for what was submitted
+    /// before.
+    static func refusal(finishing: Bool, again: String) -> BraidError {
+        BraidError(.usage, finishing ? "the download manager was finished; submit downloads before finish()" : again)
     }
 
     /// Cancels `downloads` at once, under one lock, so that none of them starts while the others are cancelled.
