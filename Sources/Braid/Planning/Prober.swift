@@ -397,8 +397,8 @@ struct Prober {
     /// (all of it when nil), with `conditions` (`If-Modified-Since: …`), asking for the digest of a response kept
     /// whole so that it can be checked as it lands (as the range requests ask, `Source`). A GET that asks S3 for its
     /// checksums asks for the whole object, with no range: S3 sends an object's checksums with no ranged one. The
-    /// caller sets the callbacks. Shared by the probe's hops and a manager's direct files (`DirectRequest`).
-    static func configureFirstGet(
+    /// caller sets the callbacks.
+    private static func configureFirstGet(
         _ handle: EasyHandle, to current: String, options: RequestOptions, firstBytes: Int64?, conditions: [String],
         multiplexes: Bool, http2Failed: Bool
     ) {
