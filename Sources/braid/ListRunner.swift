@@ -268,9 +268,9 @@ final class ListRunner: Sendable {
     /// events and outcome are, or, handed over to a download, followed on the event stream from now on.
     private func directFileReported(_ file: DirectFile, _ report: DirectFile.Report) {
         let item = items[file.tag]
-        let reportsStates = observer.readsStates
         func reported(_ events: [DownloadEvent]) -> (DownloadOutcome.Tracker, [DownloadEvent]) {
-            let shown = events.filter { reportsStates || !$0.isStateOrResult }
+            // Those the manager's stream would carry: a download's come on it.
+            let shown = events.filter(manager.streams)
             var tracker = progress.withLock { $0.reporting.removeValue(forKey: file.tag) } ?? DownloadOutcome.Tracker()
             for event in shown { tracker.note(event) }
             return (tracker, shown)

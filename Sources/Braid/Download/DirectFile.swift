@@ -32,7 +32,8 @@ package final class DirectFile: Sendable {
     private let submitted = Atomic<Bool>(false)
 
     /// What a direct file reports: the events of a body that comes in several pieces, as they come, then how it
-    /// ended.
+    /// ended. Its events are all of them, states and results too: a caller shows those the manager's stream would
+    /// carry (`DownloadManager.streams`).
     package enum Report: Sendable {
         /// Events reported as the body came (its start, its progress), before its end: none of them again at the
         /// end.

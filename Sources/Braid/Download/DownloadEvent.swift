@@ -27,7 +27,7 @@ extension DownloadEvent {
 
     /// Whether it is a state or the result: what a `DownloadManager` made without `streamingStates` leaves out of
     /// its stream, whose `.finished` carries the result too.
-    package var isStateOrResult: Bool {
+    var isStateOrResult: Bool {
         switch self {
         case .state, .completed: true
         case .started, .progress, .retry, .notice: false

@@ -208,8 +208,9 @@ extension DownloadManager {
     }
 
     /// Whether a download's `event` goes into `events`: every one, unless the manager was made without
-    /// `streamingStates`, which leaves out states and results (`DownloadEvent.isStateOrResult`).
-    private func streams(_ event: DownloadEvent) -> Bool {
+    /// `streamingStates`, which leaves out states and results (`DownloadEvent.isStateOrResult`). A caller of
+    /// direct files shows those of their events that it says, as the stream would (`DirectFile.Report`).
+    package func streams(_ event: DownloadEvent) -> Bool {
         streamsStates || !event.isStateOrResult
     }
 
