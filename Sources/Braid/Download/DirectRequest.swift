@@ -41,11 +41,7 @@ final class DirectRequest: PoolErrand {
     /// Told how the start ended, on the pool's thread, once.
     private let onEnd: (End) -> Void
     private let started = TransferEngine.now()
-    /// What the file has to report, in order, that it has not reported yet.
-    private var events: [DownloadEvent] {
-        get { log.events }
-        set { log.events = newValue }
-    }
+    /// What the file has to report, in order, that it has not reported yet (`EventLog.events`).
     private let log: EventLog
 
     /// The events of a start, which its prober reports through `@Sendable` closures on the pool's thread.
@@ -126,9 +122,9 @@ final class DirectRequest: PoolErrand {
                     request.value.endReadWhole(resource, first: first, nameFromURL: nameFromURL, opened: opened)
                 }
             case let .unsettled(earlier):
-                end(.goOn(handover(nil, looked: opened, earlier: earlier), events: events))
+                end(.goOn(handover(nil, looked: opened, earlier: earlier), events: log.events))
             case .stopped:
-                end(.stopped(file.stopAsked ?? .interrupted, events: events))
+                end(.stopped(file.stopAsked ?? .interrupted, events: log.events))
             }
         }
     }
@@ -144,7 +140,7 @@ final class DirectRequest: PoolErrand {
             return end(placed)
         }
         let probed = DownloadJob.Probed.found(resource, mirrors: [], first: first, opened: opened)
-        end(.goOn(handover(probed, looked: opened), events: events))
+        end(.goOn(handover(probed, looked: opened), events: log.events))
     }
 
     /// The start, handed to the blocking thread that ends it, which alone touches it from then on.
@@ -190,12 +186,12 @@ final class DirectRequest: PoolErrand {
                 path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
                 seconds: TransferEngine.now() - started,
                 statistics: ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds))
-            events += notices
+            log.events += notices
             if !first.startReported {
-                events += [.started(resource: resource, path: result.path, resumedBytes: 0), .state(.downloading)]
+                log.events += [.started(resource: resource, path: result.path, resumedBytes: 0), .state(.downloading)]
             }
-            events += [.state(.verifying), .completed(result), .state(.completed)]
-            return .completed(result, events: events)
+            log.events += [.state(.verifying), .completed(result), .state(.completed)]
+            return .completed(result, events: log.events)
         } catch {
             // Said by the full path, which meets it again, or not, and owns what it says.
             return nil
