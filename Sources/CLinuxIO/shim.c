@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include "CLinuxIO.h"
@@ -29,6 +30,33 @@ int braid_start_writeback(int descriptor, int64_t offset, int64_t length) {
     (void)descriptor; (void)offset; (void)length;
     return 0;
 #endif
+}
+
+int braid_sync_file_system(int descriptor) {
+    return syncfs(descriptor);
+}
+
+int64_t braid_unwritten_bytes(void) {
+    FILE *meminfo = fopen("/proc/meminfo", "re");
+    if (meminfo == NULL) return -1;
+    char line[256];
+    long long kibibytes, total = 0;
+    int found = 0;
+    while (found < 2 && fgets(line, sizeof line, meminfo) != NULL) {
+        if (sscanf(line, "Dirty: %lld kB", &kibibytes) == 1 || sscanf(line, "Writeback: %lld kB", &kibibytes) == 1) {
+            total += kibibytes;
+            found += 1;
+        }
+    }
+    fclose(meminfo);
+    return found == 2 ? (int64_t)total * 1024 : -1;
+}
+
+int braid_kernel_at_least(int major, int minor) {
+    struct utsname name;
+    int runningMajor = 0, runningMinor = 0;
+    if (uname(&name) != 0 || sscanf(name.release, "%d.%d", &runningMajor, &runningMinor) != 2) return 0;
+    return runningMajor > major || (runningMajor == major && runningMinor >= minor);
 }
 
 double braid_thread_busy_seconds(void) {

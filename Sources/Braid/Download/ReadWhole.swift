@@ -76,22 +76,61 @@ enum ReadWhole {
         let digest: ExpectedDigest?
     }
 
-    /// Checks `body`, the whole of `resource`, against its length and the digest it is held to (of those offered
-    /// for a download with `options`: `DownloadJob.offeredDigests`, `unrecordedDigest`), then places it at `paths`
-    /// (`place`). Nil, with nothing written, when it fails its check or cannot be placed so: a partial file then
-    /// takes over. `notice` is told a weaker digest overruled and a time not set.
+    /// A file read whole, checked and written without a name (`checkAndWrite`), for its caller to name.
+    struct Written {
+        let file: UnnamedFile
+        /// The digest it was checked against; nil when it had none, and only its length was checked.
+        let digest: ExpectedDigest?
+    }
+
+    /// Checks `body`, the whole of `resource`, and places it at `paths` (`checkAndWrite`, then `name`), flushed
+    /// first when `options` say so. Nil, with nothing named, when it fails its check or cannot be placed so: a
+    /// partial file then takes over. `notice` is told a weaker digest overruled and a time not set.
     static func checkAndPlace(
         _ body: [UInt8], of resource: RemoteResource, at paths: DestinationPaths, options: DownloadOptions,
         checksumFiles: ChecksumFiles, notice: (String) -> Void
     ) throws(BraidError) -> Placed? {
+        guard
+            let written = try checkAndWrite(
+                body, of: resource, at: paths, options: options, checksumFiles: checksumFiles, notice: notice),
+            try name(written.file, at: paths, options: options)
+        else { return nil }
+        return Placed(digest: written.digest)
+    }
+
+    /// Checks `body`, the whole of `resource`, against its length and the digest it is held to (of those offered
+    /// for a download with `options`: `DownloadJob.offeredDigests`, `unrecordedDigest`), then writes it into an
+    /// unnamed file in the directory of `paths` (`UnnamedFile`), with the server's time when `options` ask for it:
+    /// no `FILE.part`, lock or manifest. Nil, with nothing written, when it fails its check or the file system makes
+    /// no unnamed file: a partial file then takes over. `notice` is told a weaker digest overruled and a time not
+    /// set.
+    static func checkAndWrite(
+        _ body: [UInt8], of resource: RemoteResource, at paths: DestinationPaths, options: DownloadOptions,
+        checksumFiles: ChecksumFiles, notice: (String) -> Void
+    ) throws(BraidError) -> Written? {
         guard resource.length == Int64(body.count) else { return nil }
         let offered = try DownloadJob.offeredDigests(
             options: options, checksumFiles: checksumFiles, for: resource, paths: paths)
         let digest = DownloadJob.unrecordedDigest(offered: offered, notice: notice)
-        guard matches(body, digest), try place(body, of: resource, at: paths, options: options, notice: notice) else {
-            return nil
+        guard matches(body, digest), let directory = paths.final.directory else { return nil }
+        let made: UnnamedFile?
+        do {
+            made = try UnnamedFile.create(in: directory)
+        } catch {
+            throw .localIO("cannot create \(paths.final)", error)
         }
-        return Placed(digest: digest)
+        guard let file = made else { return nil }
+        let failed = body.withUnsafeBytes { bytes -> Errno? in
+            do throws(Errno) {
+                try file.write(bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failed { throw .localIO("writing \(paths.final)", failed) }
+        setRemoteTime(of: file.descriptor, resource: resource, options: options, shownAs: paths.final, notice: notice)
+        return Written(file: file, digest: digest)
     }
 
     /// Whether `body` has `digest`, when there is one.
@@ -102,60 +141,57 @@ enum ReadWhole {
         return hasher.finalize() == digest.bytes
     }
 
-    /// Writes `body`, the whole of `resource`, into an unnamed file in the directory of `paths` and gives it its
-    /// final name (`UnnamedFile`), flushed first when `options` say so, with the server's time when they ask for
-    /// it: no `FILE.part`, lock or manifest. False, with nothing left behind, when it cannot go this way and a
-    /// partial file is to take over: the file system makes or names no unnamed file.
+    /// Gives `file` its final name at `paths`, flushed first when `options` say so, and makes the name durable.
+    /// False, with nothing named, when the file system names no unnamed file: the partial file takes over, and is
+    /// renamed (`UnnamedFile.name`: named neither with `AT_EMPTY_PATH`, a right older kernels give root only, nor
+    /// through `/proc`, which is not mounted).
     ///
     /// A file that appeared at the final name meanwhile is left alone, as a partial file's rename leaves it
-    /// (`DestinationPaths.moveIntoPlace`): that is thrown.
-    ///
-    /// - Parameter notice: told what the user should know that does not stop the file (its time was not set).
-    private static func place(
-        _ body: [UInt8], of resource: RemoteResource, at paths: DestinationPaths, options: DownloadOptions,
-        notice: (String) -> Void
+    /// (`DestinationPaths.moveIntoPlace`): that is thrown (`error(of:at:)`).
+    private static func name(
+        _ file: UnnamedFile, at paths: DestinationPaths, options: DownloadOptions
     ) throws(BraidError) -> Bool {
-        guard let directory = paths.final.directory else { return false }
-        let made: UnnamedFile?
-        do {
-            made = try UnnamedFile.create(in: directory)
-        } catch {
-            throw .localIO("cannot create \(paths.final)", error)
-        }
-        guard let file = made else { return false }
-        let written = body.withUnsafeBytes { bytes -> Errno? in
-            do throws(Errno) {
-                try file.write(bytes)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let written { throw .localIO("writing \(paths.final)", written) }
-        setRemoteTime(of: file.descriptor, resource: resource, options: options, shownAs: paths.final, notice: notice)
         if options.syncOnCompletion {
             do {
                 try file.descriptor.synchronize()
             } catch {
-                throw .localIO("syncing \(paths.final)", error)
+                throw Self.error(of: .flush(error), at: paths)
             }
         }
         do {
             try file.name(paths.final)
         } catch .fileExists {
-            throw BraidError(
+            throw Self.error(of: .name(.fileExists), at: paths)
+        } catch {
+            return false
+        }
+        if options.syncOnCompletion { paths.final.synchronizeDirectory() }
+        return true
+    }
+
+    /// Whether a file written whole with `options` is flushed and named by a manager's `NamingQueue`, with others,
+    /// rather than in its download's slot (`name`): where it is to be flushed, and naming an unnamed file is known
+    /// to work here (`UnnamedFile.namesFiles`), so that what fails in the queue is the file's own, never a way for
+    /// a partial file to take over.
+    static func namedInQueue(options: DownloadOptions) -> Bool {
+        options.syncOnCompletion && UnnamedFile.namesFiles
+    }
+
+    /// The error a file read whole ends with where its flush or its name at `paths` failed (`failure`).
+    static func error(of failure: NamingQueue.Failure, at paths: DestinationPaths) -> BraidError {
+        switch failure {
+        case let .flush(error):
+            .localIO("syncing \(paths.final)", error)
+        case .name(.fileExists):
+            BraidError(
                 .fileExists,
                 "\(paths.final) appeared while downloading and was left alone; the downloaded data was not kept",
                 remedies: [.overwrite],
                 cause: .errno(.fileExists)
             )
-        } catch {
-            // Named neither with AT_EMPTY_PATH (a right older kernels give root only) nor through /proc (not
-            // mounted), or on a file system with no hard links: the partial file takes over, and is renamed.
-            return false
+        case let .name(error):
+            .localIO("naming \(paths.final)", error)
         }
-        if options.syncOnCompletion { paths.final.synchronizeDirectory() }
-        return true
     }
 
     /// Gives the file at `descriptor` the server's modification time of `resource`, where `options` ask for it

@@ -22,6 +22,13 @@ extension FileDescriptor {
         }
     }
 
+    /// Makes everything written to the file system the file is on durable (`syncfs`): the file's data and
+    /// attributes, and every other file's. Throws where writing back a file of it failed since this descriptor was
+    /// opened, on Linux 5.8 and later only: before, such a failure went unreported.
+    func synchronizeFileSystem(retryOnInterrupt: Bool = true) throws(Errno) {
+        try Errno.check(retryOnInterrupt: retryOnInterrupt) { braid_sync_file_system(rawValue) }
+    }
+
     /// Starts writing `range` of the file back to disk without waiting for it (`sync_file_range` with
     /// `SYNC_FILE_RANGE_WRITE`), so that a later `synchronize()` has less to do. Promises no durability.
     func startWriteBack(of range: Range<Int64>, retryOnInterrupt: Bool = true) throws(Errno) {

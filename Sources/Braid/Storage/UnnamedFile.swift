@@ -1,4 +1,5 @@
 import CLinuxIO
+import Synchronization
 import SystemPackage
 
 /// A new file made without a name in a download's directory (`O_TMPFILE`), written whole, and given its final
@@ -52,7 +53,14 @@ final class UnnamedFile {
                 try Errno.check { braid_link_unnamed(descriptor.rawValue, base, name) }
             }
         }
+        if !Self.named.load(ordering: .relaxed) { Self.named.store(true, ordering: .relaxed) }
     }
+
+    /// Whether this process has named an unnamed file: naming one is then known to work here (the kernel let
+    /// `linkat` name a descriptor, or `/proc` was there to go through), and a later failure to name one is that
+    /// file's own (its name taken, the disk full), not a way the system has.
+    static var namesFiles: Bool { named.load(ordering: .relaxed) }
+    private static let named = Atomic<Bool>(false)
 
     deinit {
         try? descriptor.close()

@@ -7,6 +7,18 @@
 /// that Swift's Glibc module does not expose. Returns 0 or -1 with errno set; a no-op where it does not exist.
 int braid_start_writeback(int descriptor, int64_t offset, int64_t length);
 
+/// Makes everything written to the file system that `descriptor` is on durable (syncfs), a GNU extension that
+/// Swift's Glibc module does not expose. Returns 0, or -1 with errno set: since Linux 5.8 also where writing back a
+/// file of it failed since `descriptor` was opened (before, such a failure went unreported).
+int braid_sync_file_system(int descriptor);
+
+/// The bytes the whole system has written and not yet on disk: Dirty and Writeback of /proc/meminfo. Returns -1
+/// where that cannot be read.
+int64_t braid_unwritten_bytes(void);
+
+/// Whether the running kernel is at least `major`.`minor` (uname). Returns 1 or 0; 0 where it cannot be told.
+int braid_kernel_at_least(int major, int minor);
+
 /// Sets the calling thread's nice value (Linux schedules threads individually); returns the previous one.
 int braid_set_thread_nice(int nice);
 
