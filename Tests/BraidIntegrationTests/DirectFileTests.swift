@@ -268,6 +268,54 @@ struct DirectFileTests {
             #expect(try content.firstDifference(fromFileAt: fixture.output(name).path) == nil, "\(name)")
         }
     }
+
+    @Test("flushed direct files wait for their names out of the queue, and each tells its end before the stream ends")
+    func flushedFilesNamed() async throws {
+        let contents = (0..<24).map { TestContent(seed: 100 + UInt64($0), size: UInt64(4 << 10 + $0 * 100)) }
+        var routes: [String: TestServer.Route] = [:]
+        for (index, content) in contents.enumerated() { routes["/f\(index).bin"] = .init(content: content) }
+        let fixture = try Fixture(routes: routes)
+        defer { fixture.shutdown() }
+        // Twice: the first run's first files name themselves, after which this process is known to name unnamed
+        // files, so that every file of the second goes through the manager's naming queue.
+        for round in ["one", "two"] {
+            let manager = DownloadManager(limits: .init(concurrentDownloads: .fixed(8)), streamingStates: false)
+            let events = manager.events
+            let ends = Mutex<[Int: [String]]>([:])
+            var submissions: [DownloadManager.Submission] = []
+            for index in contents.indices {
+                var options = DownloadOptions()
+                options.destination = .below(fixture.output("").path, subdirectory: round, name: "f\(index).bin")
+                #expect(options.syncOnCompletion, "flushed, as by default")
+                submissions.append(
+                    manager.makeSubmission(
+                        url: fixture.server.url("/f\(index).bin"), options: options, label: "f\(index)", tag: index
+                    ) { file, report in
+                        let said: String
+                        switch report {
+                        case .reported: return
+                        case let .completed(result, _): said = "completed \(result.bytes)"
+                        case let .stopped(error, _): said = "stopped \(error)"
+                        case .handedOver: said = "handed over"
+                        }
+                        ends.withLock { $0[file.tag, default: []].append(said) }
+                    })
+            }
+            manager.submit(submissions)
+            manager.finish()
+            for await _ in events {}
+            // The stream ended: every file has told its end by now.
+            let told = ends.withLock { $0 }
+            for (index, content) in contents.enumerated() {
+                #expect(told[index] == ["completed \(content.size)"], "\(round) f\(index): \(told[index] ?? [])")
+                #expect(
+                    try content.firstDifference(fromFileAt: fixture.output("\(round)/f\(index).bin").path) == nil,
+                    "\(round) f\(index)")
+            }
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: fixture.output(round).path).count == contents.count)
+        }
+    }
 }
 
 extension ListDownloadTests.Fixture {

@@ -41,8 +41,9 @@ package final class DirectFile: Sendable {
         /// Fetched, checked and named, with the events a `Download` of it would have reported, in order (those not
         /// reported before).
         case completed(DownloadResult, events: [DownloadEvent])
-        /// Stopped (interrupted or cancelled), before it started or while its request ran: nothing was written.
-        /// `events` are those a `Download` stopped then would have reported.
+        /// Stopped (interrupted or cancelled), before it started or while its request ran, or written but not named
+        /// (`NamingQueue`: its flush failed, or its name was taken meanwhile): nothing is left of it. `events` are
+        /// those a `Download` that ended so would have reported.
         case stopped(BraidError, events: [DownloadEvent])
         /// Goes on as `download`, having reported `events`: the download's own events and its outcome come on the
         /// manager's `events`, and this file reports nothing more.

@@ -12,7 +12,8 @@ import SystemPackage
 /// `Download` or job: the checks before the probe, the look at the destination, and the first GET, which the
 /// download's `Prober` makes (`startFirstGet`: its redirects, its HTTP/2 fallback, its body read whole or paused).
 /// A file read whole whose naming is all that is left is placed there, by the rules the full path places a file
-/// read whole by (`ReadWhole`), or on a blocking thread when it is to be flushed; whatever else the GET came to is
+/// read whole by (`ReadWhole`); one to be flushed is written there and flushed and named by the manager's
+/// `NamingQueue` (`ReadWhole.namedInQueue`), else placed on a blocking thread. Whatever else the GET came to is
 /// handed over with it, for a download to go on from where it got to (`PooledStart.Handover`), so that no request is
 /// made twice.
 final class DirectRequest: PoolErrand {
@@ -24,6 +25,11 @@ final class DirectRequest: PoolErrand {
         case startAfresh
         /// For a download to go on from `handover`, having reported `events`.
         case goOn(PooledStart.Handover, events: [DownloadEvent])
+        /// Checked and written, waiting in the manager's `NamingQueue` to be flushed and named: the request is
+        /// done with, and `.named` follows.
+        case naming
+        /// Named after `.naming`, or not (`ReadWhole.error(of:at:)`), having reported `events`.
+        case named(Result<DownloadResult, BraidError>, events: [DownloadEvent])
     }
 
     /// What the manager's downloads share, which a direct file uses as a download would.
@@ -31,6 +37,8 @@ final class DirectRequest: PoolErrand {
         let claims: DestinationClaims
         let directories: OpenDirectories
         let checksumFiles: ChecksumFiles
+        /// Flushes and names the files read whole that are to be flushed (`ReadWhole.namedInQueue`).
+        let naming: NamingQueue
     }
 
     private let file: DirectFile
@@ -38,7 +46,8 @@ final class DirectRequest: PoolErrand {
     private let pool: TransferPool
     private let shared: Shared
     private let logger: Logger
-    /// Told how the start ended, on the pool's thread, once.
+    /// Told how the start ended, on the pool's thread, once; where that was `.naming`, told again (`.named`) on the
+    /// naming queue's.
     private let onEnd: (End) -> Void
     private let started = TransferEngine.now()
     /// What the file has to report, in order, that it has not reported yet (`EventLog.events`).
@@ -112,11 +121,12 @@ final class DirectRequest: PoolErrand {
         prober.startFirstGet(url, firstBytes: DownloadJob.oneRequestLength) { [self] ended in
             switch ended {
             case let .found(resource, first):
-                guard first.body != nil, options.syncOnCompletion else {
+                guard first.body != nil, options.syncOnCompletion, !ReadWhole.namedInQueue(options: options) else {
                     return endReadWhole(resource, first: first, nameFromURL: nameFromURL, opened: opened)
                 }
                 // A flush waits for the disk, which every request on the pool would wait for: on a blocking thread,
-                // which the start, done with the pool, then ends on.
+                // which the start, done with the pool, then ends on. (One the manager's naming queue flushes is
+                // only written here, as one that is not flushed.)
                 let request = Unchecked(self)
                 BlockingThreads.shared.run {
                     request.value.endReadWhole(resource, first: first, nameFromURL: nameFromURL, opened: opened)
@@ -175,23 +185,50 @@ final class DirectRequest: PoolErrand {
                 directories: shared.directories)
             guard lookedAt else { return nil }
             var notices: [DownloadEvent] = []
-            guard
-                let placed = try ReadWhole.checkAndPlace(
-                    body, of: resource, at: paths, options: options, checksumFiles: shared.checksumFiles,
-                    notice: { notices.append(DownloadEvent.notice($0).sanitised) })
-            else { return nil }
-            let digest = placed.digest
+            let notice = { (message: String) in notices.append(DownloadEvent.notice(message).sanitised) }
             let length = Int64(body.count)
-            let result = DownloadResult(
-                path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
-                seconds: TransferEngine.now() - started,
-                statistics: ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds))
-            log.events += notices
-            if !first.startReported {
-                log.events += [.started(resource: resource, path: result.path, resumedBytes: 0), .state(.downloading)]
+            // The events up to its end, and the result, of the file placed at `paths` with `digest`.
+            func placed(_ digest: ExpectedDigest?) -> DownloadResult {
+                let result = DownloadResult(
+                    path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
+                    seconds: TransferEngine.now() - started,
+                    statistics: ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds))
+                log.events += notices
+                if !first.startReported {
+                    log.events += [
+                        .started(resource: resource, path: result.path, resumedBytes: 0), .state(.downloading),
+                    ]
+                }
+                log.events += [.state(.verifying)]
+                return result
             }
-            log.events += [.state(.verifying), .completed(result), .state(.completed)]
-            return .completed(result, events: log.events)
+            guard ReadWhole.namedInQueue(options: options) else {
+                guard
+                    let done = try ReadWhole.checkAndPlace(
+                        body, of: resource, at: paths, options: options, checksumFiles: shared.checksumFiles,
+                        notice: notice)
+                else { return nil }
+                let result = placed(done.digest)
+                log.events += [.completed(result), .state(.completed)]
+                return .completed(result, events: log.events)
+            }
+            guard
+                let written = try ReadWhole.checkAndWrite(
+                    body, of: resource, at: paths, options: options, checksumFiles: shared.checksumFiles,
+                    notice: notice)
+            else { return nil }
+            shared.naming.add(written.file, length: length, as: paths.final) { [self] named in
+                // On the queue's thread, once the name is durable: its time is counted to here.
+                let result = placed(written.digest)
+                switch named {
+                case .success:
+                    log.events += [.completed(result), .state(.completed)]
+                    end(.named(.success(result), events: log.events))
+                case let .failure(failure):
+                    end(.named(.failure(ReadWhole.error(of: failure, at: paths)), events: log.events))
+                }
+            }
+            return .naming
         } catch {
             // Said by the full path, which meets it again, or not, and owns what it says.
             return nil
@@ -208,9 +245,9 @@ final class DirectRequest: PoolErrand {
         var logger = logger
         logger[metadataKey: "braid.url"] = .string(PrintableText.sanitised(file.url))
         switch end {
-        case let .completed(_, events), let .stopped(_, events), let .goOn(_, events):
+        case let .completed(_, events), let .stopped(_, events), let .goOn(_, events), let .named(_, events):
             for event in events { Download.log(event, to: logger) }
-        case .startAfresh:
+        case .startAfresh, .naming:
             break
         }
     }

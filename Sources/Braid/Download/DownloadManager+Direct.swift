@@ -64,15 +64,27 @@ extension DownloadManager {
     }
 
     /// A direct file's start ended, on its pool's thread: the file ends, or goes on as a download in its place in
-    /// the queue. The first download its end lets start goes on from this thread (`goOnFromPool`).
+    /// the queue, or leaves the queue to wait for its name (`.naming`), and ends once named (`.named`, on the
+    /// naming queue's thread). The first download its end lets start goes on from this thread (`goOnFromPool`).
     private func ended(_ file: DirectFile, as id: ObjectIdentifier, on lane: PoolLanes.Lane, _ end: DirectRequest.End) {
-        let ending: DirectFile.Report
+        let ending: DirectFile.Report?
         switch end {
         case let .completed(result, events):
             ending = .completed(result, events: events)
         case let .stopped(stop, events):
-            let error = stop.error
-            ending = .stopped(error, events: events + [.state(DownloadState(endedBy: error))])
+            ending = Self.stopped(stop.error, events: events)
+        case .naming:
+            ending = nil
+        case let .named(outcome, events):
+            switch outcome {
+            case let .success(result): file.onReport(file, .completed(result, events: events))
+            case let .failure(error): file.onReport(file, Self.stopped(error, events: events))
+            }
+            // Told before the stream may end on it, so that a caller that reads `events` to its end has every end.
+            return state.withLock { state in
+                state.naming -= 1
+                if state.streamEnds { state.stream?.buffer.finish() }
+            }
         case .startAfresh:
             lanes.leave(lane)
             guard let started = handOver(file, as: id, events: []) else { return }
@@ -89,16 +101,22 @@ extension DownloadManager {
             }
         }
         lanes.leave(lane)
-        file.onReport(file, ending)
+        if let ending { file.onReport(file, ending) }
         let automatic = automatic.load(ordering: .relaxed)
         let next = change(handingOver: true) { state in
             state.files[id] = nil
+            if ending == nil { state.naming += 1 }
             // Its one connection counts for the guess at what the next file from its host needs, as a download's
             // start counts (`DownloadQueue.probed`): with `-j auto`, a list's large files then leave room for more
             // small ones.
             return (automatic ? state.queue.probed(id, connections: 1) : []) + state.queue.finished(id)
         }
         if let next { goOnFromPool(with: next) }
+    }
+
+    /// How a direct file that ended with `error` reports it, after `events`: with the state a download ends in.
+    private static func stopped(_ error: BraidError, events: [DownloadEvent]) -> DirectFile.Report {
+        .stopped(error, events: events + [.state(DownloadState(endedBy: error))])
     }
 
     /// Makes `file` a download that takes its place in the queue, having reported `events`; nil when the file is no

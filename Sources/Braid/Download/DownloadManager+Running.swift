@@ -11,7 +11,7 @@ extension DownloadManager {
             if let stream = state.stream { return stream.events }
             let buffer = streamBuffer.storeIfNil(EventQueue<Event>())
             state.stream = (buffer, buffer.stream)
-            if state.finishing && state.queue.isEmpty { buffer.finish() }
+            if state.streamEnds { buffer.finish() }
             return state.stream!.events
         }
     }
@@ -109,7 +109,7 @@ extension DownloadManager {
             for (file, ending) in filesEnded { file.onReport(file, ending) }
             // Held back until they were told (`perform`): a caller that reads `events` to its end has every end.
             state.withLock { state in
-                if state.finishing && state.queue.isEmpty { state.stream?.buffer.finish() }
+                if state.streamEnds { state.stream?.buffer.finish() }
             }
         }
         return kept
@@ -324,7 +324,7 @@ extension DownloadManager {
                 if streams(.state(waiting)) { state.stream?.buffer.push(.reported(download, .state(waiting))) }
             }
         }
-        if state.finishing && state.queue.isEmpty && state.filesEnded.isEmpty { state.stream?.buffer.finish() }
+        if state.streamEnds { state.stream?.buffer.finish() }
         return kept
     }
 }

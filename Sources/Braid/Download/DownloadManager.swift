@@ -94,6 +94,13 @@ public final class DownloadManager: Sendable {
         var files: [ObjectIdentifier: (file: DirectFile, logger: Logger)] = [:]
         /// Direct files that ended in the queue, never started, to tell once the lock is released.
         var filesEnded: [(DirectFile, DirectFile.Report)] = []
+        /// Direct files out of the queue that wait for their name (`NamingQueue`), their end not yet told; below
+        /// zero for a moment where one's end came before its leaving the queue was counted.
+        var naming = 0
+
+        /// Whether the stream has carried all it will: `finish()` was called, and every download and direct file
+        /// submitted has ended and been told.
+        var streamEnds: Bool { finishing && queue.isEmpty && filesEnded.isEmpty && naming == 0 }
     }
 
     private let initialLimits: Limits
@@ -103,9 +110,10 @@ public final class DownloadManager: Sendable {
     private let claims = DestinationClaims()
     private let directories = OpenDirectories()
     private let checksumFiles = ChecksumFiles()
+    private let naming = NamingQueue()
     /// What a direct file uses of the manager's, as its downloads do.
     var directShared: DirectRequest.Shared {
-        DirectRequest.Shared(claims: claims, directories: directories, checksumFiles: checksumFiles)
+        DirectRequest.Shared(claims: claims, directories: directories, checksumFiles: checksumFiles, naming: naming)
     }
     /// The multi handles and threads the manager's downloads run on (two where two cores can receive, `PoolLanes`):
     /// connections, TLS sessions and DNS answers are reused from one download to the next, within the connection
