@@ -6,21 +6,21 @@ import SystemPackage
 #endif
 
 /// Flushes and names a manager's files written whole (`UnnamedFile`) a batch at a time, on threads of its own, so
-/// that a list's download slot does not wait for the disk before its next file starts. Each file's writeback
-/// starts as it is handed in; a thread of the queue then takes the files waiting, flushes them, names each, and
-/// syncs each directory it named files in once for the batch. A file is told how it went only after that sync: as
-/// durable as a file flushed and named on its own, with the disk's waits shared rather than taken one file after
-/// another in the download slots.
+/// that a list's download slot does not wait for the disk before its next file starts. A thread of the queue takes
+/// the files waiting, flushes them, names each, and syncs each directory it named files in once for the batch. A file
+/// is told how it went only after that sync: as durable as a file flushed and named on its own, with the disk's
+/// waits shared rather than taken one file after another in the download slots.
 ///
 /// A batch is flushed with one flush of its file system (`syncfs`) where that is cheap and safe: little else waits
 /// to be written on the whole machine (so that a list does not wait for another program's gigabytes), and the
-/// kernel reports a failed writeback to such a flush (Linux 5.8 and later). Else each file is flushed on its own
-/// (`fdatasync`, mostly a wait for a writeback already under way), on up to `drainers` threads at once.
+/// kernel reports a failed writeback to such a flush (Linux 5.8 and later). Else the writeback of every file of the
+/// batch starts (`sync_file_range`), and then each is flushed on its own (`fdatasync`, mostly a wait for what is
+/// already under way); up to `drainers` threads flush batches at once.
 ///
 /// At most `capacity` files wait: a caller that finds the queue full waits for a thread to take some, so that a disk
 /// slower than the network holds the downloads back rather than piling up open descriptors.
 ///
-/// Design: `docs/design/durability.md#a-small-file-read-whole`.
+/// Design: `docs/design/durability.md#many-files-flushed-together`.
 final class NamingQueue: @unchecked Sendable {
     // @unchecked: `waiting` and `draining` are touched only with `condition` locked; an entry's file and closure go
     // to the thread that takes it, which alone touches them from then on.
@@ -58,14 +58,11 @@ final class NamingQueue: @unchecked Sendable {
         batchSize = max(1, capacity / drainers)
     }
 
-    /// Starts `file`'s writeback of its first `length` bytes, and queues it to be flushed and named `name` (in its
-    /// directory); `done` is told how that went, on a thread of the queue, once the name is durable. Waits while the
-    /// queue is full.
+    /// Queues `file`, written up to `length`, to be flushed and named `name` (in its directory); `done` is told how
+    /// that went, on a thread of the queue, once the name is durable. Waits while the queue is full.
     func add(
         _ file: UnnamedFile, length: Int64, as name: AnchoredPath, then done: @escaping (Result<Void, Failure>) -> Void
     ) {
-        // Best effort: a failure here only leaves more to the flush.
-        try? file.descriptor.startWriteBack(of: 0..<length)
         condition.lock()
         while waiting.count >= capacity { condition.wait() }
         waiting.append(Entry(file: file, length: length, name: name, done: done))
@@ -92,6 +89,11 @@ final class NamingQueue: @unchecked Sendable {
 
     private func name(_ batch: [Entry]) {
         let flushed = flushFileSystems(of: batch)
+        // The writeback of every file to flush on its own starts before the first flush waits: best effort, a
+        // failure here only leaves more to the flush.
+        for entry in batch where !flushed.contains(ObjectIdentifier(entry.file.directory)) {
+            try? entry.file.descriptor.startWriteBack(of: 0..<entry.length)
+        }
         var outcomes: [Result<Void, Failure>] = []
         outcomes.reserveCapacity(batch.count)
         var directories: [ObjectIdentifier: OpenDirectory] = [:]
