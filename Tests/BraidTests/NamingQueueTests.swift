@@ -56,7 +56,6 @@ struct NamingQueueTests {
         let scratch = try ScratchDirectory()
         try FileManager.default.createDirectory(atPath: scratch.file("sub"), withIntermediateDirectories: false)
         let top = try OpenDirectory(opening: FilePath(scratch.path))
-        let sub = try OpenDirectory(opening: FilePath(scratch.file("sub")))
         // A small queue, so that adding waits for room and batches are several.
         let queue = NamingQueue(capacity: 8, drainers: 2, flushingFileSystems: flushingFileSystems)
         let told = Told()
@@ -64,8 +63,10 @@ struct NamingQueueTests {
         for index in 0..<count {
             let inSub = index % 3 == 0
             let name = "f\(index)"
+            // Each file below the top opens its directory afresh, as a list's files descend to theirs.
+            let directory = inSub ? try top.descend(into: SafeName(validating: "sub"), creating: false) : top
             try Self.add(
-                index, named: name, in: inSub ? sub : top, to: queue, told: told,
+                index, named: name, in: directory, to: queue, told: told,
                 checking: scratch.file(inSub ? "sub/\(name)" : name))
         }
         let outcomes = told.wait(for: count)

@@ -87,20 +87,43 @@ final class NamingQueue: @unchecked Sendable {
         }
     }
 
+    /// Where a file of a batch is: the file system and the directory, each told apart by what it is, not by the
+    /// object that opened it (a list's files below the user's directory each descend to theirs afresh,
+    /// `OpenDirectory.descend`); by the object where the directory cannot be looked at.
+    private struct Place {
+        enum Key: Hashable {
+            case identity(device: UInt64, inode: UInt64)
+            case object(ObjectIdentifier)
+        }
+        let fileSystem: Key
+        let directory: Key
+
+        init(_ directory: OpenDirectory) {
+            if let status = try? directory.descriptor.stat() {
+                let device = UInt64(status.deviceID.rawValue)
+                fileSystem = .identity(device: device, inode: 0)
+                self.directory = .identity(device: device, inode: UInt64(status.inode.rawValue))
+            } else {
+                fileSystem = .object(ObjectIdentifier(directory))
+                self.directory = fileSystem
+            }
+        }
+    }
+
     private func name(_ batch: [Entry]) {
-        let flushed = flushFileSystems(of: batch)
+        let places = batch.map { Place($0.file.directory) }
+        let flushed = flushFileSystems(of: batch, at: places)
         // The writeback of every file to flush on its own starts before the first flush waits: best effort, a
         // failure here only leaves more to the flush.
-        for entry in batch where !flushed.contains(ObjectIdentifier(entry.file.directory)) {
+        for (entry, place) in zip(batch, places) where !flushed.contains(place.fileSystem) {
             try? entry.file.descriptor.startWriteBack(of: 0..<entry.length)
         }
         var outcomes: [Result<Void, Failure>] = []
         outcomes.reserveCapacity(batch.count)
-        var directories: [ObjectIdentifier: OpenDirectory] = [:]
-        for entry in batch {
-            let directory = ObjectIdentifier(entry.file.directory)
+        var directories: [Place.Key: OpenDirectory] = [:]
+        for (entry, place) in zip(batch, places) {
             do throws(Errno) {
-                if !flushed.contains(directory) { try entry.file.descriptor.synchronize() }
+                if !flushed.contains(place.fileSystem) { try entry.file.descriptor.synchronize() }
             } catch {
                 outcomes.append(.failure(.flush(error)))
                 continue
@@ -111,25 +134,24 @@ final class NamingQueue: @unchecked Sendable {
                 outcomes.append(.failure(.name(error)))
                 continue
             }
-            directories[directory] = entry.file.directory
+            directories[place.directory] = entry.file.directory
             outcomes.append(.success(()))
         }
         for directory in directories.values { directory.synchronize() }
         for (entry, outcome) in zip(batch, outcomes) { entry.done(outcome) }
     }
 
-    /// Flushes the file system of each directory of `batch` once, where that is cheaper than flushing its files one
-    /// by one (`flushesFileSystem`); returns the directories whose files it flushed so.
-    private func flushFileSystems(of batch: [Entry]) -> Set<ObjectIdentifier> {
+    /// Flushes each file system of `batch` (its files at `places`) once, where that is cheaper than flushing its
+    /// files one by one (`flushesFileSystem`); returns the file systems flushed so.
+    private func flushFileSystems(of batch: [Entry], at places: [Place]) -> Set<Place.Key> {
         guard flushingFileSystems, batch.count > 1, Self.flushesFileSystem(besides: batch.reduce(0) { $0 + $1.length })
         else { return [] }
-        var flushed: Set<ObjectIdentifier> = []
-        for entry in batch {
-            let directory = ObjectIdentifier(entry.file.directory)
-            guard !flushed.contains(directory) else { continue }
-            // Through a file of the batch: the directory may be open as a path only, which `syncfs` refuses. Where
-            // it fails, each of its files is flushed on its own, and says how that went.
-            if (try? entry.file.descriptor.synchronizeFileSystem()) != nil { flushed.insert(directory) }
+        var flushed: Set<Place.Key> = []
+        var tried: Set<Place.Key> = []
+        for (entry, place) in zip(batch, places) where tried.insert(place.fileSystem).inserted {
+            // Through a file of the batch: a directory may be open as a path only, which `syncfs` refuses. Where it
+            // fails, each of the file system's files is flushed on its own, and says how that went.
+            if (try? entry.file.descriptor.synchronizeFileSystem()) != nil { flushed.insert(place.fileSystem) }
         }
         return flushed
     }
