@@ -62,6 +62,23 @@ final class OpenDirectoryTests {
         #expect(!FileManager.default.fileExists(atPath: outside.file("not-yet")))
     }
 
+    @Test("A directory made for a flushed file is made durable in the one above as it is made; one found is not")
+    func madeDurable() throws {
+        let top = try OpenDirectory(opening: FilePath(root.path))
+        let a = try top.descend(into: name("a"), creating: true, synchronizing: true)
+        let b = try a.descend(into: name("b"), creating: true, synchronizing: true)
+        #expect(top.synchronizations == 1, "a's name in the top")
+        #expect(a.synchronizations == 1, "b's name in a")
+        #expect(b.synchronizations == 0, "nothing was made in b")
+        let again = try top.descend(into: [try name("a"), try name("b")], creating: true, synchronizing: true)
+        #expect(top.synchronizations == 1, "found, not made: nothing to sync")
+        #expect(again.synchronizations == 0)
+        _ = try top.descend(into: name("c"), creating: true)
+        #expect(top.synchronizations == 1, "made for a file not flushed")
+        #expect(FileManager.default.fileExists(atPath: root.file("a/b")))
+        #expect(FileManager.default.fileExists(atPath: root.file("c")))
+    }
+
     @Test("A file where a directory is to be is not a directory")
     func refusesFile() throws {
         try Data("x".utf8).write(to: URL(fileURLWithPath: root.file("plain")))

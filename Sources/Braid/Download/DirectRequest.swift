@@ -181,7 +181,7 @@ final class DirectRequest: PoolErrand {
                 : try DestinationPaths.resolve(
                     options.destination, suggestedFilename: resource.suggestedFilename, nameFromURL: nameFromURL)
             let (paths, lookedAt) = try ReadWhole.claim(
-                place, opened: opened, for: file.url, by: file.label, in: shared.claims,
+                place, opened: opened, for: file.url, by: file.label, options: options, in: shared.claims,
                 directories: shared.directories)
             guard lookedAt else { return nil }
             var notices: [DownloadEvent] = []

@@ -293,7 +293,8 @@ extension DownloadJob {
         for resource: RemoteResource, opened: DestinationPaths.Opened?
     ) throws(BraidError) -> (DestinationPaths, lookedAt: Bool) {
         let place = try place(suggestedFilename: resource.suggestedFilename, url: resource.requestedURL)
-        return try ReadWhole.claim(place, opened: opened, for: url, by: label, in: claims, directories: directories)
+        return try ReadWhole.claim(
+            place, opened: opened, for: url, by: label, options: options, in: claims, directories: directories)
     }
 
     /// Resumes from the manifest if it is valid, ours, and describes the same remote file; else plans afresh. The

@@ -39,11 +39,12 @@ enum ReadWhole {
 
     /// Takes `place` as the destination of `url`'s download, named `label` in messages, and opens it: as the look
     /// before the first GET opened it (`opened`) when it is the place looked at, else afresh, making what is missing
-    /// of its directories. Refused if another download of the same manager goes there, or if it or one of its
-    /// companions is a path the manager keeps from downloads. Returns too whether it is the place looked at.
+    /// of its directories (durable as they are made where `options` flush the file). Refused if another download
+    /// of the same manager goes there, or if it or one of its companions is a path the manager keeps from
+    /// downloads. Returns too whether it is the place looked at.
     static func claim(
         _ place: DestinationPaths.Place, opened: DestinationPaths.Opened?, for url: String, by label: String,
-        in claims: DestinationClaims?, directories: OpenDirectories?
+        options: DownloadOptions, in claims: DestinationClaims?, directories: OpenDirectories?
     ) throws(BraidError) -> (DestinationPaths, lookedAt: Bool) {
         let paths: DestinationPaths
         let lookedAt = opened?.place == place
@@ -51,7 +52,8 @@ enum ReadWhole {
             paths = looked
         } else {
             // Not looked at, or looked at and found without its directory, which is made now.
-            paths = try DestinationPaths.open(place, creating: true, known: directories)
+            paths = try DestinationPaths.open(
+                place, creating: true, synchronizing: options.syncOnCompletion, known: directories)
         }
         if let owner = claims?.reservation(of: paths.finalPath) {
             throw BraidError(

@@ -110,16 +110,19 @@ struct DestinationPaths: Sendable, Equatable {
     /// The user's directory is made and opened through links, as any program does; the subdirectories a document
     /// or a client named are opened below it without following any (`OpenDirectory.descend(into:creating:)`).
     ///
-    /// - Parameter known: the user's directories a manager's downloads opened already (`OpenDirectories`); the
-    ///   directory of `place` is opened (and made) only when it is not among them.
-    static func open(_ place: Place, creating: Bool, known: OpenDirectories? = nil) throws(BraidError)
-        -> DestinationPaths
+    /// - Parameters:
+    ///   - synchronizing: whether each directory made is made durable in the one above as it is made, for a download
+    ///     whose file is flushed: the file's name, durable in its directory, is lost with a directory that is not.
+    ///   - known: the user's directories a manager's downloads opened already (`OpenDirectories`); the directory of
+    ///     `place` is opened (and made) only when it is not among them.
+    static func open(_ place: Place, creating: Bool, synchronizing: Bool = false, known: OpenDirectories? = nil)
+        throws(BraidError) -> DestinationPaths
     {
         var directory: OpenDirectory
         if let opened = known?.opened(place.directory) {
             directory = opened
         } else {
-            if creating { try createDirectory(place.directory) }
+            if creating { try createDirectory(place.directory, synchronizing: synchronizing) }
             do {
                 directory = try OpenDirectory(opening: place.directory)
             } catch {
@@ -131,7 +134,8 @@ struct DestinationPaths: Sendable, Equatable {
         for subdirectory in place.subdirectories {
             let path = directory.path.appending(subdirectory.string)
             do {
-                directory = try directory.descend(into: subdirectory, creating: creating)
+                directory = try directory.descend(
+                    into: subdirectory, creating: creating, synchronizing: synchronizing)
             } catch .tooManySymbolicLinkLevels {
                 throw .symbolicLinkInPlace(path)
             } catch {
@@ -231,8 +235,9 @@ struct DestinationPaths: Sendable, Equatable {
     }
 
     /// Creates the user's directory and its missing parents, with the permissions any new directory gets; through
-    /// links, as `mkdir -p` does: the path is the user's own.
-    static func createDirectory(_ directory: FilePath) throws(BraidError) {
+    /// links, as `mkdir -p` does: the path is the user's own. With `synchronizing`, each one made is made durable in
+    /// its parent (`OpenDirectory.descend(into:creating:synchronizing:)`).
+    static func createDirectory(_ directory: FilePath, synchronizing: Bool = false) throws(BraidError) {
         var missing: [FilePath] = []
         var current = directory
         while !current.isEmpty, (try? current.stat()) == nil {
@@ -242,6 +247,7 @@ struct DestinationPaths: Sendable, Equatable {
         for path in missing.reversed() {
             do {
                 try path.makeDirectory()
+                if synchronizing { StateFile.syncDirectory(of: path) }
             } catch .fileExists {
                 // Created meanwhile by another download into the same directory.
                 continue

@@ -40,11 +40,16 @@ public final class OpenDirectory: Sendable {
 
     /// The directory `name` in this one, never through a link: a link there fails with
     /// `.tooManySymbolicLinkLevels`, anything else that is not a directory with `.notDirectory`. With `creating`, a
-    /// missing one is made first (the process's umask applies to its permissions, as for `mkdir`).
-    public func descend(into name: SafeName, creating: Bool) throws(Errno) -> OpenDirectory {
+    /// missing one is made first (the process's umask applies to its permissions, as for `mkdir`), and with
+    /// `synchronizing` its name in this directory is made durable then (`synchronize()`): the names later made
+    /// durable in it are lost with it otherwise, on a file system that writes no journal.
+    public func descend(into name: SafeName, creating: Bool, synchronizing: Bool = false) throws(Errno)
+        -> OpenDirectory
+    {
         if creating {
             do {
                 try Errno.check { mkdirat(descriptor.rawValue, name.string, 0o777) }
+                if synchronizing { synchronize() }
             } catch .fileExists {
                 // Already there (or made meanwhile by another download): opened below like any other.
             }
@@ -60,10 +65,15 @@ public final class OpenDirectory: Sendable {
         return OpenDirectory(path: path.appending(name.string), descriptor: opened)
     }
 
-    /// Each of `names` in turn, below this directory (see `descend(into:creating:)`); this directory for none.
-    public func descend(into names: [SafeName], creating: Bool) throws(Errno) -> OpenDirectory {
+    /// Each of `names` in turn, below this directory (see `descend(into:creating:synchronizing:)`); this directory
+    /// for none.
+    public func descend(into names: [SafeName], creating: Bool, synchronizing: Bool = false) throws(Errno)
+        -> OpenDirectory
+    {
         var directory = self
-        for name in names { directory = try directory.descend(into: name, creating: creating) }
+        for name in names {
+            directory = try directory.descend(into: name, creating: creating, synchronizing: synchronizing)
+        }
         return directory
     }
 
@@ -71,6 +81,9 @@ public final class OpenDirectory: Sendable {
     public func synchronize() {
         syncs.perform { try? descriptor.synchronize(includingMetadata: true) }
     }
+
+    /// How many times `synchronize()` synced the directory (for tests).
+    var synchronizations: Int { syncs.flushes }
 
     /// Opens a directory for the `*at` calls: readable when it may be read (so that it can be synced), else as a
     /// path only (`O_PATH`), which a directory that may be written and searched but not listed still allows.

@@ -39,4 +39,9 @@ final class SharedSync: @unchecked Sendable {
     var waiting: Int {
         condition.withLock { waiters }
     }
+
+    /// How many flushes have ended (for tests, which count what a call flushed).
+    var flushes: Int {
+        condition.withLock { finished }
+    }
 }
