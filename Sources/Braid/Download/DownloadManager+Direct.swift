@@ -129,6 +129,7 @@ extension DownloadManager {
         return state.withLock { state in
             guard let (_, logger) = state.files.removeValue(forKey: id) else { return nil }
             state.downloads[id] = (download, logger)
+            state.handedOver[id] = file
             forward(download, as: id)
             // A stop asked for while its request ran, or since, holds for the download too.
             switch file.stopAsked {

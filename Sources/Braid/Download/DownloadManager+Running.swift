@@ -260,6 +260,7 @@ extension DownloadManager {
         change(handingOver: true) { state in
             state.stream?.buffer.push(.finished(download, outcome))
             state.downloads[id] = nil
+            state.handedOver[id] = nil
             state.ended.append((state.waiters.removeValue(forKey: id) ?? [], outcome))
             return state.queue.finished(id)
         }
@@ -313,6 +314,7 @@ extension DownloadManager {
                     continue
                 }
                 guard let (download, _) = state.downloads.removeValue(forKey: id) else { continue }
+                state.handedOver[id] = nil
                 let final = download.end(unstarted: error)
                 if streams(.state(final)) { state.stream?.buffer.push(.reported(download, .state(final))) }
                 state.stream?.buffer.push(.finished(download, .failure(error)))

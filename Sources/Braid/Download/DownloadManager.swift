@@ -94,6 +94,10 @@ public final class DownloadManager: Sendable {
         var files: [ObjectIdentifier: (file: DirectFile, logger: Logger)] = [:]
         /// Direct files that ended in the queue, never started, to tell once the lock is released.
         var filesEnded: [(DirectFile, DirectFile.Report)] = []
+        /// The direct files whose downloads (`downloads`) took their place in the queue under their id, held until
+        /// those end: the id is the file object's, which a file made meanwhile would be given once the object went,
+        /// and the queue would then take the new file for the download and never start it.
+        var handedOver: [ObjectIdentifier: DirectFile] = [:]
         /// Direct files out of the queue that wait for their name (`NamingQueue`), their end not yet told; below
         /// zero for a moment where one's end came before its leaving the queue was counted.
         var naming = 0
