@@ -42,7 +42,7 @@ extension DownloadManager {
                     guard !state.finishing, file.claim() else {
                         let error = Self.refusal(
                             finishing: state.finishing, again: "this file has already been submitted")
-                        state.filesEnded.append((file, .stopped(error, events: [.state(.failed)])))
+                        state.filesEnded.append((file, Self.stopped(error, events: [])))
                         continue
                     }
                     state.files[id] = (file, logger)
@@ -115,7 +115,7 @@ extension DownloadManager {
     }
 
     /// How a direct file that ended with `error` reports it, after `events`: with the state a download ends in.
-    private static func stopped(_ error: BraidError, events: [DownloadEvent]) -> DirectFile.Report {
+    static func stopped(_ error: BraidError, events: [DownloadEvent]) -> DirectFile.Report {
         .stopped(error, events: events + [.state(DownloadState(endedBy: error))])
     }
 

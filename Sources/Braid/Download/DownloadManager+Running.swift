@@ -310,7 +310,7 @@ extension DownloadManager {
                     : BraidError(.interrupted, "interrupted before it started")
                 if let (file, _) = state.files.removeValue(forKey: id) {
                     // As `Download.end(unstarted:)` ends.
-                    state.filesEnded.append((file, .stopped(error, events: [.state(DownloadState(endedBy: error))])))
+                    state.filesEnded.append((file, Self.stopped(error, events: [])))
                     continue
                 }
                 guard let (download, _) = state.downloads.removeValue(forKey: id) else { continue }
