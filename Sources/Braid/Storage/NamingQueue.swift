@@ -92,7 +92,8 @@ final class NamingQueue: @unchecked Sendable {
     /// `OpenDirectory.descend`); by the object where the directory cannot be looked at.
     private struct Place {
         enum Key: Hashable {
-            case identity(device: UInt64, inode: UInt64)
+            case device(UInt64)
+            case inode(UInt64, onDevice: UInt64)
             case object(ObjectIdentifier)
         }
         let fileSystem: Key
@@ -101,8 +102,8 @@ final class NamingQueue: @unchecked Sendable {
         init(_ directory: OpenDirectory) {
             if let status = try? directory.descriptor.stat() {
                 let device = UInt64(status.deviceID.rawValue)
-                fileSystem = .identity(device: device, inode: 0)
-                self.directory = .identity(device: device, inode: UInt64(status.inode.rawValue))
+                fileSystem = .device(device)
+                self.directory = .inode(UInt64(status.inode.rawValue), onDevice: device)
             } else {
                 fileSystem = .object(ObjectIdentifier(directory))
                 self.directory = fileSystem
