@@ -58,14 +58,41 @@ struct HTTPVersionTests {
         let bigVersions = Set(log.filter { $0.path == "/\(Self.big)" && $0.range != nil }.map(\.httpVersion))
         switch variant {
         case .automatic:
-            // In a list every request asks for HTTP/2, a large file's segments too: libcurl 7.88 must not have
-            // requests of both versions to one host on the list's one multi handle (`TransferEngine.init`).
-            #expect(smallVersions.union(bigVersions) == ["HTTP/2.0"], "\(log.map { ($0.path, $0.request) })")
+            // The small files, and the large one's first request, are streams of the lane's shared connection; the
+            // large file's segments are HTTP/1.1, one connection each, on the lane's pool for them
+            // (`DownloadJob.spreadsSegments`), so that a cap on each connection adds up.
+            let segments = log.filter { $0.path == "/\(Self.big)" && $0.httpVersion == "HTTP/1.1" }
+            #expect(smallVersions == ["HTTP/2.0"], "\(log.map { ($0.path, $0.request) })")
+            #expect(bigVersions == ["HTTP/2.0", "HTTP/1.1"], "\(log.map { ($0.path, $0.request) })")
+            #expect(Set(segments.map(\.connection)).count > 1, "\(segments.map { ($0.range, $0.connection) })")
         case .http1:
             #expect(smallVersions.union(bigVersions) == ["HTTP/1.1"])
         case .http2, .h2c:
             #expect(smallVersions.union(bigVersions) == ["HTTP/2.0"])
         }
+    }
+
+    @Test("a list's large file spreads its segments over connections of their own, within the per-host cap")
+    func spreadSegmentsWithinCap() async throws {
+        let fixture = try await Self.start()
+        defer { fixture.shutdown() }
+        let names = Self.small + [Self.big]
+
+        let run = try await BraidCLI.run([
+            "-i", try fixture.list(urls: names.map { fixture.nginx.url("/\($0)", tls: true) }), "-d",
+            fixture.output("").path, "-n", "8", "--max-connections-per-host", "4", "--cacert", fixture.certificate,
+            "-q", "--no-fsync",
+        ])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        for name in names { #expect(try fixture.sameBytes(name), "\(name)") }
+        let log = try await fixture.nginx.waitForAccessLog("every file") { entries in
+            Set(entries.filter { $0.status / 100 == 2 }.map(\.path)).count == names.count
+        }
+        let segments = log.filter { $0.path == "/\(Self.big)" && $0.httpVersion == "HTTP/1.1" }
+        // One lane under a cap of 4: its shared HTTP/2 connection and at most three of the segments' own.
+        #expect(Set(segments.map(\.connection)).count > 1, "\(segments.map { ($0.range, $0.connection) })")
+        #expect(Set(log.map(\.connection)).count <= 4, "\(log.map { ($0.path, $0.httpVersion, $0.connection) })")
     }
 
     @Test("a large file on its own, on a pool of its own, asks HTTP/1.1 for its segments")

@@ -40,6 +40,29 @@ struct ConnectionBudgetTests {
         #expect(budget.acquire(late))
     }
 
+    @Test("connections beside a shared one leave it room, together, under both caps")
+    func besideSharedConnection() {
+        let budget = ConnectionBudget(maximumConnections: 100, maximumPerHost: 4)
+        let spread = budget.register(host: "a", besideSharedConnection: true)
+        let other = budget.register(host: "a", besideSharedConnection: true)
+        #expect(budget.acquire(spread) && budget.acquire(spread))
+        #expect(budget.acquire(other))
+        #expect(!budget.acquire(other), "three of their own and the shared one fill the host's 4")
+        #expect(!budget.acquire(spread))
+        let shared = budget.register(host: "a")
+        #expect(budget.acquire(shared), "a request on the shared connection still fits")
+        #expect(budget.inUse == 4)
+        budget.unregister(spread)
+        #expect(budget.acquire(other), "what the first gave back is the others' again")
+        let b = budget.register(host: "b", besideSharedConnection: true)
+        #expect(budget.acquire(b), "another host has room of its own")
+
+        let total = ConnectionBudget(maximumConnections: 2, maximumPerHost: 8)
+        let one = total.register(host: "a", besideSharedConnection: true)
+        #expect(total.acquire(one))
+        #expect(!total.acquire(one), "the overall cap less the shared connection")
+    }
+
     @Test("unregistering gives back what a download still holds")
     func unregister() {
         let budget = ConnectionBudget(maximumConnections: 10, maximumPerHost: 10)

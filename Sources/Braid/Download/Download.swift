@@ -233,6 +233,7 @@ public final class Download: Sendable {
             directories: directories,
             checksumFiles: checksumFiles,
             pool: pool,
+            segmentPool: lane?.segments,
             label: label ?? URLUserinfo.removed(from: url),
             logger: logger,
             chunks: chunkChannel,

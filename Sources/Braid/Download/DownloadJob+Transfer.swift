@@ -45,6 +45,11 @@ extension DownloadJob {
         let remembered =
             limiter?.effectiveRate == nil
             ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now)?.learned } : nil
+        // Spread over connections of their own, the segments run on the lane's pool for them, which cannot take the
+        // probe's request over from the lane's: that one is given up, and its bytes asked for again.
+        let transferPool = spreadsSegments(slots: slots, resources: [resource] + mirrors) ? segmentPool : nil
+        if transferPool != nil { first?.cancel() }
+        let adopted = transferPool == nil ? first : nil
         let scheduler = segmentScheduler(for: plan, slots: slots, peers: peers, stream: stream)
         emit(.started(resource: resource, path: paths.finalPath.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
@@ -60,7 +65,7 @@ extension DownloadJob {
                     ceiling: ceiling, remembered: remembered)
                 : nil,
             file: file, hasher: hasher, readsAhead: stream != nil, checkpoints: checkpoints, peers: peers,
-            probe: first)
+            probe: first, adoptsProbe: adopted != nil)
         // Pieces are checked from the file, once written. A file that cannot be opened again is an error: a check
         // that cannot read its bytes must never pass them.
         let pieceReader = divided || plan.pieceHashes != nil || peers != nil ? try file?.openForReading() : nil
@@ -70,7 +75,9 @@ extension DownloadJob {
             configuration: TransferEngine.Configuration(
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
                 refresher: { [self] source, abandoned in
-                    renew(source, options: requestOptions, usesRanges: plan.segmented, abandoned: abandoned)
+                    renew(
+                        source, options: requestOptions, usesRanges: plan.segmented, on: transferPool ?? pool,
+                        abandoned: abandoned)
                 },
                 cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
             interrupter: interrupter,
@@ -85,9 +92,10 @@ extension DownloadJob {
                 retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
                 notice: { [emit] message in emit(.notice(message)) }
             ),
-            pool: pool.driver,
-            sharesPool: budget != nil,
-            adopting: first
+            pool: (transferPool ?? pool).driver,
+            sharesPool: budget != nil && transferPool == nil,
+            besideSharedConnection: transferPool != nil,
+            adopting: adopted
         )
         let outcome = engine.run()
         if let stats, let origin, let learned = engine.machine.policy?.learned, limiter?.effectiveRate == nil {
@@ -96,6 +104,20 @@ extension DownloadJob {
         return TransferRun(
             outcome: outcome, statistics: engine.machine.statistics, resumedBytes: scheduler.flushedBytes,
             written: engine.machine.written)
+    }
+
+    /// Whether a manager's download fetching over `slots` connections from `resources` (the file and its mirrors)
+    /// spreads its segments over connections of their own, on its lane's pool for them (`segmentPool`), rather than
+    /// multiplexing them as streams of the lane's shared connections: where HTTP/2 would be spoken (an `https` URL,
+    /// the version not forced). Over one connection, a cap the server or the network puts on each connection (a
+    /// per-flow shaper, a congestion window on a lossy long path) would hold the whole file: 32 MiB behind a cap of
+    /// 1 MiB/s on each connection took 33 s in a list so, against 5.1 s spread (`Benchmarks/per_connection_cap.py`).
+    func spreadsSegments(slots: Int, resources: [RemoteResource]) -> Bool {
+        // Room for two connections of its own beside the lane's shared one, or spreading gains nothing.
+        guard segmentPool != nil, slots > 1, options.httpVersion == .automatic, let budget,
+            min(budget.maximumPerHost, budget.maximumConnections) >= 3
+        else { return false }
+        return resources.contains { EasyHandle.isHTTPS($0.resolvedURL) }
     }
 
     /// Who fetches which range of `plan` next, over `slots` connections: cut at slices for cache peers, and held
@@ -142,7 +164,8 @@ extension DownloadJob {
         readsAhead: Bool,
         checkpoints: TransferEngine.Checkpoints?,
         peers: CachePeerSetup?,
-        probe: ParkedResponse?
+        probe: ParkedResponse?,
+        adoptsProbe: Bool
     ) -> TransferMachine {
         var sources = ([resource] + mirrors).map { Source(resource: $0, usesRanges: plan.segmented) }
         // The probe's head tells whether the origin's responses carry a Content-Digest: the first requests are then
@@ -164,8 +187,8 @@ extension DownloadJob {
                 adaptiveConnections: adaptive,
                 // A cache peer serves whole slices: requests keep the plan's slices rather than join them.
                 sizesPieces: plan.segmented && peers == nil,
-                probeFirstByte: probe?.firstByteSeconds,
-                probeRange: probe?.range,
+                probeFirstByte: adoptsProbe ? probe?.firstByteSeconds : nil,
+                probeRange: adoptsProbe ? probe?.range : nil,
                 pieceHashes: plan.pieceHashes,
                 checksContentDigests: plan.segmented && file != nil,
                 hashesAhead: (hasher != nil || readsAhead) && plan.pieceHashes == nil && plan.repairing == nil
@@ -181,6 +204,7 @@ extension DownloadJob {
         _ source: Source,
         options requestOptions: RequestOptions,
         usesRanges: Bool,
+        on pool: TransferPool,
         abandoned: @escaping @Sendable () -> Bool
     ) -> Result<Source, BraidError> {
         var prober = Prober(

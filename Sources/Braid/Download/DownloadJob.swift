@@ -36,6 +36,10 @@ final class DownloadJob: Sendable {
     let checksumFiles: ChecksumFiles
     /// Where the download's requests run: its manager's pool, or one of its own.
     let pool: TransferPool
+    /// Where a manager's download fetches its segments when it spreads them over connections of their own
+    /// (`spreadsSegments`): its lane's pool for those (`PoolLanes.Lane.segments`); nil for a download on its own,
+    /// whose pool speaks HTTP/1.1 for segments anyway.
+    let segmentPool: TransferPool?
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
     let label: String
     let logger: Logger
@@ -55,8 +59,9 @@ final class DownloadJob: Sendable {
     init(
         url: String, options: DownloadOptions, interrupter: Interrupter, budget: ConnectionBudget?,
         limiter: RateLimiter?, claims: DestinationClaims?, directories: OpenDirectories?,
-        checksumFiles: ChecksumFiles = ChecksumFiles(), pool: TransferPool, label: String, logger: Logger,
-        chunks: ChunkChannel? = nil, parsedURL: URLComponents?, nameFromURL: String?, credentials: CredentialScope,
+        checksumFiles: ChecksumFiles = ChecksumFiles(), pool: TransferPool, segmentPool: TransferPool? = nil,
+        label: String, logger: Logger, chunks: ChunkChannel? = nil, parsedURL: URLComponents?, nameFromURL: String?,
+        credentials: CredentialScope,
         emit: @escaping @Sendable (DownloadEvent) -> Void
     ) {
         self.url = url
@@ -68,6 +73,7 @@ final class DownloadJob: Sendable {
         self.directories = directories
         self.checksumFiles = checksumFiles
         self.pool = pool
+        self.segmentPool = segmentPool
         self.label = label
         self.logger = logger
         self.chunks = chunks

@@ -17,11 +17,21 @@ import Synchronization
 /// half the caps, so one download alone in a manager gets at most half the per-host cap (8 of the default 16,
 /// which is also a download's default count). A manager whose per-host cap is under 8, or a machine with one core,
 /// has one lane. See [the many-downloads note](../../../docs/design/many-downloads.md#lanes).
+///
+/// Each lane has a second pool for the segments of a file fetched over several connections from a server that
+/// would multiplex them (`DownloadJob.spreadsSegments`): over HTTP/1.1, one connection each, as a download on its own
+/// fetches them, so that a cap the server or the network puts on each connection applies to each segment. They need
+/// a multi handle of their own: libcurl 7.88 must not have requests of both versions to one host on one (see
+/// `TransferEngine.init`). Its thread starts with its first download; its connections count against the lane's
+/// budget as the others do.
 final class PoolLanes: Sendable {
     /// A pool and the connections its downloads may hold.
     struct Lane: Sendable {
         let index: Int
         let pool: TransferPool
+        /// Where the lane's downloads that spread their segments over connections of their own fetch them, over
+        /// HTTP/1.1.
+        let segments: TransferPool
         let budget: ConnectionBudget
     }
 
@@ -35,12 +45,13 @@ final class PoolLanes: Sendable {
             1, requested ?? Self.defaultCount(maximumPerHost: maximumPerHost, maximumConnections: maximumConnections))
         func share(_ cap: Int, _ index: Int) -> Int { max(1, cap / count + (index < cap % count ? 1 : 0)) }
         lanes = (0..<count).map { index in
-            Lane(
+            let limits = TransferPool.Limits(
+                maximumConnectionsPerHost: share(maximumPerHost, index),
+                maximumConnections: share(maximumConnections, index))
+            return Lane(
                 index: index,
-                pool: TransferPool(
-                    limits: TransferPool.Limits(
-                        maximumConnectionsPerHost: share(maximumPerHost, index),
-                        maximumConnections: share(maximumConnections, index))),
+                pool: TransferPool(limits: limits),
+                segments: TransferPool(limits: limits),
                 budget: ConnectionBudget(
                     maximumConnections: share(maximumConnections, index),
                     maximumPerHost: share(maximumPerHost, index)))

@@ -8,6 +8,8 @@ import Synchronization
 final class ConnectionBudget: Sendable {
     private struct Holder {
         var host: String
+        /// Whether its connections are its own beside a shared one (`register(host:besideSharedConnection:)`).
+        var besideShared: Bool
         var count = 0
         /// Whether its last request for a connection was refused.
         var waiting = false
@@ -16,8 +18,20 @@ final class ConnectionBudget: Sendable {
     private struct State {
         var total = 0
         var perHost: [String: Int] = [:]
+        /// What the holders beside a shared connection hold, in all and per host.
+        var besideTotal = 0
+        var besidePerHost: [String: Int] = [:]
         var holders: [Int: Holder] = [:]
         var nextID = 0
+
+        /// Gives back `count` of the connections `holder` holds.
+        mutating func give(_ count: Int, of holder: Holder) {
+            total -= count
+            perHost[holder.host, default: 0] -= count
+            guard holder.besideShared else { return }
+            besideTotal -= count
+            besidePerHost[holder.host, default: 0] -= count
+        }
     }
 
     let maximumConnections: Int
@@ -30,10 +44,16 @@ final class ConnectionBudget: Sendable {
     }
 
     /// Joins the budget for connections to `host`; the returned ticket is passed back on every call.
-    func register(host: String) -> Int {
+    ///
+    /// - Parameter besideSharedConnection: the holder's requests each take a connection of their own, on another
+    ///   multi handle than the requests that share connections (a lane's pool for spread segments, `PoolLanes`):
+    ///   such holders together hold at most one fewer than the caps, which leaves room for the shared connection
+    ///   those others keep open to the host, so that the connections open stay within the caps. The budget counts
+    ///   requests, and a shared connection carries many as one.
+    func register(host: String, besideSharedConnection: Bool = false) -> Int {
         state.withLock { state in
             defer { state.nextID += 1 }
-            state.holders[state.nextID] = Holder(host: host)
+            state.holders[state.nextID] = Holder(host: host, besideShared: besideSharedConnection)
             return state.nextID
         }
     }
@@ -42,8 +62,7 @@ final class ConnectionBudget: Sendable {
     func unregister(_ ticket: Int) {
         state.withLock { state in
             guard let holder = state.holders.removeValue(forKey: ticket) else { return }
-            state.total -= holder.count
-            state.perHost[holder.host, default: 0] -= holder.count
+            state.give(holder.count, of: holder)
         }
     }
 
@@ -55,7 +74,12 @@ final class ConnectionBudget: Sendable {
             let sharers = state.holders.filter { $0.value.host == holder.host }
             let share = max(1, maximumPerHost / max(1, sharers.count))
             let someoneStarved = sharers.contains { $0.key != ticket && $0.value.waiting && $0.value.count < share }
-            guard state.total < maximumConnections, onHost < maximumPerHost, holder.count < share || !someoneStarved
+            let besideRoom =
+                !holder.besideShared
+                || (state.besideTotal < maximumConnections - 1
+                    && state.besidePerHost[holder.host, default: 0] < maximumPerHost - 1)
+            guard state.total < maximumConnections, onHost < maximumPerHost, besideRoom,
+                holder.count < share || !someoneStarved
             else {
                 holder.waiting = true
                 state.holders[ticket] = holder
@@ -66,6 +90,10 @@ final class ConnectionBudget: Sendable {
             state.holders[ticket] = holder
             state.total += 1
             state.perHost[holder.host] = onHost + 1
+            if holder.besideShared {
+                state.besideTotal += 1
+                state.besidePerHost[holder.host, default: 0] += 1
+            }
             return true
         }
     }
@@ -75,8 +103,7 @@ final class ConnectionBudget: Sendable {
             guard var holder = state.holders[ticket], holder.count > 0 else { return }
             holder.count -= 1
             state.holders[ticket] = holder
-            state.total -= 1
-            state.perHost[holder.host, default: 1] -= 1
+            state.give(1, of: holder)
         }
     }
 

@@ -36,12 +36,17 @@ extension EasyHandle {
         setCredentials(for: url, options: options, headers: headers)
     }
 
+    /// Whether `url` is HTTPS, where HTTP/2 is asked for by ALPN (`setHTTPVersion`).
+    static func isHTTPS(_ url: String) -> Bool {
+        url.prefix(8).lowercased() == "https://"
+    }
+
     /// Chooses the HTTP version of the next request to `url` (see `DownloadOptions.HTTPVersion`): HTTP/2 when the
     /// options force it, or when they leave it to Braid and the request `multiplexes` (it may share a connection:
     /// it does not run alongside other segments of its file) over HTTPS; HTTP/1.1 when the origin failed HTTP/2
     /// before (`http2Failed`), and otherwise.
     func setHTTPVersion(for url: String, options: RequestOptions, multiplexes: Bool, http2Failed: Bool) {
-        let secure = url.prefix(8).lowercased() == "https://"
+        let secure = Self.isHTTPS(url)
         let version =
             switch options.httpVersion {
             case _ where http2Failed: CURL_HTTP_VERSION_1_1

@@ -58,6 +58,8 @@ final class TransferEngine {
     private let configuration: Configuration
     private let interrupter: Interrupter
     private let budget: ConnectionBudget?
+    /// Whether its connections leave room in `budget` for a shared connection on another pool (`init`).
+    private let besideSharedConnection: Bool
     private let limiter: RateLimiter?
     private let hasher: PrefixHasher?
     private let checkpoints: Checkpoints?
@@ -101,6 +103,10 @@ final class TransferEngine {
     ///   - syncer: syncs `sink` to disk for checkpoints marked durable; started and stopped by its owner.
     ///   - pieceReader: a descriptor open for reading on the file, which the engine owns, for checking pieces
     ///     against digests; nil only when nothing is written, and so nothing is checked.
+    ///   - besideSharedConnection: whether `pool` is a lane's pool for spread segments (`PoolLanes`), beside the
+    ///     lane's pool whose requests share connections: every request asks for HTTP/1.1, even a last segment
+    ///     alone, since other downloads' segments on `pool` do (libcurl 7.88, below), and its connections leave room
+    ///     in `budget` for the shared one (`ConnectionBudget.register(host:besideSharedConnection:)`).
     ///   - sharesPool: whether other downloads' requests run on `pool` (a list, the daemon). Every request then
     ///     asks for HTTP/2 over HTTPS, segments too: libcurl 7.88 takes an in-use HTTP/1.1 connection for one that
     ///     can multiplex once any connection to its host speaks HTTP/2 (its `ConnectionExists` judges by host, not
@@ -121,6 +127,7 @@ final class TransferEngine {
         reports: Reports,
         pool: TransferPool.Driver,
         sharesPool: Bool = false,
+        besideSharedConnection: Bool = false,
         adopting adoption: ParkedResponse? = nil
     ) {
         self.machine = machine
@@ -135,10 +142,12 @@ final class TransferEngine {
         self.reports = reports
         self.pool = pool
         self.adoption = adoption
+        self.besideSharedConnection = besideSharedConnection
         errands = Errands(waking: pool.multiAddress)
         multiplexes =
-            sharesPool || !machine.configuration.usesRanges || machine.slots.count == 1
-            || machine.scheduler.segments.count == 1
+            !besideSharedConnection
+            && (sharesPool || !machine.configuration.usesRanges || machine.slots.count == 1
+                || machine.scheduler.segments.count == 1)
         // A finished check wakes the pool at once: the pool outlives the verifier, stopped in `run()`.
         let address = pool.multiAddress
         verifier = pieceReader.map { reader in
@@ -523,7 +532,10 @@ final class TransferEngine {
 extension TransferEngine: PoolClient {
     func attached(to pool: TransferPool.Driver) {
         interrupter.register(multiAddress: pool.multiAddress)
-        tickets = budget.map { budget in machine.sources.map { budget.register(host: $0.host) } } ?? []
+        tickets =
+            budget.map { budget in
+                machine.sources.map { budget.register(host: $0.host, besideSharedConnection: besideSharedConnection) }
+            } ?? []
         connections = machine.slots.indices.map {
             Connection(slot: $0, engine: self, bufferSize: configuration.writeBlockSize)
         }
