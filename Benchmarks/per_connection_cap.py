@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""A list's large file from a server that offers HTTP/2 and caps each connection: does braid still spread it?
+
+A model repository as a list (a large file and many small ones) from an HTTPS server that offers HTTP/2 and caps
+every connection's rate, as a per-flow shaper or a CDN's per-connection limit does. The server is nghttpx (Debian
+`nghttp2-proxy`) on 127.0.0.1, terminating TLS with ALPN (h2, http/1.1) and capping each client connection at
+CAP a second (`--write-rate` and `--write-burst`, which nghttpx refills once a second), in front of nginx serving
+the files in clear. Over one HTTP/2 connection the whole list gets CAP; over several HTTP/1.1 connections, each
+gets its own.
+
+Rows, each run REPEAT times, alternating, medians:
+- `braid -i LIST`: the list as braid runs it by default;
+- `braid -i LIST --http2`: every request multiplexed (how braid ran a list's large file before `spreadsSegments`);
+- `braid URL`: the large file alone, on a pool of its own (what the list's large file should come close to);
+- `curl --parallel --parallel-max 16 -K CONFIG` (one HTTP/2 connection) and `aria2c -i LIST -x 16 -s 16 -j 16`.
+
+Columns: wall, connections (distinct client ports in nghttpx's log) and which protocols were spoken. The verdicts:
+the list's wall at most half the forced-HTTP/2 list's, and its large file fetched over at least 4 HTTP/1.1
+connections. The list's wall over the large file's alone is printed too, not judged: in a list the file gets at most
+its lane's half of the per-host cap less the lane's shared connection (7 of 16), where alone `-n auto` may go
+further; and the small files come over the list's HTTP/2 connections, which the cap holds too. Exits 1 on a failed
+verdict or a file that differs from its source.
+
+Usage: Benchmarks/per_connection_cap.py [--braid PATH] [--cap 1M] [--size 32M] [--small 50] [--repeat 3]
+    [--workdir DIR]
+All traffic stays on 127.0.0.1; nginx, nghttpx and the tools are stopped on exit.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import KiB, MiB, format_size, log  # noqa: E402
+
+SMALL_SIZE = 64 * KiB
+
+
+def start_nghttpx(work, nginx, cap):
+    """nghttpx on a free port: TLS with nginx's certificate, each client connection capped at `cap` a second,
+    logging each request's client port and protocol."""
+    port = harness.free_port()
+    access_log = work.path("nghttpx", "access.log")
+    os.makedirs(os.path.dirname(access_log), exist_ok=True)
+    argv = [
+        harness.require_executable("nghttpx"), f"--frontend=127.0.0.1,{port}", f"--backend=127.0.0.1,{nginx.port}",
+        f"--write-rate={cap}", f"--write-burst={cap}", "--workers=2", "--no-ocsp",
+        f"--accesslog-file={access_log}", "--accesslog-format=$remote_port $alpn $status $path",
+        f"--errorlog-file={work.path('nghttpx', 'error.log')}", nginx.key, nginx.certificate,
+    ]
+    work.children.popen(argv)
+    ready = f"https://127.0.0.1:{port}/small-00000.bin"
+    deadline = time.monotonic() + 30
+    while subprocess.run(["curl", "-s", "-o", "/dev/null", "--cacert", nginx.certificate, ready]).returncode != 0:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"nghttpx did not answer at {ready} within 30 s")
+        time.sleep(0.05)
+    return port, access_log
+
+
+def read_log(path):
+    """(client port, protocol) of each request logged so far."""
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as log_file:
+        return [tuple(line.split()[:2]) for line in log_file if line.strip()]
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--braid", default=harness.built("braid"), help="the braid binary (default %(default)s)")
+    parser.add_argument("--cap", default="1M", help="each connection's rate, a second (default %(default)s)")
+    parser.add_argument("--size", default="32M", help="the large file (default %(default)s)")
+    parser.add_argument("--small", type=int, default=50, help="small files of 64 KiB (default %(default)s)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workdir", help="keep files and servers here instead of a temporary directory")
+    options = parser.parse_args(argv)
+
+    braid = harness.require_executable(options.braid, "braid")
+    cap = harness.parse_size(options.cap)
+    size = harness.parse_size(options.size)
+    with harness.Workspace("braid-cap.", options.workdir) as work:
+        digests = {"big.bin": work.file("big.bin", size)}
+        small = harness.generate_files(work.document_root, "small", options.small, SMALL_SIZE)
+        digests.update({name: digest for name, _, digest in small})
+        nginx = work.nginx()
+        port, access_log = start_nghttpx(work, nginx, options.cap)
+        log(f"nghttpx on 127.0.0.1:{port}, each connection capped at {format_size(cap)}/s, before nginx")
+
+        def url(name):
+            return f"https://127.0.0.1:{port}/{name}"
+
+        names = ["big.bin"] + [name for name, _, _ in small]
+        list_path = work.path("list.txt")
+        with open(list_path, "w") as listing:
+            for name in names:
+                listing.write(f"{url(name)}\n  out={name}\n")
+        curl_config = work.path("curl.cfg")
+        with open(curl_config, "w") as config:
+            for name in names:
+                config.write(f'url = "{url(name)}"\noutput = "{name}"\n')
+        cacert = nginx.certificate
+        rows = {
+            "braid -i LIST": ([braid, "-i", list_path, "-q", "--cacert", cacert], names),
+            "braid -i LIST --http2": ([braid, "-i", list_path, "-q", "--http2", "--cacert", cacert], names),
+            "braid URL (the large file alone)": ([braid, url("big.bin"), "-q", "--cacert", cacert], ["big.bin"]),
+            "curl --parallel --parallel-max 16": (
+                ["curl", "-s", "--parallel", "--parallel-max", "16", "--cacert", cacert, "-K", curl_config], names),
+            "aria2c -i LIST -x 16 -s 16 -j 16": (
+                ["aria2c", "--no-conf=true", "-q", "-i", list_path, "-x", "16", "-s", "16", "-j", "16",
+                 f"--ca-certificate={cacert}", "--allow-overwrite=true", "--auto-file-renaming=false"], names),
+        }
+        # Generous: one connection at the cap, with time to spare.
+        timeout = 60 + 2 * (size + options.small * SMALL_SIZE) / cap
+        results = {label: [] for label in rows}
+        failed = False
+        for round_number in range(options.repeat):
+            for label, (command, expected) in rows.items():
+                out = harness.empty_directory(work.path("out"))
+                logged = len(read_log(access_log))
+                exited = work.children.run(command, timeout, cwd=out)
+                requests = read_log(access_log)[logged:]
+                same = exited.code == 0 and all(
+                    harness.digest_of(os.path.join(out, name)) == digests[name] for name in expected)
+                if not same:
+                    failed = True
+                    log(f"{label}: exited {exited.code}, or a file differs")
+                results[label].append((exited.wall, len({port for port, _ in requests}),
+                                       sorted({protocol for _, protocol in requests}),
+                                       len({port for port, protocol in requests if protocol == "http/1.1"})))
+                log(f"round {round_number + 1}: {label}: {exited.wall:.2f} s")
+
+        def median_wall(label):
+            return statistics.median(wall for wall, _, _, _ in results[label])
+
+        table = []
+        for label in rows:
+            connections = statistics.median(count for _, count, _, _ in results[label])
+            protocols = ",".join(sorted({p for _, _, spoken, _ in results[label] for p in spoken}))
+            table.append([label, f"{median_wall(label):.2f}", f"{connections:.0f}", protocols])
+        print(f"\n{format_size(size)} and {options.small} x {format_size(SMALL_SIZE)} over HTTPS, HTTP/2 offered, "
+              f"each connection capped at {format_size(cap)}/s; medians of {options.repeat}")
+        harness.print_table(["tool", "wall s", "connections", "protocols"], table, align="lrrl")
+        alone = median_wall("braid URL (the large file alone)")
+        listed = median_wall("braid -i LIST")
+        forced = median_wall("braid -i LIST --http2")
+        spread = min(separate for _, _, _, separate in results["braid -i LIST"])
+        print(f"braid -i LIST: wall / the large file alone = {listed / alone:.2f} (not judged)")
+        verdicts = [
+            (f"braid -i LIST: wall / braid -i LIST --http2 = {listed / forced:.2f} (target <= 0.50)",
+             listed <= 0.5 * forced),
+            (f"braid -i LIST: HTTP/1.1 connections, fewest of the runs = {spread} (target >= 4)", spread >= 4),
+        ]
+        for text, ok in verdicts:
+            print(f"{text} {'PASS' if ok else 'FAIL'}")
+        return 1 if failed or not all(ok for _, ok in verdicts) else 0
+
+
+if __name__ == "__main__":
+    harness.main(main)
