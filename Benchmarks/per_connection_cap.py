@@ -35,7 +35,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import KiB, MiB, format_size, log  # noqa: E402
+from harness import KiB, format_size, log  # noqa: E402
 
 SMALL_SIZE = 64 * KiB
 
