@@ -47,7 +47,8 @@ extension DownloadJob {
             ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now)?.learned } : nil
         // Spread over connections of their own, the segments run on the lane's pool for them, which cannot take the
         // probe's request over from the lane's: that one is given up, and its bytes asked for again.
-        let transferPool = spreadsSegments(slots: slots, resources: [resource] + mirrors) ? segmentPool : nil
+        let spreads = spreadsSegments(slots: slots, resources: [resource] + mirrors, givingUp: first)
+        let transferPool = spreads ? segmentPool : nil
         if transferPool != nil { first?.cancel() }
         let adopted = transferPool == nil ? first : nil
         let scheduler = segmentScheduler(for: plan, slots: slots, peers: peers, stream: stream)
@@ -112,11 +113,17 @@ extension DownloadJob {
     /// the version not forced). Over one connection, a cap the server or the network puts on each connection (a
     /// per-flow shaper, a congestion window on a lossy long path) would hold the whole file: 32 MiB behind a cap of
     /// 1 MiB/s on each connection took 33 s in a list so, against 5.1 s spread (`Benchmarks/per_connection_cap.py`).
-    func spreadsSegments(slots: Int, resources: [RemoteResource]) -> Bool {
+    ///
+    /// The response of the first request (`probe`, a stream of the lane's shared connection), when there is one
+    /// waiting, is given up, and what it carried is asked for again: up to its first `oneRequestLength` bytes, which
+    /// the server may have sent already. So such a file spreads only where that is at most a sixteenth of it;
+    /// a smaller one stays on the shared connection, adopting the response.
+    func spreadsSegments(slots: Int, resources: [RemoteResource], givingUp probe: ParkedResponse?) -> Bool {
         // Room for two connections of its own beside the lane's shared one, or spreading gains nothing.
         guard segmentPool != nil, slots > 1, options.httpVersion == .automatic, let budget,
             min(budget.maximumPerHost, budget.maximumConnections) >= 3
         else { return false }
+        if probe != nil, (resources.first?.length ?? 0) < 16 * Self.oneRequestLength { return false }
         return resources.contains { EasyHandle.isHTTPS($0.resolvedURL) }
     }
 
