@@ -45,16 +45,17 @@ final class PoolLanes: Sendable {
             1, requested ?? Self.defaultCount(maximumPerHost: maximumPerHost, maximumConnections: maximumConnections))
         func share(_ cap: Int, _ index: Int) -> Int { max(1, cap / count + (index < cap % count ? 1 : 0)) }
         lanes = (0..<count).map { index in
-            let limits = TransferPool.Limits(
-                maximumConnectionsPerHost: share(maximumPerHost, index),
-                maximumConnections: share(maximumConnections, index))
+            let (perHost, total) = (share(maximumPerHost, index), share(maximumConnections, index))
             return Lane(
                 index: index,
-                pool: TransferPool(limits: limits),
-                segments: TransferPool(limits: limits),
-                budget: ConnectionBudget(
-                    maximumConnections: share(maximumConnections, index),
-                    maximumPerHost: share(maximumPerHost, index)))
+                pool: TransferPool(
+                    limits: TransferPool.Limits(maximumConnectionsPerHost: perHost, maximumConnections: total)),
+                // One fewer, idle ones included, as its downloads hold one fewer in the budget: room for the
+                // connection the lane's pool keeps to the host.
+                segments: TransferPool(
+                    limits: TransferPool.Limits(
+                        maximumConnectionsPerHost: max(1, perHost - 1), maximumConnections: max(1, total - 1))),
+                budget: ConnectionBudget(maximumConnections: total, maximumPerHost: perHost))
         }
         running = Mutex(Array(repeating: 0, count: count))
     }
