@@ -29,9 +29,7 @@ All traffic stays on 127.0.0.1; nginx, nghttpx and the tools are stopped on exit
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -53,12 +51,7 @@ def start_nghttpx(work, nginx, cap):
         f"--errorlog-file={work.path('nghttpx', 'error.log')}", nginx.key, nginx.certificate,
     ]
     work.children.popen(argv)
-    ready = f"https://127.0.0.1:{port}/small-00000.bin"
-    deadline = time.monotonic() + 30
-    while subprocess.run(["curl", "-s", "-o", "/dev/null", "--cacert", nginx.certificate, ready]).returncode != 0:
-        if time.monotonic() > deadline:
-            raise SystemExit(f"nghttpx did not answer at {ready} within 30 s")
-        time.sleep(0.05)
+    harness.wait_for_http(f"https://127.0.0.1:{port}/small-00000.bin", cacert=nginx.certificate)
     return port, access_log
 
 

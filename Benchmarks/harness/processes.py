@@ -175,15 +175,16 @@ def wait_for_line(process, pattern, timeout, what, path=None):
     raise SystemExit(f"{what} did not start; it printed: {''.join(seen)[-500:]!r}")
 
 
-def wait_for_http(url, timeout=30.0, prefix=(), expect=None):
+def wait_for_http(url, timeout=30.0, prefix=(), expect=None, cacert=None):
     """Polls `url` with curl (run through `prefix`, e.g. in a network namespace) until it answers.
 
-    Any status will do, or exactly `expect` ("204") when given.
+    Any status will do, or exactly `expect` ("204") when given. An https `url` is verified against `cacert`.
     """
     deadline = time.monotonic() + timeout
+    trust = ["--cacert", cacert] if cacert else []
     while time.monotonic() < deadline:
         result = subprocess.run(
-            [*prefix, "curl", "-q", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-r", "0-0", url],
+            [*prefix, "curl", "-q", "-s", *trust, "-o", "/dev/null", "-w", "%{http_code}", "-r", "0-0", url],
             capture_output=True, text=True, env=child_environment(),
         )
         if (result.stdout == expect) if expect else result.stdout not in ("", "000"):
