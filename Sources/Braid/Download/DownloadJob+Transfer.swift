@@ -48,9 +48,9 @@ extension DownloadJob {
         // Spread over connections of their own, the segments run on the lane's pool for them, which cannot take the
         // probe's request over from the lane's: that one is given up, and its bytes asked for again.
         let spreads = spreadsSegments(slots: slots, resources: [resource] + mirrors, givingUp: first)
-        let transferPool = spreads ? segmentPool : nil
-        if transferPool != nil { first?.cancel() }
-        let adopted = transferPool == nil ? first : nil
+        let transferPool = spreads ? segmentPool ?? pool : pool
+        if spreads { first?.cancel() }
+        let adopted = spreads ? nil : first
         let scheduler = segmentScheduler(for: plan, slots: slots, peers: peers, stream: stream)
         emit(.started(resource: resource, path: paths.finalPath.string, resumedBytes: scheduler.flushedBytes))
         emit(.state(.downloading))
@@ -77,7 +77,7 @@ extension DownloadJob {
                 machine: machine.configuration, requestOptions: requestOptions, logger: logger,
                 refresher: { [self] source, abandoned in
                     renew(
-                        source, options: requestOptions, usesRanges: plan.segmented, on: transferPool ?? pool,
+                        source, options: requestOptions, usesRanges: plan.segmented, on: transferPool,
                         abandoned: abandoned)
                 },
                 cachePeers: peers?.requests ?? CachePeerRequests(), stream: stream?.feed),
@@ -93,9 +93,9 @@ extension DownloadJob {
                 retry: { [emit] reason, delay in emit(.retry(reason: reason, delay: delay)) },
                 notice: { [emit] message in emit(.notice(message)) }
             ),
-            pool: (transferPool ?? pool).driver,
-            sharesPool: budget != nil && transferPool == nil,
-            besideSharedConnection: transferPool != nil,
+            pool: transferPool.driver,
+            sharesPool: budget != nil && !spreads,
+            besideSharedConnection: spreads,
             adopting: adopted
         )
         let outcome = engine.run()
