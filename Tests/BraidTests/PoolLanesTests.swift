@@ -37,4 +37,30 @@ struct PoolLanesTests {
         lanes.leave(third)
         #expect(lanes.enter().index == 0, "lane 0 runs none, lane 1 one")
     }
+
+    @Test("a lane spreads one way at a time: segments on their pool, or a connection a request on its own")
+    func spreadsOneWayAtATime() {
+        let lane = PoolLanes(maximumConnections: 16, maximumPerHost: 8, lanes: 1).lanes[0]
+        #expect(lane.segments.limits.maximumConnectionsPerHost == 7, "one left for the lane's shared connection")
+        guard let first = lane.segments.take(), let second = lane.segments.take() else {
+            Issue.record("no pool for spread segments")
+            return
+        }
+        #expect(first === second, "downloads spreading at once share the pool")
+        #expect(!lane.segments.laneMayCarry(1), "a connection a request beside spread segments would pass the caps")
+        #expect(lane.segments.laneMayCarry(StreamsPerConnection.unlimited))
+        lane.segments.give(first)
+        #expect(!lane.segments.laneMayCarry(1))
+        lane.segments.give(second)
+        // The last one gone, the pool and its connections are gone: the lane may give each request a connection.
+        #expect(lane.segments.laneMayCarry(1))
+        #expect(lane.segments.take() == nil, "while it does, segments stay on the lane's pool")
+        #expect(lane.segments.laneMayCarry(StreamsPerConnection.unlimited))
+        guard let again = lane.segments.take() else {
+            Issue.record("no pool once the lane shares its connections again")
+            return
+        }
+        #expect(again !== first, "a pool made afresh")
+        lane.segments.give(again)
+    }
 }

@@ -47,8 +47,11 @@ extension DownloadJob {
             ? origin.flatMap { stats?.entry(for: $0, now: ServerStats.now)?.learned } : nil
         // Spread over connections of their own, the segments run on the lane's pool for them, which cannot take the
         // probe's request over from the lane's: that one is given up, and its bytes asked for again.
-        let spreads = spreadsSegments(slots: slots, resources: [resource] + mirrors, givingUp: first)
-        let transferPool = spreads ? segmentPool ?? pool : pool
+        let segments =
+            spreadsSegments(slots: slots, resources: [resource] + mirrors, givingUp: first) ? segmentPool?.take() : nil
+        defer { if let segments { segmentPool?.give(segments) } }
+        let spreads = segments != nil
+        let transferPool = segments ?? pool
         if spreads { first?.cancel() }
         let adopted = spreads ? nil : first
         let scheduler = segmentScheduler(for: plan, slots: slots, peers: peers, stream: stream)
@@ -117,7 +120,9 @@ extension DownloadJob {
     /// The response of the first request (`probe`, a stream of the lane's shared connection), when there is one
     /// waiting, is given up, and what it carried is asked for again: up to its first `oneRequestLength` bytes, which
     /// the server may have sent already. So such a file spreads only where that is at most a sixteenth of it;
-    /// a smaller one stays on the shared connection, adopting the response.
+    /// a smaller one stays on the shared connection, adopting the response. A lane that gives each of its requests
+    /// a connection of its own (`StreamsPerConnection`) gives none of its pool for this (`SegmentPool.take()`): the
+    /// segments then have connections of their own on the lane's pool.
     func spreadsSegments(slots: Int, resources: [RemoteResource], givingUp probe: ParkedResponse?) -> Bool {
         // Room for two connections of its own beside the lane's shared one, or spreading gains nothing.
         guard segmentPool != nil, slots > 1, options.httpVersion == .automatic, let budget,

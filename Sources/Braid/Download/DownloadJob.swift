@@ -37,9 +37,9 @@ final class DownloadJob: Sendable {
     /// Where the download's requests run: its manager's pool, or one of its own.
     let pool: TransferPool
     /// Where a manager's download fetches its segments when it spreads them over connections of their own
-    /// (`spreadsSegments`): its lane's pool for those (`PoolLanes.Lane.segments`); nil for a download on its own,
-    /// whose pool speaks HTTP/1.1 for segments anyway.
-    let segmentPool: TransferPool?
+    /// (`spreadsSegments`): its lane's pool for those (`PoolLanes.Lane.segments`), taken for the transfer; nil for a
+    /// download on its own, whose pool speaks HTTP/1.1 for segments anyway.
+    let segmentPool: SegmentPool?
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
     let label: String
     let logger: Logger
@@ -59,7 +59,7 @@ final class DownloadJob: Sendable {
     init(
         url: String, options: DownloadOptions, interrupter: Interrupter, budget: ConnectionBudget?,
         limiter: RateLimiter?, claims: DestinationClaims?, directories: OpenDirectories?,
-        checksumFiles: ChecksumFiles = ChecksumFiles(), pool: TransferPool, segmentPool: TransferPool? = nil,
+        checksumFiles: ChecksumFiles = ChecksumFiles(), pool: TransferPool, segmentPool: SegmentPool? = nil,
         label: String, logger: Logger, chunks: ChunkChannel? = nil, parsedURL: URLComponents?, nameFromURL: String?,
         credentials: CredentialScope,
         emit: @escaping @Sendable (DownloadEvent) -> Void

@@ -6,7 +6,8 @@ public struct DownloadOptions: Sendable {
     public enum HTTPVersion: Sendable, Equatable {
         /// HTTP/2 over HTTPS where the server offers it (ALPN), for requests that may share a connection: a
         /// probe, a small file, a single stream. The segments of a file fetched over several connections at once
-        /// use HTTP/1.1, one TCP connection each, so that a server's or a network's per-connection caps add up.
+        /// use HTTP/1.1, one TCP connection each, so that a server's or a network's per-connection caps add up. A
+        /// `DownloadManager`'s requests that share a connection move to one each where it learns that is faster.
         /// Plain `http://` is HTTP/1.1.
         case automatic
         /// HTTP/1.1 for every request (`--http1.1`).

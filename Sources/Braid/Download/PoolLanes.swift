@@ -22,16 +22,20 @@ import Synchronization
 /// would multiplex them (`DownloadJob.spreadsSegments`): over HTTP/1.1, one connection each, as a download on its own
 /// fetches them, so that a cap the server or the network puts on each connection applies to each segment. They need
 /// a multi handle of their own: libcurl 7.88 must not have requests of both versions to one host on one (see
-/// `TransferEngine.init`). Its thread starts with its first download; its connections count against the lane's
-/// budget as the others do.
+/// `TransferEngine.init`). It is made as a download spreads there and shut down once none does (`SegmentPool`); its
+/// connections count against the lane's budget as the others do.
+///
+/// A lane's pool learns whether its requests receive faster on connections of their own than as streams of one
+/// (`StreamsPerConnection`), behind a cap on each connection; it gives them one each only while no download spreads
+/// its segments on the second pool, and no download spreads there while it does, so that the caps hold either way.
 final class PoolLanes: Sendable {
     /// A pool and the connections its downloads may hold.
     struct Lane: Sendable {
         let index: Int
         let pool: TransferPool
         /// Where the lane's downloads that spread their segments over connections of their own fetch them, over
-        /// HTTP/1.1.
-        let segments: TransferPool
+        /// HTTP/1.1, unless the lane gives each of its requests a connection (`SegmentPool`).
+        let segments: SegmentPool
         let budget: ConnectionBudget
     }
 
@@ -44,17 +48,20 @@ final class PoolLanes: Sendable {
         let count = max(
             1, requested ?? Self.defaultCount(maximumPerHost: maximumPerHost, maximumConnections: maximumConnections))
         func share(_ cap: Int, _ index: Int) -> Int { max(1, cap / count + (index < cap % count ? 1 : 0)) }
-        lanes = (0..<count).map { index in
+        lanes = (0..<count).map { index -> Lane in
             let (perHost, total) = (share(maximumPerHost, index), share(maximumConnections, index))
+            // One fewer, idle ones included, as its downloads hold one fewer in the budget: room for the
+            // connection the lane's pool keeps to the host.
+            let segments = SegmentPool(
+                limits: TransferPool.Limits(
+                    maximumConnectionsPerHost: max(1, perHost - 1), maximumConnections: max(1, total - 1)))
+            // Giving each request a connection needs room for more than one.
+            let mayCarry: @Sendable (Int) -> Bool = { [segments] limit in segments.laneMayCarry(limit) }
+            let pool = TransferPool(
+                limits: TransferPool.Limits(maximumConnectionsPerHost: perHost, maximumConnections: total),
+                learningStreams: min(perHost, total) >= 2 ? mayCarry : nil)
             return Lane(
-                index: index,
-                pool: TransferPool(
-                    limits: TransferPool.Limits(maximumConnectionsPerHost: perHost, maximumConnections: total)),
-                // One fewer, idle ones included, as its downloads hold one fewer in the budget: room for the
-                // connection the lane's pool keeps to the host.
-                segments: TransferPool(
-                    limits: TransferPool.Limits(
-                        maximumConnectionsPerHost: max(1, perHost - 1), maximumConnections: max(1, total - 1))),
+                index: index, pool: pool, segments: segments,
                 budget: ConnectionBudget(maximumConnections: total, maximumPerHost: perHost))
         }
         running = Mutex(Array(repeating: 0, count: count))

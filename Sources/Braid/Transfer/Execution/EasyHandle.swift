@@ -73,6 +73,13 @@ final class EasyHandle {
         headerList = list
     }
 
+    /// Body bytes the transfer on the handle at `raw` received so far.
+    static func bodyBytesReceived(raw: UnsafeMutableRawPointer) -> Int64 {
+        var bytes: curl_off_t = 0
+        guard braid_easy_getinfo_off_t(raw, CURLINFO_SIZE_DOWNLOAD_T, &bytes) == CURLE_OK else { return 0 }
+        return Int64(max(0, bytes))
+    }
+
     var responseCode: Int {
         var code = 0
         _ = braid_easy_getinfo_long(raw, CURLINFO_RESPONSE_CODE, &code)

@@ -15,7 +15,7 @@ final class MultiHandle {
         // HTTP/2 streams share a connection where a request allows HTTP/2; a request made over HTTP/1.1 always has a
         // connection of its own (libcurl never pipelines HTTP/1.1).
         _ = braid_multi_setopt_long(raw, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        _ = braid_multi_setopt_long(raw, CURLMOPT_MAX_CONCURRENT_STREAMS, 100)
+        setStreamsPerConnection(StreamsPerConnection.unlimited)
         _ = braid_multi_setopt_long(raw, CURLMOPT_MAX_HOST_CONNECTIONS, maximumPerHost ?? 0)
         _ = braid_multi_setopt_long(raw, CURLMOPT_MAX_TOTAL_CONNECTIONS, maximumTotal ?? 0)
     }
@@ -27,6 +27,13 @@ final class MultiHandle {
     /// How many idle connections the cache keeps alive for later requests (`CURLMOPT_MAXCONNECTS`).
     func setIdleConnections(_ count: Int) {
         _ = braid_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, max(1, count))
+    }
+
+    /// How many requests one HTTP/2 connection carries at most (`CURLMOPT_MAX_CONCURRENT_STREAMS`): a request beyond
+    /// it on every connection to its host opens another, within the caps. Read as each request picks a connection,
+    /// so a change holds from the next request on.
+    func setStreamsPerConnection(_ count: Int) {
+        _ = braid_multi_setopt_long(raw, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, count))
     }
 
     func add(_ easy: EasyHandle) {

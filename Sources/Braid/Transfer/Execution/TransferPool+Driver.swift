@@ -41,13 +41,28 @@ extension TransferPool {
         private var spareHandles: [EasyHandle] = []
         private var yielding = 0
         private var previousNice: Int32?
+        /// Whether the pool may take a limit of requests a connection, for a pool that learns it; nil for one that
+        /// does not.
+        private let mayCarry: (@Sendable (Int) -> Bool)?
+        /// What the pool learns of how many requests share a connection (`StreamsPerConnection`), where it does.
+        private var learning: StreamsPerConnection?
+        /// Body bytes received by the requests, of which `counted` holds what was counted of each one on the pool,
+        /// by the easy handle's address; requests started in all; when `learning` next looks; since when no client
+        /// is attached. Counted only while learning.
+        private var received: Int64 = 0
+        private var counted: [UInt: Int64] = [:]
+        private var started = 0
+        private var nextLook = 0.0
+        private var idleSince: Double?
 
-        init(limits: Limits) {
+        init(limits: Limits, learningStreams: (@Sendable (Int) -> Bool)? = nil) {
             multi = MultiHandle(
                 maximumPerHost: limits.maximumConnectionsPerHost, maximumTotal: limits.maximumConnections)
             multiAddress = UInt(bitPattern: multi.raw)
             guard let share = braid_share_create() else { fatalError("curl_share_init failed: out of memory") }
             self.share = share
+            mayCarry = learningStreams
+            if learningStreams != nil { learning = StreamsPerConnection(now: TransferEngine.now()) }
             keepIdleConnections(max(16, limits.maximumConnections ?? 0))
         }
 
@@ -106,6 +121,7 @@ extension TransferPool {
         func add(_ easy: EasyHandle, for client: any PoolClient) {
             easy.set(CURLOPT_SHARE, pointer: UnsafeMutableRawPointer(braid_share_handle(share)))
             owners[UInt(bitPattern: easy.raw)] = client
+            started += 1
             multi.add(easy)
         }
 
@@ -116,8 +132,12 @@ extension TransferPool {
 
         /// Takes `easy`'s request off the pool; its connection stays in the cache if it can be used again.
         func remove(_ easy: EasyHandle) {
+            let address = UInt(bitPattern: easy.raw)
+            if learning?.isLearning == true {
+                received += EasyHandle.bodyBytesReceived(raw: easy.raw) - (counted.removeValue(forKey: address) ?? 0)
+            }
             multi.remove(easy)
-            owners[UInt(bitPattern: easy.raw)] = nil
+            owners[address] = nil
         }
 
         /// A handle a first GET may reuse (`keepSpare(_:)`), if there is one.
@@ -168,11 +188,13 @@ extension TransferPool {
                 }
                 for client in clients { client.didPerform() }
                 detachFinished()
+                learnStreamsPerConnection()
             }
             if let previousNice { _ = braid_set_thread_nice(previousNice) }
         }
 
         private func join(_ client: any PoolClient) {
+            if clients.isEmpty { resumeLearning() }
             clients.append(client)
             if client.yieldsToVerifier {
                 // With a digest to verify, hashing is the critical path whenever the network outruns one core's
@@ -181,6 +203,43 @@ extension TransferPool {
                 if yielding == 1 { previousNice = braid_set_thread_nice(5) }
             }
             client.attached(to: self)
+        }
+
+        /// Counts what the pool received, a few times a second, and sets the connections' streams to what
+        /// `learning` makes of it.
+        private func learnStreamsPerConnection() {
+            guard var current = learning, current.isLearning, let mayCarry else { return }
+            let now = TransferEngine.now()
+            guard now >= nextLook else { return }
+            nextLook = now + 0.25
+            for address in owners.keys {
+                guard let raw = UnsafeMutableRawPointer(bitPattern: address) else { continue }
+                let bytes = EasyHandle.bodyBytesReceived(raw: raw)
+                received += bytes - counted[address, default: 0]
+                counted[address] = bytes
+            }
+            if let limit = current.observe(now: now, received: received, running: owners.count, started: started) {
+                if mayCarry(limit) {
+                    multi.setStreamsPerConnection(limit)
+                } else {
+                    current.refused(now: now, received: received)
+                }
+            }
+            learning = current
+            // Settled: nothing is counted until it learns again.
+            if !current.isLearning { counted = [:] }
+        }
+
+        /// A client joins a pool that had none since `idleSince`: after a while, it learns afresh.
+        private func resumeLearning() {
+            guard let idleSince, var current = learning else { return }
+            self.idleSince = nil
+            if let limit = current.resume(idleSince: idleSince, now: TransferEngine.now(), received: received),
+                mayCarry?(limit) != false
+            {
+                multi.setStreamsPerConnection(limit)
+            }
+            learning = current
         }
 
         private func detachFinished() {
@@ -201,6 +260,7 @@ extension TransferPool {
                 client.detached()
             }
             clients = remaining
+            if clients.isEmpty && learning != nil { idleSince = TransferEngine.now() }
         }
     }
 }

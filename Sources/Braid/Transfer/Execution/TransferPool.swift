@@ -21,9 +21,13 @@ final class TransferPool: Sendable {
     let limits: Limits
     let driver: Driver
 
-    init(limits: Limits = Limits()) {
+    /// - Parameter learningStreams: for a manager's lane, the pool learns how many of its requests share an HTTP/2
+    ///   connection (`StreamsPerConnection`); asked on the pool's thread before each change of that limit, whether
+    ///   the lane may take it (false, for fewer, while the lane's other pool has connections open:
+    ///   `SegmentPool.laneMayCarry`). Nil for a pool that does not learn.
+    init(limits: Limits = Limits(), learningStreams: (@Sendable (Int) -> Bool)? = nil) {
         self.limits = limits
-        driver = Driver(limits: limits)
+        driver = Driver(limits: limits, learningStreams: learningStreams)
     }
 
     deinit {
