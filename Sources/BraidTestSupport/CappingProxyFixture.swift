@@ -1,0 +1,149 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// nghttpx (Debian `nghttp2-proxy`) on a free 127.0.0.1 port in front of a plain-HTTP backend: TLS with a
+/// certificate of its own, HTTP/2 offered by ALPN, and each client connection capped at a rate, as a CDN's
+/// per-connection limit or a per-flow shaper caps it. Its access log names each request's client port, so a test
+/// counts the connections a client opened.
+///
+/// ```swift
+/// let proxy = try await CappingProxyFixture.start(backendPort: nginx.port, bytesPerSecond: 256 << 10)
+/// defer { proxy.shutdown() }
+/// ```
+public final class CappingProxyFixture: @unchecked Sendable {
+    // Safe to share: every stored property is immutable except `isShutDown`, which is a `LockedValue`.
+
+    /// One request nghttpx answered.
+    public struct Request: Sendable, Equatable {
+        /// The client's port: one per connection.
+        public let clientPort: Int
+        /// The protocol ALPN agreed on (`h2`, `http/1.1`), `-` when none was.
+        public let protocolName: String
+        public let status: Int
+        public let path: String
+    }
+
+    /// The HTTPS port on 127.0.0.1.
+    public let port: Int
+    /// The certificate's PEM file: pass it to clients as their CA file.
+    public let certificatePath: String
+
+    private let directory: TemporaryDirectory
+    private let process: ChildProcess
+    private let isShutDown = LockedValue(false)
+
+    private init(port: Int, certificatePath: String, directory: TemporaryDirectory, process: ChildProcess) {
+        self.port = port
+        self.certificatePath = certificatePath
+        self.directory = directory
+        self.process = process
+    }
+
+    deinit {
+        assert(isShutDown.withLock { $0 }, "CappingProxyFixture on port \(port) was not shut down")
+    }
+
+    /// Starts nghttpx before `backendPort` with each client connection capped at `bytesPerSecond` (nghttpx's
+    /// `--write-rate` and `--write-burst`, refilled once a second), and returns once it answers.
+    ///
+    /// Throws `TestSupportError.proxyFailedToStart` naming the Debian package when nghttpx is not installed.
+    public static func start(backendPort: Int, bytesPerSecond: Int) async throws -> CappingProxyFixture {
+        let directory = try TemporaryDirectory(prefix: "braid-nghttpx")
+        do {
+            let certificate = try await SelfSignedCertificate.generate(in: directory.url)
+            return try await start(
+                backendPort: backendPort, bytesPerSecond: bytesPerSecond, certificate: certificate, in: directory)
+        } catch {
+            directory.remove()
+            throw error
+        }
+    }
+
+    private static func start(
+        backendPort: Int, bytesPerSecond: Int, certificate: SelfSignedCertificate, in directory: TemporaryDirectory
+    ) async throws -> CappingProxyFixture {
+        let attempts = 5
+        for attempt in 1...attempts {
+            let port = try FreePort.pick()
+            // An empty configuration: Debian's adds a frontend on port 3000 to the one given here.
+            let configuration = directory.appending("nghttpx.conf")
+            try Data().write(to: configuration)
+            let arguments = [
+                "--conf=\(configuration.path)", "--frontend=127.0.0.1,\(port)", "--backend=127.0.0.1,\(backendPort)",
+                "--write-rate=\(bytesPerSecond)", "--write-burst=\(bytesPerSecond)", "--workers=1", "--no-ocsp",
+                "--accesslog-file=\(directory.appending("access.log").path)",
+                "--accesslog-format=$remote_port $alpn $status $path",
+                "--errorlog-file=\(directory.appending("error.log").path)",
+                certificate.keyPath, certificate.certificatePath,
+            ]
+            let process: ChildProcess
+            do {
+                process = try ChildProcess("nghttpx", arguments)
+            } catch {
+                throw TestSupportError.proxyFailedToStart(
+                    "nghttpx is not installed: run scripts/install-deps (apt-get install nghttp2-proxy)",
+                    log: "\(error)")
+            }
+            let output = {
+                process.standardOutput + process.standardError
+                    + ((try? String(contentsOf: directory.appending("error.log"), encoding: .utf8)) ?? "")
+            }
+            do {
+                try await Polling.until(
+                    "nghttpx on 127.0.0.1:\(port) to accept", timeout: .seconds(15), evidence: output
+                ) {
+                    process.status != nil || accepts(port: port)
+                }
+            } catch {
+                process.stop(signal: SIGKILL)
+                throw TestSupportError.proxyFailedToStart("no connection accepted on port \(port)", log: output())
+            }
+            guard let status = process.status else {
+                return CappingProxyFixture(
+                    port: port, certificatePath: certificate.certificatePath, directory: directory, process: process)
+            }
+            guard attempt < attempts else {
+                throw TestSupportError.proxyFailedToStart("nghttpx \(status)", log: output())
+            }
+        }
+        preconditionFailure("Invalid state: the last start attempt either returns or throws")
+    }
+
+    /// The HTTPS URL of `path` through the proxy.
+    public func url(_ path: String) -> String {
+        "https://127.0.0.1:\(port)\(path)"
+    }
+
+    /// The requests answered so far, in the order logged.
+    public func requests() -> [Request] {
+        let log = (try? String(contentsOf: directory.appending("access.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 4, let clientPort = Int(fields[0]), let status = Int(fields[2]) else { return nil }
+            return Request(
+                clientPort: clientPort, protocolName: String(fields[1]), status: status, path: String(fields[3]))
+        }
+    }
+
+    /// Stops nghttpx and deletes its directory; safe to call more than once.
+    public func shutdown() {
+        let wasShutDown = isShutDown.withLock { isShutDown in
+            defer { isShutDown = true }
+            return isShutDown
+        }
+        guard !wasShutDown else { return }
+        process.stop(signal: SIGTERM, gracePeriod: .seconds(5))
+        directory.remove()
+    }
+
+    private static func accepts(port: Int) -> Bool {
+        guard let socket = try? LoopbackSocket() else { return false }
+        defer { socket.close() }
+        return socket.accepts(port: port)
+    }
+}

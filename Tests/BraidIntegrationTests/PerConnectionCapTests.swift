@@ -1,0 +1,38 @@
+import BraidTestSupport
+import Foundation
+import Testing
+
+/// A list behind a server that caps each connection (nghttpx in front of nginx, offering HTTP/2): the lane learns
+/// that its requests receive faster on connections of their own, and gives them one each, within the caps.
+@Suite("A cap on each connection", .serialized)
+struct PerConnectionCapTests {
+    @Test("a list's files multiplexed on one capped connection move to connections of their own, within the cap")
+    func spreadsWhereEachConnectionIsCapped() async throws {
+        let names = (0..<48).map { "f\($0).bin" }
+        let fixture = try await ConnectionPoolTests.Fixture.start(files: names.map { ($0, 256 << 10) })
+        defer { fixture.shutdown() }
+        let proxy = try await CappingProxyFixture.start(backendPort: fixture.nginx.port, bytesPerSecond: 1 << 20)
+        defer { proxy.shutdown() }
+
+        // One lane (a per-host cap under 8), four files at a time: on one connection, the four share its 1 MiB/s.
+        let run = try await BraidCLI.run([
+            "-i", try fixture.list(urls: names.map { proxy.url("/\($0)") }), "-d", fixture.output("").path,
+            "-j", "4", "--max-connections-per-host", "4", "--cacert", proxy.certificatePath, "-q", "--no-fsync",
+        ])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        for name in names { #expect(try fixture.sameBytes(name), "\(name)") }
+        try await Polling.until("every request in nghttpx's log", timeout: .seconds(10)) {
+            proxy.requests().count >= names.count
+        }
+        let requests = proxy.requests()
+        let described = requests.map { "\($0.path) \($0.protocolName) \($0.clientPort)" }
+        #expect(Set(requests.map(\.protocolName)) == ["h2"], "\(described)")
+        // The first files shared the lane's one connection; the last ones came over several, no more than the cap
+        // at once (libcurl closes an idle one to open another, so the run may see a fifth).
+        #expect(Set(requests.prefix(4).map(\.clientPort)).count == 1, "\(described)")
+        let last = requests.suffix(16)
+        #expect(Set(last.map(\.clientPort)).count >= 3, "\(described)")
+        #expect(Set(requests.map(\.clientPort)).count <= 5, "\(described)")
+    }
+}
