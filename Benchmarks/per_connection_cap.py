@@ -14,6 +14,13 @@ Rows, each run REPEAT times, alternating, medians:
 - `braid URL`: the large file alone, on a pool of its own (what the list's large file should come close to);
 - `curl --parallel --parallel-max 16 -K CONFIG` (one HTTP/2 connection) and `aria2c -i LIST -x 16 -s 16 -j 16`.
 
+A second list, with `--many N` (default 200; 0 leaves it out): N files of 256 KiB and no large file, each small
+enough for a request or a few, which a lane of braid multiplexes until it learns that a connection a request is
+faster (`StreamsPerConnection`). Rows `braid -i MANY`, `braid -i MANY --http1.1` (a connection a request from the
+start), curl and aria2c as above. Its verdict: braid's wall at most 0.35 of curl's, whose one HTTP/2 connection is
+what a list of braid's two lanes would be held to without learning (0.5 of it at best); braid's wall over
+aria2c's is printed, not judged.
+
 Columns: wall, connections (distinct client ports in nghttpx's log) and which protocols were spoken. The verdicts:
 the list's wall at most half the forced-HTTP/2 list's, and its large file fetched over at least 4 HTTP/1.1
 connections. The list's wall over the large file's alone is printed too, not judged: in a list the file gets at most
@@ -21,8 +28,8 @@ its lane's half of the per-host cap less the lane's shared connection (7 of 16),
 further; and the small files come over the list's HTTP/2 connections, which the cap holds too. Exits 1 on a failed
 verdict or a file that differs from its source.
 
-Usage: Benchmarks/per_connection_cap.py [--braid PATH] [--cap 1M] [--size 32M] [--small 50] [--repeat 3]
-    [--workdir DIR]
+Usage: Benchmarks/per_connection_cap.py [--braid PATH] [--cap 1M] [--size 32M] [--small 50] [--many 200]
+    [--repeat 3] [--workdir DIR]
 All traffic stays on 127.0.0.1; nginx, nghttpx and the tools are stopped on exit.
 """
 
@@ -36,6 +43,9 @@ import harness  # noqa: E402
 from harness import KiB, format_size, log  # noqa: E402
 
 SMALL_SIZE = 64 * KiB
+MANY_SIZE = 256 * KiB
+CURL = "curl --parallel --parallel-max 16"
+ARIA2C = "aria2c -i LIST -x 16 -s 16 -j 16"
 
 
 def start_nghttpx(work, nginx, cap):
@@ -44,8 +54,11 @@ def start_nghttpx(work, nginx, cap):
     port = harness.free_port()
     access_log = work.path("nghttpx", "access.log")
     os.makedirs(os.path.dirname(access_log), exist_ok=True)
+    # An empty configuration: Debian's /etc/nghttpx/nghttpx.conf adds a frontend on port 3000 to the one given here.
+    configuration = work.path("nghttpx", "nghttpx.conf")
+    open(configuration, "w").close()
     argv = [
-        harness.require_executable("nghttpx"), f"--frontend=127.0.0.1,{port}", f"--backend=127.0.0.1,{nginx.port}",
+        harness.require_executable("nghttpx"), f"--conf={configuration}", f"--frontend=127.0.0.1,{port}", f"--backend=127.0.0.1,{nginx.port}",
         f"--write-rate={cap}", f"--write-burst={cap}", "--workers=2", "--no-ocsp",
         f"--accesslog-file={access_log}", "--accesslog-format=$remote_port $alpn $status $path",
         f"--errorlog-file={work.path('nghttpx', 'error.log')}", nginx.key, nginx.certificate,
@@ -69,6 +82,8 @@ def main(argv):
     parser.add_argument("--cap", default="1M", help="each connection's rate, a second (default %(default)s)")
     parser.add_argument("--size", default="32M", help="the large file (default %(default)s)")
     parser.add_argument("--small", type=int, default=50, help="small files of 64 KiB (default %(default)s)")
+    parser.add_argument("--many", type=int, default=200,
+                        help="files of 256 KiB in the second list, 0 for none (default %(default)s)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", help="keep files and servers here instead of a temporary directory")
     options = parser.parse_args(argv)
@@ -97,6 +112,17 @@ def main(argv):
             for name in names:
                 config.write(f'url = "{url(name)}"\noutput = "{name}"\n')
         cacert = nginx.certificate
+        many = harness.generate_files(work.document_root, "many", options.many, MANY_SIZE)
+        digests.update({name: digest for name, _, digest in many})
+        many_names = [name for name, _, _ in many]
+        many_list = work.path("many.txt")
+        with open(many_list, "w") as listing:
+            for name in many_names:
+                listing.write(f"{url(name)}\n  out={name}\n")
+        many_config = work.path("many.cfg")
+        with open(many_config, "w") as config:
+            for name in many_names:
+                config.write(f'url = "{url(name)}"\noutput = "{name}"\n')
         rows = {
             "braid -i LIST": ([braid, "-i", list_path, "-q", "--cacert", cacert], names),
             "braid -i LIST --http2": ([braid, "-i", list_path, "-q", "--http2", "--cacert", cacert], names),
@@ -107,40 +133,59 @@ def main(argv):
                 ["aria2c", "--no-conf=true", "-q", "-i", list_path, "-x", "16", "-s", "16", "-j", "16",
                  f"--ca-certificate={cacert}", "--allow-overwrite=true", "--auto-file-renaming=false"], names),
         }
+        many_rows = {
+            "braid -i MANY": ([braid, "-i", many_list, "-q", "--cacert", cacert], many_names),
+            "braid -i MANY --http1.1": ([braid, "-i", many_list, "-q", "--http1.1", "--cacert", cacert], many_names),
+            CURL: (["curl", "-s", "--parallel", "--parallel-max", "16", "--cacert", cacert, "-K", many_config],
+                   many_names),
+            ARIA2C: (["aria2c", "--no-conf=true", "-q", "-i", many_list, "-x", "16", "-s", "16", "-j", "16",
+                      f"--ca-certificate={cacert}", "--allow-overwrite=true", "--auto-file-renaming=false"],
+                     many_names),
+        }
         # Generous: one connection at the cap, with time to spare.
-        timeout = 60 + 2 * (size + options.small * SMALL_SIZE) / cap
-        results = {label: [] for label in rows}
+        timeout = 60 + 2 * (size + options.small * SMALL_SIZE + options.many * MANY_SIZE) / cap
         failed = False
-        for round_number in range(options.repeat):
-            for label, (command, expected) in rows.items():
-                out = harness.empty_directory(work.path("out"))
-                logged = len(read_log(access_log))
-                exited = work.children.run(command, timeout, cwd=out)
-                requests = read_log(access_log)[logged:]
-                same = exited.code == 0 and all(
-                    harness.digest_of(os.path.join(out, name)) == digests[name] for name in expected)
-                if not same:
-                    failed = True
-                    log(f"{label}: exited {exited.code}, or a file differs")
-                results[label].append((exited.wall, len({port for port, _ in requests}),
-                                       sorted({protocol for _, protocol in requests}),
-                                       len({port for port, protocol in requests if protocol == "http/1.1"})))
-                log(f"round {round_number + 1}: {label}: {exited.wall:.2f} s")
 
-        def median_wall(label):
+        def measure(rows):
+            """Runs each row `options.repeat` times, alternating: (wall, connections, protocols, HTTP/1.1
+            connections) of each run, by label; marks the benchmark failed where a file differs."""
+            nonlocal failed
+            results = {label: [] for label in rows}
+            for round_number in range(options.repeat):
+                for label, (command, expected) in rows.items():
+                    out = harness.empty_directory(work.path("out"))
+                    logged = len(read_log(access_log))
+                    exited = work.children.run(command, timeout, cwd=out)
+                    requests = read_log(access_log)[logged:]
+                    same = exited.code == 0 and all(
+                        harness.digest_of(os.path.join(out, name)) == digests[name] for name in expected)
+                    if not same:
+                        failed = True
+                        log(f"{label}: exited {exited.code}, or a file differs")
+                    results[label].append((exited.wall, len({port for port, _ in requests}),
+                                           sorted({protocol for _, protocol in requests}),
+                                           len({port for port, protocol in requests if protocol == "http/1.1"})))
+                    log(f"round {round_number + 1}: {label}: {exited.wall:.2f} s")
+            return results
+
+        results = measure(rows)
+        def median_wall(results, label):
             return statistics.median(wall for wall, _, _, _ in results[label])
 
-        table = []
-        for label in rows:
-            connections = statistics.median(count for _, count, _, _ in results[label])
-            protocols = ",".join(sorted({p for _, _, spoken, _ in results[label] for p in spoken}))
-            table.append([label, f"{median_wall(label):.2f}", f"{connections:.0f}", protocols])
-        print(f"\n{format_size(size)} and {options.small} x {format_size(SMALL_SIZE)} over HTTPS, HTTP/2 offered, "
-              f"each connection capped at {format_size(cap)}/s; medians of {options.repeat}")
-        harness.print_table(["tool", "wall s", "connections", "protocols"], table, align="lrrl")
-        alone = median_wall("braid URL (the large file alone)")
-        listed = median_wall("braid -i LIST")
-        forced = median_wall("braid -i LIST --http2")
+        def print_results(results, title):
+            table = []
+            for label in results:
+                connections = statistics.median(count for _, count, _, _ in results[label])
+                protocols = ",".join(sorted({p for _, _, spoken, _ in results[label] for p in spoken}))
+                table.append([label, f"{median_wall(results, label):.2f}", f"{connections:.0f}", protocols])
+            print(f"\n{title}, each connection capped at {format_size(cap)}/s; medians of {options.repeat}")
+            harness.print_table(["tool", "wall s", "connections", "protocols"], table, align="lrrl")
+
+        print_results(results, f"{format_size(size)} and {options.small} x {format_size(SMALL_SIZE)} over HTTPS, "
+                      "HTTP/2 offered")
+        alone = median_wall(results, "braid URL (the large file alone)")
+        listed = median_wall(results, "braid -i LIST")
+        forced = median_wall(results, "braid -i LIST --http2")
         spread = min(separate for _, _, _, separate in results["braid -i LIST"])
         print(f"braid -i LIST: wall / the large file alone = {listed / alone:.2f} (not judged)")
         verdicts = [
@@ -148,6 +193,13 @@ def main(argv):
              listed <= 0.5 * forced),
             (f"braid -i LIST: HTTP/1.1 connections, fewest of the runs = {spread} (target >= 4)", spread >= 4),
         ]
+        if options.many > 0:
+            many_results = measure(many_rows)
+            print_results(many_results, f"{options.many} x {format_size(MANY_SIZE)} over HTTPS, HTTP/2 offered")
+            learned = median_wall(many_results, "braid -i MANY")
+            print(f"braid -i MANY: wall / aria2c's = {learned / median_wall(many_results, ARIA2C):.2f} (not judged)")
+            verdicts.append((f"braid -i MANY: wall / curl's = {learned / median_wall(many_results, CURL):.2f} "
+                             "(target <= 0.35)", learned <= 0.35 * median_wall(many_results, CURL)))
         for text, ok in verdicts:
             print(f"{text} {'PASS' if ok else 'FAIL'}")
         return 1 if failed or not all(ok for _, ok in verdicts) else 0
