@@ -134,7 +134,8 @@ extension TransferPool {
         func remove(_ easy: EasyHandle) {
             let address = UInt(bitPattern: easy.raw)
             if learning?.isLearning == true {
-                received += EasyHandle.bodyBytesReceived(raw: easy.raw) - (counted.removeValue(forKey: address) ?? 0)
+                let counted = counted.removeValue(forKey: address) ?? 0
+                received += max(0, EasyHandle.bodyBytesReceived(raw: easy.raw) - counted)
             }
             multi.remove(easy)
             owners[address] = nil
@@ -214,8 +215,9 @@ extension TransferPool {
             nextLook = now + 0.25
             for address in owners.keys {
                 guard let raw = UnsafeMutableRawPointer(bitPattern: address) else { continue }
+                // A request that starts again (a redirect followed) counts from nothing again.
                 let bytes = EasyHandle.bodyBytesReceived(raw: raw)
-                received += bytes - counted[address, default: 0]
+                received += max(0, bytes - counted[address, default: 0])
                 counted[address] = bytes
             }
             if let limit = current.observe(now: now, received: received, running: owners.count, started: started) {
