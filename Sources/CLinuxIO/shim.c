@@ -68,6 +68,26 @@ double braid_thread_busy_seconds(void) {
     return (double)used.tv_sec + (double)used.tv_nsec / 1e9;
 }
 
+int braid_machine_cpu_seconds(double *idle, double *total) {
+    long ticksPerSecond = sysconf(_SC_CLK_TCK);
+    FILE *stat = fopen("/proc/stat", "re");
+    if (!stat || ticksPerSecond <= 0) {
+        if (stat) fclose(stat);
+        return -1;
+    }
+    long long field[8] = {0};
+    int read = fscanf(stat, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &field[0], &field[1], &field[2],
+                      &field[3], &field[4], &field[5], &field[6], &field[7]);
+    fclose(stat);
+    if (read < 4) return -1;
+    // user nice system idle iowait irq softirq steal; guest time is counted in user already.
+    long long all = 0;
+    for (int index = 0; index < 8; index++) all += field[index];
+    *idle = (double)(field[3] + field[4]) / (double)ticksPerSecond;
+    *total = (double)all / (double)ticksPerSecond;
+    return 0;
+}
+
 int braid_renameat_noreplace(int fromDirectory, const char *from, int toDirectory, const char *to) {
 #ifdef SYS_renameat2
     return (int)syscall(SYS_renameat2, fromDirectory, from, toDirectory, to, RENAME_NOREPLACE);

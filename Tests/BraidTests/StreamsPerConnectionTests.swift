@@ -74,9 +74,9 @@ struct StreamsPerConnectionTests {
         #expect(learning.limit == StreamsPerConnection.unlimited)
         // Refused (the lane's other pool has connections open): shared still, and a window starts again.
         #expect(learning.observe(now: 20, received: 12 * Self.mebibyte, running: 4, started: 4) == 1)
-        learning.refused(now: 20, received: 12 * Self.mebibyte)
+        learning.refused(now: 20, received: 12 * Self.mebibyte, machine: nil)
         #expect(learning.limit == StreamsPerConnection.unlimited)
-        #expect(learning.phase == .measuring(since: 20, received: 12 * Self.mebibyte))
+        #expect(learning.phase == .measuring(since: 20, received: 12 * Self.mebibyte, machine: nil))
         #expect(
             learning.observe(now: 20 + Self.window * 0.9, received: 13 * Self.mebibyte, running: 4, started: 4) == nil)
         #expect(
@@ -115,16 +115,43 @@ struct StreamsPerConnectionTests {
 
         let idle = at + 10
         #expect(
-            learning.resume(idleSince: idle, now: idle + StreamsPerConnection.forgetsAfter * 0.9, received: faster)
+            learning.resume(
+                idleSince: idle, now: idle + StreamsPerConnection.forgetsAfter * 0.9, received: faster, machine: nil)
                 == nil)
         #expect(learning.limit == 1 && !learning.isLearning)
         let later = idle + StreamsPerConnection.forgetsAfter * 1.1
-        #expect(learning.resume(idleSince: idle, now: later, received: faster) == StreamsPerConnection.unlimited)
+        #expect(
+            learning.resume(idleSince: idle, now: later, received: faster, machine: nil)
+                == StreamsPerConnection.unlimited)
         #expect(learning.isLearning)
         // Measured from what had come by then, not from nothing.
-        #expect(learning.phase == .measuring(since: later, received: faster))
+        #expect(learning.phase == .measuring(since: later, received: faster, machine: nil))
         // Forgetting a lane that shares its connections changes nothing to set.
-        #expect(learning.resume(idleSince: later, now: later + 60, received: faster) == nil)
+        #expect(learning.resume(idleSince: later, now: later + 60, received: faster, machine: nil) == nil)
         #expect(learning.limit == StreamsPerConnection.unlimited)
+    }
+
+    @Test("a machine near all busy, much of it with the lane's own process, is not tried, and is measured again")
+    func busyMachineNotTried() {
+        typealias Time = StreamsPerConnection.CPUTime
+        // Two CPUs over 1.5 s: 3 s of CPU time a window.
+        var learning = StreamsPerConnection(now: 0, machine: Time(idle: 100, total: 1_000, process: 10))
+        // 10 % idle, the process 60 %: busy with the lane's own work (and its server's, on the same machine).
+        let busy = Time(idle: 100.3, total: 1_003, process: 11.8)
+        #expect(
+            learning.observe(now: Self.window, received: Self.mebibyte, running: 8, started: 8, machine: busy) == nil)
+        #expect(learning.phase == .measuring(since: Self.window, received: Self.mebibyte, machine: busy))
+        // Three fifths idle over the next: tried.
+        let idle = Time(idle: 102.1, total: 1_006, process: 12)
+        #expect(
+            learning.observe(now: 2 * Self.window, received: 2 * Self.mebibyte, running: 8, started: 8, machine: idle)
+                == 1)
+        let start = Time(idle: 0, total: 100, process: 0)
+        #expect(StreamsPerConnection.isBusy(from: start, to: Time(idle: 49, total: 200, process: 30)))
+        #expect(!StreamsPerConnection.isBusy(from: start, to: Time(idle: 51, total: 200, process: 30)))
+        #expect(!StreamsPerConnection.isBusy(from: start, to: Time(idle: 10, total: 200, process: 24)))
+        // Busy with other work, the process hardly: a cap on each connection holds its lanes whatever else runs.
+        #expect(!StreamsPerConnection.isBusy(from: start, to: Time(idle: 5, total: 200, process: 3)))
+        #expect(!StreamsPerConnection.isBusy(from: nil, to: Time(idle: 0, total: 200, process: 100)), "unknown")
     }
 }

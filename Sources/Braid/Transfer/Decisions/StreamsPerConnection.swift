@@ -13,7 +13,8 @@
 /// the rate is measured again from the first request started after that (`trying`). A rate at least `gain` times
 /// the one before keeps a connection a request; anything less puts the streams back on shared connections. Either
 /// way it stays so (`settled`), until the lane has had no request for a while (`resume(idleSince:now:)`). A list that ends within a window or two, as one of small files from a near server
-/// does, never tries. Time and counts are passed in, so that the decisions are tested without a clock or a network.
+/// does, never tries; nor does a lane on a machine whose CPUs were busy over the window, much of it with its own
+/// process's work (`isBusy(from:to:)`). Time, counts and CPU times are passed in, so that the decisions are tested without a clock or a network.
 struct StreamsPerConnection: Equatable, Sendable {
     /// libcurl's own limit, and what a server usually allows: no limit in practice.
     static let unlimited = 100
@@ -26,9 +27,24 @@ struct StreamsPerConnection: Equatable, Sendable {
     /// servers, over other paths (a daemon's, or a library's manager given more later).
     static let forgetsAfter = 5.0
 
+    /// CPU time in seconds since some start: the machine's, summed over its CPUs (`/proc/stat`), of which `idle` no
+    /// CPU had work, and the process's own (`CLOCK_PROCESS_CPUTIME_ID`).
+    struct CPUTime: Equatable, Sendable {
+        var idle: Double
+        var total: Double
+        var process: Double
+    }
+
+    /// A machine idle less than `busyIdleShare` of a window, the process itself using at least `ownShare` of it, is
+    /// busy with the lane's own work (its bytes and, on loopback, its server's): connections would only compete for
+    /// its CPUs. Behind a cap on each connection, a lane's process uses a few hundredths of them.
+    static let busyIdleShare = 0.5
+    static let ownShare = 0.25
+
     enum Phase: Equatable, Sendable {
-        /// Measuring the rate with shared connections since `since`, when `received` bytes had come.
-        case measuring(since: Double, received: Int64)
+        /// Measuring the rate with shared connections since `since`, when `received` bytes had come and the
+        /// machine's CPUs stood at `machine`.
+        case measuring(since: Double, received: Int64, machine: CPUTime?)
         /// A connection a request since the lane received at `baseline` bytes a second and had started `started`
         /// requests; measured since `since` (once a request started after the change, so that it may use a
         /// connection of its own), when `received` bytes had come.
@@ -41,16 +57,28 @@ struct StreamsPerConnection: Equatable, Sendable {
     private(set) var limit = unlimited
     private(set) var phase: Phase
 
-    /// Learning from `now`, when the lane had received `received` bytes in all.
-    init(now: Double, received: Int64 = 0) {
-        phase = .measuring(since: now, received: received)
+    /// Learning from `now`, when the lane had received `received` bytes in all and the machine's CPUs stood at
+    /// `machine`.
+    init(now: Double, received: Int64 = 0, machine: CPUTime? = nil) {
+        phase = .measuring(since: now, received: received, machine: machine)
     }
 
     /// The lane could not take the limit `observe` asked for at `now` (its other pool's connections are open): it
     /// shares its connections still, and measures again.
-    mutating func refused(now: Double, received: Int64) {
+    mutating func refused(now: Double, received: Int64, machine: CPUTime?) {
         limit = Self.unlimited
-        phase = .measuring(since: now, received: received)
+        phase = .measuring(since: now, received: received, machine: machine)
+    }
+
+    /// Whether the machine's CPUs were busy between `start` and `end`, much of it with the process's own work
+    /// (`busyIdleShare`, `ownShare`): connections cannot help a lane whose bytes wait for a CPU (its server on the
+    /// same machine, as on loopback, or a client slower than its network), and a try would only open them. A
+    /// machine busy with other work is not: a lane held by a cap on each connection waits on the network whatever
+    /// else runs. Where either reading is missing, not busy.
+    static func isBusy(from start: CPUTime?, to end: CPUTime?) -> Bool {
+        guard let start, let end, end.total > start.total else { return false }
+        let all = end.total - start.total
+        return (end.idle - start.idle) / all < busyIdleShare && (end.process - start.process) / all >= ownShare
     }
 
     /// Whether it still measures: the lane's received bytes need counting only then.
@@ -58,29 +86,29 @@ struct StreamsPerConnection: Equatable, Sendable {
 
     /// The lane has requests again at `now`, having received `received` bytes in all, after none since `idleSince`:
     /// after `forgetsAfter`, it learns afresh from shared connections. Returns the new limit when it changes.
-    mutating func resume(idleSince: Double, now: Double, received: Int64) -> Int? {
+    mutating func resume(idleSince: Double, now: Double, received: Int64, machine: CPUTime?) -> Int? {
         guard now - idleSince >= Self.forgetsAfter else { return nil }
         let was = limit
-        self = StreamsPerConnection(now: now, received: received)
+        self = StreamsPerConnection(now: now, received: received, machine: machine)
         return was == limit ? nil : limit
     }
 
-    /// What the lane did up to `now`: `received` bytes in all, `running` requests now, `started` requests in all.
-    /// Returns the new limit when it changes.
-    mutating func observe(now: Double, received: Int64, running: Int, started: Int) -> Int? {
+    /// What the lane did up to `now`: `received` bytes in all, `running` requests now, `started` requests in all,
+    /// with the machine's CPUs at `machine` (nil where that cannot be read). Returns the new limit when it changes.
+    mutating func observe(now: Double, received: Int64, running: Int, started: Int, machine: CPUTime? = nil) -> Int? {
         switch phase {
         case .settled:
             return nil
-        case let .measuring(since, before):
+        case let .measuring(since, before, machineBefore):
             // A rate measured with fewer than two requests says nothing of how they share a connection; one with
             // nothing received (every request waiting for its headers) gives nothing to compare with.
             guard running >= 2 else {
-                phase = .measuring(since: now, received: received)
+                phase = .measuring(since: now, received: received, machine: machine)
                 return nil
             }
             guard now - since >= Self.window else { return nil }
-            guard received > before else {
-                phase = .measuring(since: now, received: received)
+            guard received > before, !Self.isBusy(from: machineBefore, to: machine) else {
+                phase = .measuring(since: now, received: received, machine: machine)
                 return nil
             }
             limit = 1

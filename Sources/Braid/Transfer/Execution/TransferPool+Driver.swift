@@ -2,6 +2,10 @@ import CCurl
 import CLinuxIO
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension TransferPool {
     /// The pool's loop and its multi handle. `attach`, `stop` and `wake` may be called from any thread; everything
     /// else runs on the pool's thread.
@@ -62,7 +66,9 @@ extension TransferPool {
             guard let share = braid_share_create() else { fatalError("curl_share_init failed: out of memory") }
             self.share = share
             mayCarry = learningStreams
-            if learningStreams != nil { learning = StreamsPerConnection(now: TransferEngine.now()) }
+            if learningStreams != nil {
+                learning = StreamsPerConnection(now: TransferEngine.now(), machine: Self.machineCPU())
+            }
             keepIdleConnections(max(16, limits.maximumConnections ?? 0))
         }
 
@@ -220,11 +226,14 @@ extension TransferPool {
                 received += max(0, bytes - counted[address, default: 0])
                 counted[address] = bytes
             }
-            if let limit = current.observe(now: now, received: received, running: owners.count, started: started) {
+            let machine = Self.machineCPU()
+            if let limit = current.observe(
+                now: now, received: received, running: owners.count, started: started, machine: machine)
+            {
                 if mayCarry(limit) {
                     multi.setStreamsPerConnection(limit)
                 } else {
-                    current.refused(now: now, received: received)
+                    current.refused(now: now, received: received, machine: machine)
                 }
             }
             learning = current
@@ -232,11 +241,23 @@ extension TransferPool {
             if !current.isLearning { counted = [:] }
         }
 
+        /// The machine's CPU time and the process's, nil where they cannot be read.
+        private static func machineCPU() -> StreamsPerConnection.CPUTime? {
+            var idle = 0.0
+            var total = 0.0
+            var process = timespec()
+            guard braid_machine_cpu_seconds(&idle, &total) == 0, clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process) == 0
+            else { return nil }
+            return StreamsPerConnection.CPUTime(
+                idle: idle, total: total, process: Double(process.tv_sec) + Double(process.tv_nsec) / 1e9)
+        }
+
         /// A client joins a pool that had none since `idleSince`: after a while, it learns afresh.
         private func resumeLearning() {
             guard let idleSince, var current = learning else { return }
             self.idleSince = nil
-            if let limit = current.resume(idleSince: idleSince, now: TransferEngine.now(), received: received),
+            if let limit = current.resume(
+                idleSince: idleSince, now: TransferEngine.now(), received: received, machine: Self.machineCPU()),
                 mayCarry?(limit) != false
             {
                 multi.setStreamsPerConnection(limit)
