@@ -68,7 +68,7 @@ double braid_thread_busy_seconds(void) {
     return (double)used.tv_sec + (double)used.tv_nsec / 1e9;
 }
 
-int braid_machine_cpu_seconds(double *idle, double *total) {
+int braid_machine_cpu_seconds(double *total) {
     long ticksPerSecond = sysconf(_SC_CLK_TCK);
     FILE *stat = fopen("/proc/stat", "re");
     if (!stat || ticksPerSecond <= 0) {
@@ -83,7 +83,6 @@ int braid_machine_cpu_seconds(double *idle, double *total) {
     // user nice system idle iowait irq softirq steal; guest time is counted in user already.
     long long all = 0;
     for (int index = 0; index < 8; index++) all += field[index];
-    *idle = (double)(field[3] + field[4]) / (double)ticksPerSecond;
     *total = (double)all / (double)ticksPerSecond;
     return 0;
 }

@@ -22,8 +22,8 @@ import Synchronization
 /// would multiplex them (`DownloadJob.spreadsSegments`): over HTTP/1.1, one connection each, as a download on its own
 /// fetches them, so that a cap the server or the network puts on each connection applies to each segment. They need
 /// a multi handle of their own: libcurl 7.88 must not have requests of both versions to one host on one (see
-/// `TransferEngine.init`). It is made as a download spreads there and shut down once none does (`SegmentPool`); its
-/// connections count against the lane's budget as the others do.
+/// `TransferEngine.init`). It is made as a download first spreads there, and shut down when the lane gives each of its
+/// requests a connection (`SegmentPool`); its connections count against the lane's budget as the others do.
 ///
 /// A lane's pool learns whether its requests receive faster on connections of their own than as streams of one
 /// (`StreamsPerConnection`), behind a cap on each connection; it gives them one each only while no download spreads

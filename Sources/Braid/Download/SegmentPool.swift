@@ -6,10 +6,9 @@ import Synchronization
 /// there (`StreamsPerConnection`). Both at once would open more connections than the lane's caps, which each way
 /// holds alone.
 ///
-/// The pool is made as the first spread download takes it and shut down once the last gives it back, which closes
-/// its connections: a lane's connections left open here, idle, would count against the caps beside a lane that then
-/// gives each of its requests a connection. Sequential large files each make it afresh (a thread and a TLS handshake
-/// a connection, next to nothing beside 16 MiB).
+/// The pool is made as the first spread download takes it, and kept for the next ones (its connections and TLS
+/// sessions reused) until the lane gives its requests a connection each: then it is shut down, which closes its
+/// idle connections, since they would count against the caps beside the lane's.
 final class SegmentPool: Sendable {
     private struct State {
         var pool: TransferPool?
@@ -38,28 +37,26 @@ final class SegmentPool: Sendable {
         }
     }
 
-    /// Gives back a pool `take()` gave; the last one shuts it down, closing its connections. Not on the pool's thread.
+    /// Gives back a pool `take()` gave; it stays, with its connections, for the next download that spreads.
     func give(_ pool: TransferPool) {
-        let last = state.withLock { state in
-            state.users -= 1
-            guard state.users == 0 else { return false }
-            state.pool = nil
-            return true
-        }
-        if last { pool.shutdown() }
+        state.withLock { $0.users -= 1 }
     }
 
     /// Whether the lane may give its requests `limit` streams a connection (`StreamsPerConnection`): fewer than a
-    /// server allows only while no download spreads here; shared again, at any time.
+    /// server allows only while no download spreads here, the pool then shut down with its connections (on the
+    /// calling thread, never the pool's own); shared again, at any time.
     func laneMayCarry(_ limit: Int) -> Bool {
-        state.withLock { state in
+        let (allowed, idle) = state.withLock { state -> (Bool, TransferPool?) in
             guard limit < StreamsPerConnection.unlimited else {
                 state.laneSpreads = false
-                return true
+                return (true, nil)
             }
-            guard state.users == 0 else { return false }
+            guard state.users == 0 else { return (false, nil) }
             state.laneSpreads = true
-            return true
+            defer { state.pool = nil }
+            return (true, state.pool)
         }
+        idle?.shutdown()
+        return allowed
     }
 }

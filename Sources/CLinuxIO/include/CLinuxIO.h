@@ -26,9 +26,9 @@ int braid_set_thread_nice(int nice);
 /// time it was ready and waiting for one, which says how loaded the machine is. Returns -1 where it cannot be read.
 double braid_thread_busy_seconds(void);
 
-/// The machine's CPU time since boot in seconds, summed over its CPUs (the first line of /proc/stat): `idle` the
-/// time no CPU had work (idle and waiting for I/O), `total` all of it. Returns 0, or -1 where it cannot be read.
-int braid_machine_cpu_seconds(double *idle, double *total);
+/// The machine's CPU time since boot in seconds, summed over its CPUs, idle time included (the first line of
+/// /proc/stat). Returns 0, or -1 where it cannot be read.
+int braid_machine_cpu_seconds(double *total);
 
 /// Renames `from` (relative to the directory `fromDirectory`, or to the working directory for AT_FDCWD) to `to`
 /// (relative to `toDirectory`) unless `to` exists (renameat2 with RENAME_NOREPLACE), atomically. Returns 0, or -1

@@ -13,8 +13,8 @@
 /// the rate is measured again from the first request started after that (`trying`). A rate at least `gain` times
 /// the one before keeps a connection a request; anything less puts the streams back on shared connections. Either
 /// way it stays so (`settled`), until the lane has had no request for a while (`resume(idleSince:now:)`). A list that ends within a window or two, as one of small files from a near server
-/// does, never tries; nor does a lane on a machine whose CPUs were busy over the window, much of it with its own
-/// process's work (`isBusy(from:to:)`). Time, counts and CPU times are passed in, so that the decisions are tested without a clock or a network.
+/// does, never tries; nor does a lane whose process kept a quarter of the machine's CPUs busy over the window
+/// (`isBusy(from:to:)`). Time, counts and CPU times are passed in, so that the decisions are tested without a clock or a network.
 struct StreamsPerConnection: Equatable, Sendable {
     /// libcurl's own limit, and what a server usually allows: no limit in practice.
     static let unlimited = 100
@@ -27,18 +27,17 @@ struct StreamsPerConnection: Equatable, Sendable {
     /// servers, over other paths (a daemon's, or a library's manager given more later).
     static let forgetsAfter = 5.0
 
-    /// CPU time in seconds since some start: the machine's, summed over its CPUs (`/proc/stat`), of which `idle` no
-    /// CPU had work, and the process's own (`CLOCK_PROCESS_CPUTIME_ID`).
+    /// CPU time in seconds since some start: the machine's, summed over its CPUs, idle time included
+    /// (`/proc/stat`), and the process's own (`CLOCK_PROCESS_CPUTIME_ID`).
     struct CPUTime: Equatable, Sendable {
-        var idle: Double
         var total: Double
         var process: Double
     }
 
-    /// A machine idle less than `busyIdleShare` of a window, the process itself using at least `ownShare` of it, is
-    /// busy with the lane's own work (its bytes and, on loopback, its server's): connections would only compete for
-    /// its CPUs. Behind a cap on each connection, a lane's process uses a few hundredths of them.
-    static let busyIdleShare = 0.5
+    /// A process that used at least this share of the machine's CPU time over a window is busy with its own work:
+    /// its bytes cost CPU at a rate where connections would compete for the CPUs rather than wait on the network (on
+    /// loopback, braid used two thirds of two cores, its server the rest). Behind a cap on each connection, a lane's
+    /// process uses a few hundredths of them.
     static let ownShare = 0.25
 
     enum Phase: Equatable, Sendable {
@@ -70,15 +69,14 @@ struct StreamsPerConnection: Equatable, Sendable {
         phase = .measuring(since: now, received: received, machine: machine)
     }
 
-    /// Whether the machine's CPUs were busy between `start` and `end`, much of it with the process's own work
-    /// (`busyIdleShare`, `ownShare`): connections cannot help a lane whose bytes wait for a CPU (its server on the
-    /// same machine, as on loopback, or a client slower than its network), and a try would only open them. A
-    /// machine busy with other work is not: a lane held by a cap on each connection waits on the network whatever
-    /// else runs. Where either reading is missing, not busy.
+    /// Whether the process used at least `ownShare` of the machine's CPU time between `start` and `end`:
+    /// connections cannot help a lane whose bytes wait for a CPU (its server on the same machine, as on loopback, or
+    /// a client slower than its network), and a try would only open them. A machine busy with other work is not: a
+    /// lane held by a cap on each connection waits on the network whatever else runs. Where either reading is
+    /// missing, not busy.
     static func isBusy(from start: CPUTime?, to end: CPUTime?) -> Bool {
         guard let start, let end, end.total > start.total else { return false }
-        let all = end.total - start.total
-        return (end.idle - start.idle) / all < busyIdleShare && (end.process - start.process) / all >= ownShare
+        return (end.process - start.process) / (end.total - start.total) >= ownShare
     }
 
     /// Whether it still measures: the lane's received bytes need counting only then.

@@ -243,13 +243,12 @@ extension TransferPool {
 
         /// The machine's CPU time and the process's, nil where they cannot be read.
         private static func machineCPU() -> StreamsPerConnection.CPUTime? {
-            var idle = 0.0
             var total = 0.0
             var process = timespec()
-            guard braid_machine_cpu_seconds(&idle, &total) == 0, clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process) == 0
+            guard braid_machine_cpu_seconds(&total) == 0, clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process) == 0
             else { return nil }
             return StreamsPerConnection.CPUTime(
-                idle: idle, total: total, process: Double(process.tv_sec) + Double(process.tv_nsec) / 1e9)
+                total: total, process: Double(process.tv_sec) + Double(process.tv_nsec) / 1e9)
         }
 
         /// A client joins a pool that had none since `idleSince`: after a while, it learns afresh.
