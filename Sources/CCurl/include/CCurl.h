@@ -57,6 +57,14 @@ static const size_t braid_curl_pause_write = CURL_WRITEFUNC_PAUSE;
 /// called before this returns, with the chunk kept at the pause.
 static inline CURLcode braid_easy_resume_receiving(CURL *handle) { return curl_easy_pause(handle, CURLPAUSE_CONT); }
 
+/// Pauses receiving and lifts the pause at once, which makes libcurl read the transfer's connection again: for data
+/// already read off the socket and left in the stream's buffer, which libcurl 7.88's HTTP/2 code does not always hand
+/// over. A transfer its write callback had paused is handed its kept chunk, and pauses again if the callback says so.
+static inline void braid_easy_wake_receiving(CURL *handle) {
+    curl_easy_pause(handle, CURLPAUSE_RECV);
+    curl_easy_pause(handle, CURLPAUSE_CONT);
+}
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -58,6 +58,12 @@ extension TransferPool {
         private var started = 0
         private var nextLook = 0.0
         private var idleSince: Double?
+        /// The requests that were on the pool as it turned to a connection a request, by the easy handle's address:
+        /// streams of connections that get no new ones from then, one of which libcurl 7.88 may leave unread, its
+        /// body in the stream's buffer, until the stall timeout. What each received, since when, and how often it was
+        /// woken (`wakeStragglers`).
+        private var stragglers: [UInt: (received: Int64, since: Double, wakes: Int)] = [:]
+        private var nextWake = 0.0
 
         init(limits: Limits, learningStreams: (@Sendable (Int) -> Bool)? = nil) {
             multi = MultiHandle(
@@ -145,6 +151,7 @@ extension TransferPool {
             }
             multi.remove(easy)
             owners[address] = nil
+            stragglers[address] = nil
         }
 
         /// A handle a first GET may reuse (`keepSpare(_:)`), if there is one.
@@ -196,6 +203,7 @@ extension TransferPool {
                 for client in clients { client.didPerform() }
                 detachFinished()
                 learnStreamsPerConnection()
+                wakeStragglers()
             }
             if let previousNice { _ = braid_set_thread_nice(previousNice) }
         }
@@ -232,6 +240,7 @@ extension TransferPool {
             {
                 if mayCarry(limit) {
                     multi.setStreamsPerConnection(limit)
+                    if limit < StreamsPerConnection.unlimited { keepStragglers(now: now) }
                 } else {
                     current.refused(now: now, received: received, machine: machine)
                 }
@@ -239,6 +248,39 @@ extension TransferPool {
             learning = current
             // Settled: nothing is counted until it learns again.
             if !current.isLearning { counted = [:] }
+        }
+
+        /// Notes the requests on the pool now, as it turns to a connection a request.
+        private func keepStragglers(now: Double) {
+            for address in owners.keys {
+                guard let raw = UnsafeMutableRawPointer(bitPattern: address) else { continue }
+                stragglers[address] = (EasyHandle.bodyBytesReceived(raw: raw), now, 0)
+            }
+        }
+
+        /// Wakes a straggler that received nothing for a second (`braid_easy_wake_receiving`), up to three times: a
+        /// body libcurl left in its stream's buffer is then handed over, where the stall timeout would have waited
+        /// 30 seconds and asked again. One that is merely slow, or paused by its client, loses nothing.
+        private func wakeStragglers() {
+            guard !stragglers.isEmpty else { return }
+            let now = TransferEngine.now()
+            guard now >= nextWake else { return }
+            nextWake = now + 0.25
+            for (address, straggler) in stragglers {
+                guard owners[address] != nil, let raw = UnsafeMutableRawPointer(bitPattern: address),
+                    straggler.wakes < 3
+                else {
+                    stragglers[address] = nil
+                    continue
+                }
+                let received = EasyHandle.bodyBytesReceived(raw: raw)
+                if received != straggler.received {
+                    stragglers[address] = (received, now, straggler.wakes)
+                } else if now - straggler.since >= 1 {
+                    braid_easy_wake_receiving(raw)
+                    stragglers[address] = (received, now, straggler.wakes + 1)
+                }
+            }
         }
 
         /// The machine's CPU time and the process's, nil where they cannot be read.
