@@ -67,51 +67,24 @@ public final class CappingProxyFixture: @unchecked Sendable {
     private static func start(
         backendPort: Int, bytesPerSecond: Int, certificate: SelfSignedCertificate, in directory: TemporaryDirectory
     ) async throws -> CappingProxyFixture {
-        let attempts = 5
-        for attempt in 1...attempts {
-            let port = try FreePort.pick()
-            // An empty configuration: Debian's adds a frontend on port 3000 to the one given here.
-            let configuration = directory.appending("nghttpx.conf")
-            try Data().write(to: configuration)
-            let arguments = [
+        // An empty configuration: Debian's adds a frontend on port 3000 to the one given here.
+        let configuration = directory.appending("nghttpx.conf")
+        try Data().write(to: configuration)
+        let errorLog = directory.appending("error.log")
+        let (process, port) = try await LoopbackServerProcess.start(
+            "nghttpx", missing: "apt-get install nghttp2-proxy",
+            log: { (try? String(contentsOf: errorLog, encoding: .utf8)) ?? "" }
+        ) { port in
+            [
                 "--conf=\(configuration.path)", "--frontend=127.0.0.1,\(port)", "--backend=127.0.0.1,\(backendPort)",
                 "--write-rate=\(bytesPerSecond)", "--write-burst=\(bytesPerSecond)", "--workers=1", "--no-ocsp",
                 "--accesslog-file=\(directory.appending("access.log").path)",
-                "--accesslog-format=$remote_port $alpn $status $path",
-                "--errorlog-file=\(directory.appending("error.log").path)",
+                "--accesslog-format=$remote_port $alpn $status $path", "--errorlog-file=\(errorLog.path)",
                 certificate.keyPath, certificate.certificatePath,
             ]
-            let process: ChildProcess
-            do {
-                process = try ChildProcess("nghttpx", arguments)
-            } catch {
-                throw TestSupportError.proxyFailedToStart(
-                    "nghttpx is not installed: run scripts/install-deps (apt-get install nghttp2-proxy)",
-                    log: "\(error)")
-            }
-            let output = {
-                process.standardOutput + process.standardError
-                    + ((try? String(contentsOf: directory.appending("error.log"), encoding: .utf8)) ?? "")
-            }
-            do {
-                try await Polling.until(
-                    "nghttpx on 127.0.0.1:\(port) to accept", timeout: .seconds(15), evidence: output
-                ) {
-                    process.status != nil || accepts(port: port)
-                }
-            } catch {
-                process.stop(signal: SIGKILL)
-                throw TestSupportError.proxyFailedToStart("no connection accepted on port \(port)", log: output())
-            }
-            guard let status = process.status else {
-                return CappingProxyFixture(
-                    port: port, certificatePath: certificate.certificatePath, directory: directory, process: process)
-            }
-            guard attempt < attempts else {
-                throw TestSupportError.proxyFailedToStart("nghttpx \(status)", log: output())
-            }
         }
-        preconditionFailure("Invalid state: the last start attempt either returns or throws")
+        return CappingProxyFixture(
+            port: port, certificatePath: certificate.certificatePath, directory: directory, process: process)
     }
 
     /// The HTTPS URL of `path` through the proxy.
@@ -139,11 +112,5 @@ public final class CappingProxyFixture: @unchecked Sendable {
         guard !wasShutDown else { return }
         process.stop(signal: SIGTERM, gracePeriod: .seconds(5))
         directory.remove()
-    }
-
-    private static func accepts(port: Int) -> Bool {
-        guard let socket = try? LoopbackSocket() else { return false }
-        defer { socket.close() }
-        return socket.accepts(port: port)
     }
 }

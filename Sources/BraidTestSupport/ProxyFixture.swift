@@ -65,10 +65,9 @@ public final class ProxyFixture: @unchecked Sendable {
     }
 
     private static func start(_ kind: Kind, in directory: TemporaryDirectory) async throws -> ProxyFixture {
-        let attempts = 5
-        for attempt in 1...attempts {
-            let port = try FreePort.pick()
-            let arguments: [String]
+        let (process, port) = try await LoopbackServerProcess.start(
+            kind.executable, missing: "apt-get install tinyproxy microsocks"
+        ) { port in
             switch kind {
             case .http:
                 let configuration = """
@@ -82,41 +81,13 @@ public final class ProxyFixture: @unchecked Sendable {
 
                     """
                 try configuration.write(to: directory.appending("tinyproxy.conf"), atomically: true, encoding: .utf8)
-                arguments = ["-d", "-c", directory.appending("tinyproxy.conf").path]
+                return ["-d", "-c", directory.appending("tinyproxy.conf").path]
             case let .socks5(credentials):
-                arguments =
-                    ["-i", "127.0.0.1", "-p", "\(port)"]
+                return ["-i", "127.0.0.1", "-p", "\(port)"]
                     + (credentials.map { ["-u", $0.user, "-P", $0.password] } ?? [])
             }
-            let process: ChildProcess
-            do {
-                process = try ChildProcess(kind.executable, arguments)
-            } catch {
-                throw TestSupportError.proxyFailedToStart(
-                    "\(kind.executable) is not installed: run scripts/install-deps (apt-get install tinyproxy "
-                        + "microsocks)",
-                    log: "\(error)"
-                )
-            }
-            let output = { process.standardOutput + process.standardError }
-            do {
-                try await Polling.until(
-                    "\(kind.executable) on 127.0.0.1:\(port) to accept", timeout: .seconds(15), evidence: output
-                ) {
-                    process.status != nil || accepts(port: port)
-                }
-            } catch {
-                process.stop(signal: SIGKILL)
-                throw TestSupportError.proxyFailedToStart("no connection accepted on port \(port)", log: output())
-            }
-            guard let status = process.status else {
-                return ProxyFixture(kind: kind, port: port, directory: directory, process: process)
-            }
-            guard attempt < attempts else {
-                throw TestSupportError.proxyFailedToStart("\(kind.executable) \(status)", log: output())
-            }
         }
-        preconditionFailure("Invalid state: the last start attempt either returns or throws")
+        return ProxyFixture(kind: kind, port: port, directory: directory, process: process)
     }
 
     /// The proxy's URL for `--proxy`, with the credentials if `credentials` is given (`socks5h://u:p@…`).
@@ -169,11 +140,5 @@ public final class ProxyFixture: @unchecked Sendable {
         guard !wasShutDown else { return }
         process.stop(signal: SIGTERM, gracePeriod: .seconds(5))
         directory.remove()
-    }
-
-    private static func accepts(port: Int) -> Bool {
-        guard let socket = try? LoopbackSocket() else { return false }
-        defer { socket.close() }
-        return socket.accepts(port: port)
     }
 }
