@@ -49,9 +49,9 @@ struct PoolLanesTests {
         #expect(first === second, "downloads spreading at once share the pool")
         #expect(!lane.segments.laneMayCarry(1), "a connection a request beside spread segments would pass the caps")
         #expect(lane.segments.laneMayCarry(StreamsPerConnection.unlimited))
-        lane.segments.give(first)
+        lane.segments.give()
         #expect(!lane.segments.laneMayCarry(1))
-        lane.segments.give(second)
+        lane.segments.give()
         // None left: the lane may give each request a connection, and the pool goes, closing its connections.
         #expect(lane.segments.laneMayCarry(1))
         #expect(lane.segments.take() == nil, "while it does, segments stay on the lane's pool")
@@ -61,9 +61,9 @@ struct PoolLanesTests {
             return
         }
         #expect(again !== first, "a pool made afresh")
-        lane.segments.give(again)
+        lane.segments.give()
         // Kept for the next spread download, connections and all, while the lane shares its connections.
         #expect(lane.segments.take() === again)
-        lane.segments.give(again)
+        lane.segments.give()
     }
 }

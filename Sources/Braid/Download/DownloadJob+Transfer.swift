@@ -49,7 +49,7 @@ extension DownloadJob {
         // probe's request over from the lane's: that one is given up, and its bytes asked for again.
         let segments =
             spreadsSegments(slots: slots, resources: [resource] + mirrors, givingUp: first) ? segmentPool?.take() : nil
-        defer { if let segments { segmentPool?.give(segments) } }
+        defer { if segments != nil { segmentPool?.give() } }
         let spreads = segments != nil
         let transferPool = segments ?? pool
         if spreads { first?.cancel() }

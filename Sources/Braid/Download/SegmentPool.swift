@@ -37,8 +37,8 @@ final class SegmentPool: Sendable {
         }
     }
 
-    /// Gives back a pool `take()` gave; it stays, with its connections, for the next download that spreads.
-    func give(_ pool: TransferPool) {
+    /// Gives back the pool `take()` gave; it stays, with its connections, for the next download that spreads.
+    func give() {
         state.withLock { $0.users -= 1 }
     }
 

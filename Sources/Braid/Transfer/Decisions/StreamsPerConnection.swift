@@ -12,9 +12,14 @@
 /// makes libcurl open a connection for each next request, within the caps: `CURLMOPT_MAX_CONCURRENT_STREAMS`), and
 /// the rate is measured again from the first request started after that (`trying`). A rate at least `gain` times
 /// the one before keeps a connection a request; anything less puts the streams back on shared connections. Either
-/// way it stays so (`settled`), until the lane has had no request for a while (`resume(idleSince:now:)`). A list that ends within a window or two, as one of small files from a near server
-/// does, never tries; nor does a lane whose process kept a quarter of the machine's CPUs busy over the window
-/// (`isBusy(from:to:)`). Time, counts and CPU times are passed in, so that the decisions are tested without a clock or a network.
+/// way it stays so (`settled`), until the lane has had no request for a while (`resume`). A list that ends within a
+/// window or two, as one of small files from a near server does, never tries; nor does a lane whose process kept a
+/// quarter of the machine's CPUs busy over the window (`isBusy(from:to:)`). Time, counts and CPU times are passed in,
+/// so that the decisions are tested without a clock or a network.
+///
+/// libcurl 7.88 leaves a stream's body unread now and then once its connection gets no new streams (see
+/// [the transfer note](../../../../docs/design/transfer.md#http-versions)): a lane that turns to a connection a
+/// request may wait out the stall timeout for one of the files it had multiplexed.
 struct StreamsPerConnection: Equatable, Sendable {
     /// libcurl's own limit, and what a server usually allows: no limit in practice.
     static let unlimited = 100
