@@ -17,9 +17,9 @@
 /// quarter of the machine's CPUs busy over the window (`isBusy(from:to:)`). Time, counts and CPU times are passed in,
 /// so that the decisions are tested without a clock or a network.
 ///
-/// libcurl 7.88 leaves a stream's body unread now and then once its connection gets no new streams (see
-/// [the transfer note](../../../../docs/design/transfer.md#http-versions)): a lane that turns to a connection a
-/// request may wait out the stall timeout for one of the files it had multiplexed.
+/// libcurl 7.88 left a stream's body unread now and then once its connection got no new streams, which the pool
+/// works around as it turns (`TransferPool.Driver.wakeStragglers`; see
+/// [the transfer note](../../../../docs/design/transfer.md#http-versions)).
 struct StreamsPerConnection: Equatable, Sendable {
     /// libcurl's own limit, and what a server usually allows: no limit in practice.
     static let unlimited = 100
