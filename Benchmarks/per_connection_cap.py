@@ -102,27 +102,22 @@ def main(argv):
         def url(name):
             return f"https://127.0.0.1:{port}/{name}"
 
+        def write_lists(stem, names):
+            """A list for braid and aria2c and a config for curl, of `names` through nghttpx: their paths."""
+            list_path, config_path = work.path(f"{stem}.txt"), work.path(f"{stem}.cfg")
+            with open(list_path, "w") as listing, open(config_path, "w") as config:
+                for name in names:
+                    listing.write(f"{url(name)}\n  out={name}\n")
+                    config.write(f'url = "{url(name)}"\noutput = "{name}"\n')
+            return list_path, config_path
+
         names = ["big.bin"] + [name for name, _, _ in small]
-        list_path = work.path("list.txt")
-        with open(list_path, "w") as listing:
-            for name in names:
-                listing.write(f"{url(name)}\n  out={name}\n")
-        curl_config = work.path("curl.cfg")
-        with open(curl_config, "w") as config:
-            for name in names:
-                config.write(f'url = "{url(name)}"\noutput = "{name}"\n')
+        list_path, curl_config = write_lists("list", names)
         cacert = nginx.certificate
         many = harness.generate_files(work.document_root, "many", options.many, MANY_SIZE)
         digests.update({name: digest for name, _, digest in many})
         many_names = [name for name, _, _ in many]
-        many_list = work.path("many.txt")
-        with open(many_list, "w") as listing:
-            for name in many_names:
-                listing.write(f"{url(name)}\n  out={name}\n")
-        many_config = work.path("many.cfg")
-        with open(many_config, "w") as config:
-            for name in many_names:
-                config.write(f'url = "{url(name)}"\noutput = "{name}"\n')
+        many_list, many_config = write_lists("many", many_names)
         rows = {
             "braid -i LIST": ([braid, "-i", list_path, "-q", "--cacert", cacert], names),
             "braid -i LIST --http2": ([braid, "-i", list_path, "-q", "--http2", "--cacert", cacert], names),
