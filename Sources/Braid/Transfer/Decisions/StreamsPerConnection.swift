@@ -89,10 +89,14 @@ struct StreamsPerConnection: Equatable, Sendable {
 
     /// The lane has requests again at `now`, having received `received` bytes in all, after none since `idleSince`:
     /// after `forgetsAfter`, it learns afresh from shared connections. Returns the new limit when it changes.
-    mutating func resume(idleSince: Double, now: Double, received: Int64, machine: CPUTime?) -> Int? {
+    mutating func resume(idleSince: Double, now: Double, received: Int64, machine: @autoclosure () -> CPUTime?)
+        -> Int?
+    {
+        // Asked each time a lane's last request ends and another starts, often in a list of small files: the
+        // machine's CPU time, a file read, only once it forgets.
         guard now - idleSince >= Self.forgetsAfter else { return nil }
         let was = limit
-        self = StreamsPerConnection(now: now, received: received, machine: machine)
+        self = StreamsPerConnection(now: now, received: received, machine: machine())
         return was == limit ? nil : limit
     }
 
