@@ -102,20 +102,24 @@ struct StreamsPerConnection: Equatable, Sendable {
 
     /// What the lane did up to `now`: `received` bytes in all, `running` requests now, `started` requests in all,
     /// with the machine's CPUs at `machine` (nil where that cannot be read). Returns the new limit when it changes.
-    mutating func observe(now: Double, received: Int64, running: Int, started: Int, machine: CPUTime? = nil) -> Int? {
+    mutating func observe(
+        now: Double, received: Int64, running: Int, started: Int, machine: @autoclosure () -> CPUTime? = nil
+    ) -> Int? {
         switch phase {
         case .settled:
             return nil
         case let .measuring(since, before, machineBefore):
             // A rate measured with fewer than two requests says nothing of how they share a connection; one with
-            // nothing received (every request waiting for its headers) gives nothing to compare with.
+            // nothing received (every request waiting for its headers) gives nothing to compare with. The CPU times
+            // (a file read) are read only where a window starts or ends.
             guard running >= 2 else {
-                phase = .measuring(since: now, received: received, machine: machine)
+                phase = .measuring(since: now, received: received, machine: machine())
                 return nil
             }
             guard now - since >= Self.window else { return nil }
-            guard received > before, !Self.isBusy(from: machineBefore, to: machine) else {
-                phase = .measuring(since: now, received: received, machine: machine)
+            let end = machine()
+            guard received > before, !Self.isBusy(from: machineBefore, to: end) else {
+                phase = .measuring(since: now, received: received, machine: end)
                 return nil
             }
             limit = 1

@@ -234,15 +234,14 @@ extension TransferPool {
                 received += max(0, bytes - counted[address, default: 0])
                 counted[address] = bytes
             }
-            let machine = Self.machineCPU()
             if let limit = current.observe(
-                now: now, received: received, running: owners.count, started: started, machine: machine)
+                now: now, received: received, running: owners.count, started: started, machine: Self.machineCPU())
             {
                 if mayCarry(limit) {
                     multi.setStreamsPerConnection(limit)
                     if limit < StreamsPerConnection.unlimited { keepStragglers(now: now) }
                 } else {
-                    current.refused(now: now, received: received, machine: machine)
+                    current.refused(now: now, received: received, machine: Self.machineCPU())
                 }
             }
             learning = current
