@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// nghttpx (Debian `nghttp2-proxy`) on a free 127.0.0.1 port in front of a plain-HTTP backend: TLS with a
 /// certificate of its own, HTTP/2 offered by ALPN, and each client connection capped at a rate, as a CDN's
 /// per-connection limit or a per-flow shaper caps it. Its access log names each request's client port, so a test
@@ -16,7 +10,7 @@ import Foundation
 /// defer { proxy.shutdown() }
 /// ```
 public final class CappingProxyFixture: @unchecked Sendable {
-    // Safe to share: every stored property is immutable except `isShutDown`, which is a `LockedValue`.
+    // Safe to share: every stored property is immutable.
 
     /// One request nghttpx answered.
     public struct Request: Sendable, Equatable {
@@ -29,23 +23,15 @@ public final class CappingProxyFixture: @unchecked Sendable {
     }
 
     /// The HTTPS port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { server.port }
     /// The certificate's PEM file: pass it to clients as their CA file.
     public let certificatePath: String
 
-    private let directory: TemporaryDirectory
-    private let process: ChildProcess
-    private let isShutDown = LockedValue(false)
+    private let server: LoopbackServerProcess
 
-    private init(port: Int, certificatePath: String, directory: TemporaryDirectory, process: ChildProcess) {
-        self.port = port
+    private init(server: LoopbackServerProcess, certificatePath: String) {
+        self.server = server
         self.certificatePath = certificatePath
-        self.directory = directory
-        self.process = process
-    }
-
-    deinit {
-        assert(isShutDown.withLock { $0 }, "CappingProxyFixture on port \(port) was not shut down")
     }
 
     /// Starts nghttpx before `backendPort` with each client connection capped at `bytesPerSecond` (nghttpx's
@@ -53,38 +39,26 @@ public final class CappingProxyFixture: @unchecked Sendable {
     ///
     /// Throws `TestSupportError.proxyFailedToStart` naming the Debian package when nghttpx is not installed.
     public static func start(backendPort: Int, bytesPerSecond: Int) async throws -> CappingProxyFixture {
-        let directory = try TemporaryDirectory(prefix: "braid-nghttpx")
-        do {
-            let certificate = try await SelfSignedCertificate.generate(in: directory.url)
-            return try await start(
-                backendPort: backendPort, bytesPerSecond: bytesPerSecond, certificate: certificate, in: directory)
-        } catch {
-            directory.remove()
-            throw error
-        }
-    }
-
-    private static func start(
-        backendPort: Int, bytesPerSecond: Int, certificate: SelfSignedCertificate, in directory: TemporaryDirectory
-    ) async throws -> CappingProxyFixture {
-        // An empty configuration: Debian's adds a frontend on port 3000 to the one given here.
-        let configuration = directory.appending("nghttpx.conf")
-        try Data().write(to: configuration)
-        let errorLog = directory.appending("error.log")
-        let (process, port) = try await LoopbackServerProcess.start(
-            "nghttpx", missing: "apt-get install nghttp2-proxy",
-            log: { (try? String(contentsOf: errorLog, encoding: .utf8)) ?? "" }
-        ) { port in
+        let (server, certificate) = try await LoopbackServerProcess.start(
+            "nghttpx", prefix: "braid-nghttpx", missing: "apt-get install nghttp2-proxy",
+            prepare: { directory in
+                // An empty configuration: Debian's adds a frontend on port 3000 to the one given here.
+                try Data().write(to: directory.appending("nghttpx.conf"))
+                return try await SelfSignedCertificate.generate(in: directory.url)
+            },
+            log: { directory in (try? String(contentsOf: directory.appending("error.log"), encoding: .utf8)) ?? "" }
+        ) { port, directory, certificate in
             [
-                "--conf=\(configuration.path)", "--frontend=127.0.0.1,\(port)", "--backend=127.0.0.1,\(backendPort)",
-                "--write-rate=\(bytesPerSecond)", "--write-burst=\(bytesPerSecond)", "--workers=1", "--no-ocsp",
+                "--conf=\(directory.appending("nghttpx.conf").path)", "--frontend=127.0.0.1,\(port)",
+                "--backend=127.0.0.1,\(backendPort)", "--write-rate=\(bytesPerSecond)",
+                "--write-burst=\(bytesPerSecond)", "--workers=1", "--no-ocsp",
                 "--accesslog-file=\(directory.appending("access.log").path)",
-                "--accesslog-format=$remote_port $alpn $status $path", "--errorlog-file=\(errorLog.path)",
-                certificate.keyPath, certificate.certificatePath,
+                "--accesslog-format=$remote_port $alpn $status $path",
+                "--errorlog-file=\(directory.appending("error.log").path)", certificate.keyPath,
+                certificate.certificatePath,
             ]
         }
-        return CappingProxyFixture(
-            port: port, certificatePath: certificate.certificatePath, directory: directory, process: process)
+        return CappingProxyFixture(server: server, certificatePath: certificate.certificatePath)
     }
 
     /// The HTTPS URL of `path` through the proxy.
@@ -94,7 +68,7 @@ public final class CappingProxyFixture: @unchecked Sendable {
 
     /// The requests answered so far, in the order logged.
     public func requests() -> [Request] {
-        let log = (try? String(contentsOf: directory.appending("access.log"), encoding: .utf8)) ?? ""
+        let log = (try? String(contentsOf: server.directory.appending("access.log"), encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
             guard fields.count == 4, let clientPort = Int(fields[0]), let status = Int(fields[2]) else { return nil }
@@ -105,12 +79,6 @@ public final class CappingProxyFixture: @unchecked Sendable {
 
     /// Stops nghttpx and deletes its directory; safe to call more than once.
     public func shutdown() {
-        let wasShutDown = isShutDown.withLock { isShutDown in
-            defer { isShutDown = true }
-            return isShutDown
-        }
-        guard !wasShutDown else { return }
-        process.stop(signal: SIGTERM, gracePeriod: .seconds(5))
-        directory.remove()
+        server.shutdown()
     }
 }

@@ -4,47 +4,89 @@
     import Darwin
 #endif
 
-/// A server program started on a free 127.0.0.1 port, for the fixtures that run a real one (a proxy, a shaper):
-/// started again on a new port when the one picked was taken meanwhile, and returned once it accepts connections.
-enum LoopbackServerProcess {
-    /// Starts `executable` with the arguments `arguments` makes for a free port, up to five times, until it accepts
-    /// connections there.
+/// A server program on a free 127.0.0.1 port, for the fixtures that run a real one (a proxy, a shaper), with the
+/// directory its configuration and logs live in: started again on a new port when the one picked was taken
+/// meanwhile, returned once it accepts connections, and stopped with its directory deleted by `shutdown()`.
+final class LoopbackServerProcess: @unchecked Sendable {
+    // Safe to share: every stored property is immutable except `isShutDown`, which is a `LockedValue`.
+
+    let process: ChildProcess
+    /// The port on 127.0.0.1.
+    let port: Int
+    let directory: TemporaryDirectory
+    private let isShutDown = LockedValue(false)
+
+    private init(process: ChildProcess, port: Int, directory: TemporaryDirectory) {
+        self.process = process
+        self.port = port
+        self.directory = directory
+    }
+
+    deinit {
+        assert(isShutDown.withLock { $0 }, "\(process.executablePath) on port \(port) was not shut down")
+    }
+
+    /// Makes a directory named after `prefix`, lets `prepare` put what the server needs there, and starts
+    /// `executable` with the arguments `arguments` makes for a free port, up to five times, until it accepts
+    /// connections there; the directory is deleted if it never does.
     ///
     /// - Parameters:
     ///   - missing: what to install, said when the executable cannot be started.
-    ///   - log: more to quote when it fails, such as its log file.
-    /// - Throws: `TestSupportError.proxyFailedToStart`.
-    static func start(
-        _ executable: String, missing: String, log: @escaping () -> String = { "" },
-        arguments: (_ port: Int) throws -> [String]
-    ) async throws -> (process: ChildProcess, port: Int) {
-        let attempts = 5
-        for attempt in 1...attempts {
-            let port = try FreePort.pick()
-            let process: ChildProcess
-            do {
-                process = try ChildProcess(executable, try arguments(port))
-            } catch {
-                throw TestSupportError.proxyFailedToStart(
-                    "\(executable) is not installed: run scripts/install-deps (\(missing))", log: "\(error)")
-            }
-            let output = { process.standardOutput + process.standardError + log() }
-            do {
-                try await Polling.until(
-                    "\(executable) on 127.0.0.1:\(port) to accept", timeout: .seconds(15), evidence: output
-                ) {
-                    process.status != nil || accepts(port: port)
+    ///   - log: more to quote when it fails, such as a log file in the directory.
+    /// - Throws: `TestSupportError.proxyFailedToStart`, or what `prepare` or `arguments` throw.
+    static func start<Prepared>(
+        _ executable: String, prefix: String, missing: String,
+        prepare: (TemporaryDirectory) async throws -> Prepared,
+        log: @escaping (TemporaryDirectory) -> String = { _ in "" },
+        arguments: (_ port: Int, TemporaryDirectory, Prepared) throws -> [String]
+    ) async throws -> (server: LoopbackServerProcess, prepared: Prepared) {
+        let directory = try TemporaryDirectory(prefix: prefix)
+        do {
+            let prepared = try await prepare(directory)
+            let attempts = 5
+            for attempt in 1...attempts {
+                let port = try FreePort.pick()
+                let process: ChildProcess
+                do {
+                    process = try ChildProcess(executable, try arguments(port, directory, prepared))
+                } catch {
+                    throw TestSupportError.proxyFailedToStart(
+                        "\(executable) is not installed: run scripts/install-deps (\(missing))", log: "\(error)")
                 }
-            } catch {
-                process.stop(signal: SIGKILL)
-                throw TestSupportError.proxyFailedToStart("no connection accepted on port \(port)", log: output())
+                let output = { process.standardOutput + process.standardError + log(directory) }
+                do {
+                    try await Polling.until(
+                        "\(executable) on 127.0.0.1:\(port) to accept", timeout: .seconds(15), evidence: output
+                    ) {
+                        process.status != nil || accepts(port: port)
+                    }
+                } catch {
+                    process.stop(signal: SIGKILL)
+                    throw TestSupportError.proxyFailedToStart("no connection accepted on port \(port)", log: output())
+                }
+                guard let status = process.status else {
+                    return (LoopbackServerProcess(process: process, port: port, directory: directory), prepared)
+                }
+                guard attempt < attempts else {
+                    throw TestSupportError.proxyFailedToStart("\(executable) \(status)", log: output())
+                }
             }
-            guard let status = process.status else { return (process, port) }
-            guard attempt < attempts else {
-                throw TestSupportError.proxyFailedToStart("\(executable) \(status)", log: output())
-            }
+            preconditionFailure("Invalid state: the last start attempt either returns or throws")
+        } catch {
+            directory.remove()
+            throw error
         }
-        preconditionFailure("Invalid state: the last start attempt either returns or throws")
+    }
+
+    /// Stops the server and deletes its directory; safe to call more than once.
+    func shutdown() {
+        let wasShutDown = isShutDown.withLock { isShutDown in
+            defer { isShutDown = true }
+            return isShutDown
+        }
+        guard !wasShutDown else { return }
+        process.stop(signal: SIGTERM, gracePeriod: .seconds(5))
+        directory.remove()
     }
 
     private static func accepts(port: Int) -> Bool {

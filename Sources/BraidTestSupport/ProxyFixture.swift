@@ -15,7 +15,7 @@ import Foundation
 /// defer { proxy.shutdown() }
 /// ```
 public final class ProxyFixture: @unchecked Sendable {
-    // Safe to share: every stored property is immutable except `isShutDown`, which is a `LockedValue`.
+    // Safe to share: every stored property is immutable.
 
     /// Which proxy to run.
     public enum Kind: Sendable {
@@ -34,40 +34,23 @@ public final class ProxyFixture: @unchecked Sendable {
 
     public let kind: Kind
     /// The port on 127.0.0.1.
-    public let port: Int
+    public var port: Int { server.port }
 
-    private let directory: TemporaryDirectory
-    private let process: ChildProcess
-    private let isShutDown = LockedValue(false)
+    private let server: LoopbackServerProcess
 
-    private init(kind: Kind, port: Int, directory: TemporaryDirectory, process: ChildProcess) {
+    private init(kind: Kind, server: LoopbackServerProcess) {
         self.kind = kind
-        self.port = port
-        self.directory = directory
-        self.process = process
-    }
-
-    deinit {
-        assert(isShutDown.withLock { $0 }, "ProxyFixture on port \(port) was not shut down")
+        self.server = server
     }
 
     /// Starts the proxy and returns once it accepts connections; a port taken meanwhile is retried on a new one.
     ///
     /// Throws `TestSupportError.proxyFailedToStart` naming the Debian package when the proxy is not installed.
     public static func start(_ kind: Kind) async throws -> ProxyFixture {
-        let directory = try TemporaryDirectory(prefix: "braid-proxy")
-        do {
-            return try await start(kind, in: directory)
-        } catch {
-            directory.remove()
-            throw error
-        }
-    }
-
-    private static func start(_ kind: Kind, in directory: TemporaryDirectory) async throws -> ProxyFixture {
-        let (process, port) = try await LoopbackServerProcess.start(
-            kind.executable, missing: "apt-get install tinyproxy microsocks"
-        ) { port in
+        let (server, _) = try await LoopbackServerProcess.start(
+            kind.executable, prefix: "braid-proxy", missing: "apt-get install tinyproxy microsocks",
+            prepare: { _ in }
+        ) { port, directory, _ in
             switch kind {
             case .http:
                 let configuration = """
@@ -87,7 +70,7 @@ public final class ProxyFixture: @unchecked Sendable {
                     + (credentials.map { ["-u", $0.user, "-P", $0.password] } ?? [])
             }
         }
-        return ProxyFixture(kind: kind, port: port, directory: directory, process: process)
+        return ProxyFixture(kind: kind, server: server)
     }
 
     /// The proxy's URL for `--proxy`, with the credentials if `credentials` is given (`socks5h://u:p@…`).
@@ -106,8 +89,8 @@ public final class ProxyFixture: @unchecked Sendable {
 
     /// Everything the proxy has logged: tinyproxy's log file, or microsocks' output.
     public var log: String {
-        let file = (try? String(contentsOf: directory.appending("proxy.log"), encoding: .utf8)) ?? ""
-        return file + process.standardOutput + process.standardError
+        let file = (try? String(contentsOf: server.directory.appending("proxy.log"), encoding: .utf8)) ?? ""
+        return file + server.process.standardOutput + server.process.standardError
     }
 
     /// What the proxy forwarded, one entry per request or connection: tinyproxy's request lines
@@ -128,17 +111,11 @@ public final class ProxyFixture: @unchecked Sendable {
 
     /// Kills the proxy at once (SIGKILL), as a proxy that dies mid-transfer; `shutdown()` is still needed.
     public func kill() {
-        process.stop(signal: SIGKILL)
+        server.process.stop(signal: SIGKILL)
     }
 
     /// Stops the proxy and deletes its directory; safe to call more than once.
     public func shutdown() {
-        let wasShutDown = isShutDown.withLock { isShutDown in
-            defer { isShutDown = true }
-            return isShutDown
-        }
-        guard !wasShutDown else { return }
-        process.stop(signal: SIGTERM, gracePeriod: .seconds(5))
-        directory.remove()
+        server.shutdown()
     }
 }
