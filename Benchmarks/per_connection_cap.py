@@ -21,6 +21,12 @@ start), curl and aria2c as above. Its verdict: braid's wall at most 0.35 of curl
 what a list of braid's two lanes would be held to without learning (0.5 of it at best); braid's wall over
 aria2c's is printed, not judged.
 
+A third list, with `--mid N` (default 10; 0 leaves it out): N files of 4 MiB, each cut into pieces of 1 MiB whose
+requests all start as streams of the shared connections, before a lane can learn anything. As the lane turns to a
+connection a request, the rest of each started piece moves to one (`TransferMachine.connectionsSeparated`). Rows
+`braid -i MID` and aria2c (a connection a file from the start). Its verdict: braid's wall at most 1.5 of aria2c's
+(3.0 before the pieces moved).
+
 Columns: wall, connections (distinct client ports in nghttpx's log) and which protocols were spoken. The verdicts:
 the list's wall at most half the forced-HTTP/2 list's, and its large file fetched over at least 4 HTTP/1.1
 connections. The list's wall over the large file's alone is printed too, not judged: in a list the file gets at most
@@ -29,7 +35,7 @@ further; and the small files come over the list's HTTP/2 connections, which the 
 verdict or a file that differs from its source.
 
 Usage: Benchmarks/per_connection_cap.py [--braid PATH] [--cap 1M] [--size 32M] [--small 50] [--many 200]
-    [--repeat 3] [--workdir DIR]
+    [--mid 10] [--repeat 3] [--workdir DIR]
 All traffic stays on 127.0.0.1; nginx, nghttpx and the tools are stopped on exit.
 """
 
@@ -44,6 +50,7 @@ from harness import KiB, format_size, log  # noqa: E402
 
 SMALL_SIZE = 64 * KiB
 MANY_SIZE = 256 * KiB
+MID_SIZE = 4096 * KiB
 CURL = "curl --parallel --parallel-max 16"
 ARIA2C = "aria2c -i LIST -x 16 -s 16 -j 16"
 
@@ -84,6 +91,8 @@ def main(argv):
     parser.add_argument("--small", type=int, default=50, help="small files of 64 KiB (default %(default)s)")
     parser.add_argument("--many", type=int, default=200,
                         help="files of 256 KiB in the second list, 0 for none (default %(default)s)")
+    parser.add_argument("--mid", type=int, default=10,
+                        help="files of 4 MiB in the third list, 0 for none (default %(default)s)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", help="keep files and servers here instead of a temporary directory")
     options = parser.parse_args(argv)
@@ -118,6 +127,10 @@ def main(argv):
         digests.update({name: digest for name, _, digest in many})
         many_names = [name for name, _, _ in many]
         many_list, many_config = write_lists("many", many_names)
+        mid = harness.generate_files(work.document_root, "mid", options.mid, MID_SIZE)
+        digests.update({name: digest for name, _, digest in mid})
+        mid_names = [name for name, _, _ in mid]
+        mid_list, _ = write_lists("mid", mid_names)
         rows = {
             "braid -i LIST": ([braid, "-i", list_path, "-q", "--cacert", cacert], names),
             "braid -i LIST --http2": ([braid, "-i", list_path, "-q", "--http2", "--cacert", cacert], names),
@@ -137,8 +150,15 @@ def main(argv):
                       f"--ca-certificate={cacert}", "--allow-overwrite=true", "--auto-file-renaming=false"],
                      many_names),
         }
+        mid_rows = {
+            "braid -i MID": ([braid, "-i", mid_list, "-q", "--cacert", cacert], mid_names),
+            ARIA2C: (["aria2c", "--no-conf=true", "-q", "-i", mid_list, "-x", "16", "-s", "16", "-j", "16",
+                      f"--ca-certificate={cacert}", "--allow-overwrite=true", "--auto-file-renaming=false"],
+                     mid_names),
+        }
         # Generous: one connection at the cap, with time to spare.
-        timeout = 60 + 2 * (size + options.small * SMALL_SIZE + options.many * MANY_SIZE) / cap
+        timeout = 60 + 2 * (size + options.small * SMALL_SIZE + options.many * MANY_SIZE
+                            + options.mid * MID_SIZE) / cap
         failed = False
 
         def measure(rows):
@@ -195,6 +215,11 @@ def main(argv):
             print(f"braid -i MANY: wall / aria2c's = {learned / median_wall(many_results, ARIA2C):.2f} (not judged)")
             verdicts.append((f"braid -i MANY: wall / curl's = {learned / median_wall(many_results, CURL):.2f} "
                              "(target <= 0.35)", learned <= 0.35 * median_wall(many_results, CURL)))
+        if options.mid > 0:
+            mid_results = measure(mid_rows)
+            print_results(mid_results, f"{options.mid} x {format_size(MID_SIZE)} over HTTPS, HTTP/2 offered")
+            moved = median_wall(mid_results, "braid -i MID") / median_wall(mid_results, ARIA2C)
+            verdicts.append((f"braid -i MID: wall / aria2c's = {moved:.2f} (target <= 1.50)", moved <= 1.5))
         for text, ok in verdicts:
             print(f"{text} {'PASS' if ok else 'FAIL'}")
         return 1 if failed or not all(ok for _, ok in verdicts) else 0

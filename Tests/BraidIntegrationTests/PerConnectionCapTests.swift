@@ -35,4 +35,34 @@ struct PerConnectionCapTests {
         #expect(Set(last.map(\.clientPort)).count >= 3, "\(described)")
         #expect(Set(requests.map(\.clientPort)).count <= 5, "\(described)")
     }
+
+    @Test("a file whose requests all began on the shared connection moves the rest of its pieces as the lane turns")
+    func movesStartedPiecesWhereEachConnectionIsCapped() async throws {
+        let names = ["a.bin", "b.bin"]
+        let fixture = try await ConnectionPoolTests.Fixture.start(files: names.map { ($0, 4 << 20) })
+        defer { fixture.shutdown() }
+        let proxy = try await CappingProxyFixture.start(backendPort: fixture.nginx.port, bytesPerSecond: 1 << 20)
+        defer { proxy.shutdown() }
+
+        // One lane of four connections: the first file's first GET and its three other pieces all start as streams
+        // of the lane's one connection, a second before the lane can learn anything.
+        let run = try await BraidCLI.run([
+            "-i", try fixture.list(urls: names.map { proxy.url("/\($0)") }), "-d", fixture.output("").path,
+            "-j", "2", "--max-connections-per-host", "4", "--cacert", proxy.certificatePath, "-q", "--no-fsync",
+        ])
+
+        #expect(run.status == .exited(0), "\(run.standardError)")
+        for name in names { #expect(try fixture.sameBytes(name), "\(name)") }
+        try await Polling.until("both files' requests in nghttpx's log", timeout: .seconds(10)) {
+            Set(proxy.requests().map(\.path)).count == names.count
+        }
+        let requests = proxy.requests()
+        let described = requests.map { "\($0.path) \($0.protocolName) \($0.clientPort)" }
+        // Without moving, the file whose pieces all began together would come over that one connection whole.
+        for name in names {
+            let ports = Set(requests.filter { $0.path == "/\(name)" }.map(\.clientPort))
+            #expect(ports.count >= 2, "\(name): \(described)")
+        }
+        #expect(Set(requests.map(\.clientPort)).count <= 5, "\(described)")
+    }
 }

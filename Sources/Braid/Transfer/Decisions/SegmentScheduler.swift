@@ -313,9 +313,9 @@ struct SegmentScheduler: Sendable {
     /// Takes back what an active segment's connection has still to fetch beyond about `keep` more bytes (the cut
     /// aligned as a steal's): the rest becomes a waiting segment of its own, and the connection's transfer ends at the
     /// new end. For a connection no longer wanted (the count dropped): it stops within `keep` bytes rather than
-    /// finishing its piece. Returns the new end, or nil when nothing worth a request is left to take back (or the
-    /// segment is pinned, or the plan is full).
-    mutating func takeBack(segment index: Int, keeping keep: Int64) -> Int64? {
+    /// finishing its piece. Returns the new end, or nil when less than `minimum` (a steal's) is left to take back (or
+    /// the segment is pinned, or the plan is full).
+    mutating func takeBack(segment index: Int, keeping keep: Int64, minimum: Int64? = nil) -> Int64? {
         guard case .active = segments[index].state, !segments[index].pinned, order.count < segmentLimit else {
             return nil
         }
@@ -323,7 +323,7 @@ struct SegmentScheduler: Sendable {
         let alignment: Int64 = pieceAlignment ?? 64 << 10
         let wanted = segment.start + segment.received + max(1, keep)
         let split = wanted / alignment * alignment + (wanted % alignment == 0 ? 0 : alignment)
-        guard split < segment.end, segment.end - split >= minimumSteal else { return nil }
+        guard split < segment.end, segment.end - split >= minimum ?? minimumSteal else { return nil }
         segments[index].end = split
         segments.append(
             Segment(

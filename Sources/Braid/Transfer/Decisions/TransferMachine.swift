@@ -534,6 +534,23 @@ struct TransferMachine {
         }
     }
 
+    /// The requests on `shared` slots are streams of a connection that carries others too, and the pool now gives
+    /// each request it starts a connection of its own (`StreamsPerConnection`, behind a cap on each connection):
+    /// each stops at its next 64 KiB boundary (as a steal would cut it), and what it had still to fetch beyond, when
+    /// that is at least 256 KiB, waits for a request of its own, which the cap then no longer holds with the others.
+    mutating func connectionsSeparated(slots shared: [Int]) -> [Action] {
+        guard case .running = state, configuration.usesRanges else { return [] }
+        var actions: [Action] = []
+        for slot in shared {
+            guard case let .busy(attempt) = slots[slot], sources[attempt.source].peer == nil,
+                case .active(slot) = scheduler.segments[attempt.segment].state,
+                let end = scheduler.takeBack(segment: attempt.segment, keeping: 1, minimum: 256 << 10)
+            else { continue }
+            actions.append(.shrink(slot: slot, end: end))
+        }
+        return actions + proceed()
+    }
+
     /// The live source with the fewest connections, among those not being renewed: segments spread evenly over the
     /// URL and its mirrors. A cache peer is never chosen here: its slices are its own (`cachePeerSource(for:)`).
     private func chooseSource() -> Int? {

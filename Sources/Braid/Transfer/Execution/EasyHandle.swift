@@ -73,6 +73,17 @@ final class EasyHandle {
         headerList = list
     }
 
+    /// The local address and port of the connection the request on the handle at `raw` uses, nil before it has one:
+    /// requests that report the same one are streams of one connection.
+    static func connectionEndpoint(raw: UnsafeMutableRawPointer) -> String? {
+        var port = 0
+        var address: UnsafePointer<CChar>?
+        guard braid_easy_getinfo_long(raw, CURLINFO_LOCAL_PORT, &port) == CURLE_OK, port > 0,
+            braid_easy_getinfo_string(raw, CURLINFO_LOCAL_IP, &address) == CURLE_OK, let address
+        else { return nil }
+        return "\(String(cString: address)) \(port)"
+    }
+
     /// Body bytes the transfer on the handle at `raw` received so far.
     static func bodyBytesReceived(raw: UnsafeMutableRawPointer) -> Int64 {
         var bytes: curl_off_t = 0

@@ -22,6 +22,15 @@ protocol PoolClient: AnyObject {
     func detached()
     /// Whether the pool's thread should let verifier threads have the CPU first while the client runs.
     var yieldsToVerifier: Bool { get }
+    /// The pool now gives each request it starts a connection of its own (`StreamsPerConnection`), and `handles`,
+    /// the client's requests, are streams of a connection that carries others too: what they have still to fetch
+    /// may go on requests of its own.
+    func connectionsSeparated(sharing handles: [UnsafeMutableRawPointer])
+}
+
+extension PoolClient {
+    /// A client whose requests each fetch one response whole keeps them where they are.
+    func connectionsSeparated(sharing handles: [UnsafeMutableRawPointer]) {}
 }
 
 /// A client that only does something on the pool's thread as it is attached (`attached(to:)`), such as a start that

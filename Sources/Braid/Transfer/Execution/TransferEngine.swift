@@ -597,6 +597,15 @@ extension TransferEngine: PoolClient {
     }
 
     var yieldsToVerifier: Bool { hasher != nil }
+
+    func connectionsSeparated(sharing handles: [UnsafeMutableRawPointer]) {
+        guard outcome == nil else { return }
+        let slots = connections.filter { connection in
+            connection.isBusy && handles.contains { connection.owns($0) }
+        }
+        .map(\.slot)
+        perform(machine.connectionsSeparated(slots: slots))
+    }
 }
 
 @available(*, unavailable)
