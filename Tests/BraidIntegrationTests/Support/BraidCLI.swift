@@ -52,13 +52,20 @@ enum BraidCLI {
     }
 
     /// A fresh path under this process's own directory in the temporary directory; created only by a run that
-    /// remembers something.
+    /// remembers something. A run removes its own as it ends; that directory, with what a process started and left
+    /// running put there, goes as the test process exits.
     private static func newStateDirectory() -> String {
-        stateRoot + "/" + UUID().uuidString
+        _ = removesStateRootAtExit
+        return stateRoot + "/" + UUID().uuidString
     }
 
-    private static let stateRoot =
+    private static var stateRoot: String {
         NSTemporaryDirectory() + "braid-tests-state-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    private static let removesStateRootAtExit: Void = {
+        atexit { try? FileManager.default.removeItem(atPath: BraidCLI.stateRoot) }
+    }()
 }
 
 /// Established TCP connections to a local port, read from /proc/net/tcp{,6}: lets a test wait until a server has
