@@ -45,6 +45,9 @@ struct StreamsPerConnectionTests {
         #expect(learning.observe(now: at + 5.1 + Self.window, received: faster, running: 8, started: 20) == nil)
         #expect(learning.phase == .settled)
         #expect(learning.limit == 1)
+        // What the log tells of it: both rates.
+        #expect(abs((learning.rates.shared ?? 0) - Double(Self.mebibyte)) < 1)
+        #expect(abs((learning.rates.separate ?? 0) - 3 * Double(Self.mebibyte)) < 1)
         #expect(learning.observe(now: at + 100, received: faster, running: 8, started: 30) == nil)
         #expect(learning.limit == 1)
     }

@@ -142,7 +142,8 @@ public final class DownloadManager: Sendable {
         automatic = Atomic(limits.concurrentDownloads == .automatic)
         limiter = RateLimiter(rate: limits.overallRateLimit)
         lanes = PoolLanes(
-            maximumConnections: limits.maximumConnections, maximumPerHost: limits.maximumConnectionsPerHost)
+            maximumConnections: limits.maximumConnections, maximumPerHost: limits.maximumConnectionsPerHost,
+            logger: Logger.current)
         state = ThreadLock(
             State(
                 queue: DownloadQueue(

@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -44,7 +45,13 @@ final class PoolLanes: Sendable {
     private let running: Mutex<[Int]>
 
     /// Lanes for `maximumConnections` in all and `maximumPerHost` to any one host, split between them.
-    init(maximumConnections: Int, maximumPerHost: Int, lanes requested: Int? = nil) {
+    ///
+    /// - Parameter logger: where each lane's pool tells what it learned (`TransferPool.init`), the lane's number in
+    ///   its metadata.
+    init(
+        maximumConnections: Int, maximumPerHost: Int, lanes requested: Int? = nil,
+        logger: Logger = Logger(label: "braid", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         let count = max(
             1, requested ?? Self.defaultCount(maximumPerHost: maximumPerHost, maximumConnections: maximumConnections))
         func share(_ cap: Int, _ index: Int) -> Int { max(1, cap / count + (index < cap % count ? 1 : 0)) }
@@ -57,9 +64,11 @@ final class PoolLanes: Sendable {
                     maximumConnectionsPerHost: max(1, perHost - 1), maximumConnections: max(1, total - 1)))
             // Giving each request a connection needs room for more than one.
             let mayCarry: @Sendable (Int) -> Bool = { [segments] limit in segments.laneMayCarry(limit) }
+            var laneLogger = logger
+            laneLogger[metadataKey: "braid.lane"] = "\(index)"
             let pool = TransferPool(
                 limits: TransferPool.Limits(maximumConnectionsPerHost: perHost, maximumConnections: total),
-                learningStreams: min(perHost, total) >= 2 ? mayCarry : nil)
+                learningStreams: min(perHost, total) >= 2 ? mayCarry : nil, logger: laneLogger)
             return Lane(
                 index: index, pool: pool, segments: segments,
                 budget: ConnectionBudget(maximumConnections: total, maximumPerHost: perHost))

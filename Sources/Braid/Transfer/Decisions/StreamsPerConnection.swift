@@ -55,11 +55,24 @@ struct StreamsPerConnection: Equatable, Sendable {
         case trying(baseline: Double, started: Int, since: Double?, received: Int64)
         /// Nothing more to try: the limit stays.
         case settled
+
+        var isTrying: Bool {
+            if case .trying = self { return true }
+            return false
+        }
+    }
+
+    /// Bytes a second the lane received with its requests sharing connections, and with a connection each, as last
+    /// measured: what a log says of a change.
+    struct Rates: Equatable, Sendable {
+        var shared: Double?
+        var separate: Double?
     }
 
     /// Requests one connection carries at most.
     private(set) var limit = unlimited
     private(set) var phase: Phase
+    private(set) var rates = Rates()
 
     /// Learning from `now`, when the lane had received `received` bytes in all and the machine's CPUs stood at
     /// `machine`.
@@ -123,8 +136,9 @@ struct StreamsPerConnection: Equatable, Sendable {
                 return nil
             }
             limit = 1
-            phase = .trying(
-                baseline: Double(received - before) / (now - since), started: started, since: nil, received: received)
+            let baseline = Double(received - before) / (now - since)
+            rates = Rates(shared: baseline)
+            phase = .trying(baseline: baseline, started: started, since: nil, received: received)
             return limit
         case let .trying(baseline, startedBefore, since, before):
             guard let since, running >= 2 else {
@@ -136,7 +150,9 @@ struct StreamsPerConnection: Equatable, Sendable {
             }
             guard now - since >= Self.window else { return nil }
             phase = .settled
-            guard Double(received - before) / (now - since) >= baseline * Self.gain else {
+            let separate = Double(received - before) / (now - since)
+            rates.separate = separate
+            guard separate >= baseline * Self.gain else {
                 limit = Self.unlimited
                 return limit
             }

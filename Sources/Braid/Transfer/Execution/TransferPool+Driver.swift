@@ -1,5 +1,6 @@
 import CCurl
 import CLinuxIO
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -70,7 +71,10 @@ extension TransferPool {
         private var separated = false
         private var handedOver: [UInt] = []
 
-        init(limits: Limits, learningStreams: (@Sendable (Int) -> Bool)? = nil) {
+        private let logger: Logger
+
+        init(limits: Limits, learningStreams: (@Sendable (Int) -> Bool)?, logger: Logger) {
+            self.logger = logger
             multi = MultiHandle(
                 maximumPerHost: limits.maximumConnectionsPerHost, maximumTotal: limits.maximumConnections)
             multiAddress = UInt(bitPattern: multi.raw)
@@ -237,6 +241,7 @@ extension TransferPool {
             let now = TransferEngine.now()
             guard now >= nextLook else { return }
             nextLook = now + 0.25
+            let trying = current.phase.isTrying
             for address in owners.keys {
                 guard let raw = UnsafeMutableRawPointer(bitPattern: address) else { continue }
                 // A request that starts again (a redirect followed) counts from nothing again.
@@ -252,11 +257,25 @@ extension TransferPool {
                     separated = limit < StreamsPerConnection.unlimited
                     if separated {
                         keepStragglers(now: now)
-                        separateSharedRequests(among: Array(owners.keys))
+                        let moving = separateSharedRequests(among: Array(owners.keys))
+                        let shared = Self.rate(current.rates.shared)
+                        logger.debug(
+                            "each request gets a connection of its own, to try: \(shared) as streams of shared ones; \(moving) of the running requests share one"
+                        )
+                    } else {
+                        let (separate, shared) = (Self.rate(current.rates.separate), Self.rate(current.rates.shared))
+                        logger.debug(
+                            "requests share connections again: \(separate) on connections of their own, against \(shared) shared"
+                        )
                     }
                 } else {
                     current.refused(now: now, received: received, machine: Self.machineCPU())
                 }
+            } else if trying, !current.isLearning {
+                let (separate, shared) = (Self.rate(current.rates.separate), Self.rate(current.rates.shared))
+                logger.debug(
+                    "each request keeps a connection of its own: \(separate), against \(shared) as streams of shared ones"
+                )
             }
             learning = current
             // Settled: nothing is counted until it learns again.
@@ -276,7 +295,8 @@ extension TransferPool {
         /// on it; from then, a first GET's response handed to a transfer. A list's files of a few MiB all started on
         /// the shared connections before the pool learned, and finished behind their cap (10 files of 4 MiB behind
         /// 1 MiB/s a connection: 12 s, where moving the rest of their pieces took 5).
-        private func separateSharedRequests(among requests: [UInt]) {
+        @discardableResult
+        private func separateSharedRequests(among requests: [UInt]) -> Int {
             var perConnection: [String: Int] = [:]
             var endpoints: [UInt: String] = [:]
             for address in owners.keys {
@@ -294,6 +314,13 @@ extension TransferPool {
                 sharing[ObjectIdentifier(client), default: (client, [])].handles.append(raw)
             }
             for (client, handles) in sharing.values { client.connectionsSeparated(sharing: handles) }
+            return sharing.values.reduce(0) { $0 + $1.handles.count }
+        }
+
+        /// A rate for the log: bytes a second, in KiB/s.
+        private static func rate(_ bytesPerSecond: Double?) -> String {
+            guard let bytesPerSecond else { return "?" }
+            return "\(Int((bytesPerSecond / 1024).rounded())) KiB/s"
         }
 
         /// Wakes a straggler that received nothing for a second (`braid_easy_wake_receiving`), up to three times: a
@@ -341,6 +368,7 @@ extension TransferPool {
             {
                 multi.setStreamsPerConnection(limit)
                 separated = limit < StreamsPerConnection.unlimited
+                logger.debug("requests share connections again, to learn afresh after a while with none")
             }
             learning = current
         }

@@ -1,3 +1,5 @@
+import Logging
+
 /// One libcurl multi handle and the one thread that drives it, shared by every request of its owner's downloads,
 /// so that connections, TLS sessions and DNS answers are reused: from a download's probe to its segments, and from
 /// one download of a `DownloadManager` to the next. See [the transfer note](../../../../docs/design/transfer.md#the-pool).
@@ -21,13 +23,18 @@ final class TransferPool: Sendable {
     let limits: Limits
     let driver: Driver
 
-    /// - Parameter learningStreams: for a manager's lane, the pool learns how many of its requests share an HTTP/2
-    ///   connection (`StreamsPerConnection`); asked on the pool's thread before each change of that limit, whether
-    ///   the lane may take it (false, for fewer, while the lane's other pool has connections open:
-    ///   `SegmentPool.laneMayCarry`). Nil for a pool that does not learn.
-    init(limits: Limits = Limits(), learningStreams: (@Sendable (Int) -> Bool)? = nil) {
+    /// - Parameters:
+    ///   - learningStreams: for a manager's lane, the pool learns how many of its requests share an HTTP/2
+    ///     connection (`StreamsPerConnection`); asked on the pool's thread before each change of that limit, whether
+    ///     the lane may take it (false, for fewer, while the lane's other pool has connections open:
+    ///     `SegmentPool.laneMayCarry`). Nil for a pool that does not learn.
+    ///   - logger: where a pool that learns tells what it changed (`-v`).
+    init(
+        limits: Limits = Limits(), learningStreams: (@Sendable (Int) -> Bool)? = nil,
+        logger: Logger = Logger(label: "braid", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         self.limits = limits
-        driver = Driver(limits: limits, learningStreams: learningStreams)
+        driver = Driver(limits: limits, learningStreams: learningStreams, logger: logger)
     }
 
     deinit {
