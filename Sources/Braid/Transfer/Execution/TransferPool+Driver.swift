@@ -255,27 +255,17 @@ extension TransferPool {
                 if mayCarry(limit) {
                     multi.setStreamsPerConnection(limit)
                     separated = limit < StreamsPerConnection.unlimited
+                    var moving = 0
                     if separated {
                         keepStragglers(now: now)
-                        let moving = separateSharedRequests(among: Array(owners.keys))
-                        let shared = Self.rate(current.rates.shared)
-                        logger.debug(
-                            "each request gets a connection of its own, to try: \(shared) as streams of shared ones; \(moving) of the running requests share one"
-                        )
-                    } else {
-                        let (separate, shared) = (Self.rate(current.rates.separate), Self.rate(current.rates.shared))
-                        logger.debug(
-                            "requests share connections again: \(separate) on connections of their own, against \(shared) shared"
-                        )
+                        moving = separateSharedRequests(among: Array(owners.keys))
                     }
+                    log(current, sharing: moving)
                 } else {
                     current.refused(now: now, received: received, machine: Self.machineCPU())
                 }
             } else if trying, !current.isLearning {
-                let (separate, shared) = (Self.rate(current.rates.separate), Self.rate(current.rates.shared))
-                logger.debug(
-                    "each request keeps a connection of its own: \(separate), against \(shared) as streams of shared ones"
-                )
+                log(current)
             }
             learning = current
             // Settled: nothing is counted until it learns again.
@@ -317,10 +307,27 @@ extension TransferPool {
             return sharing.values.reduce(0) { $0 + $1.handles.count }
         }
 
-        /// A rate for the log: bytes a second, in KiB/s.
-        private static func rate(_ bytesPerSecond: Double?) -> String {
-            guard let bytesPerSecond else { return "?" }
-            return "\(Int((bytesPerSecond / 1024).rounded())) KiB/s"
+        /// Tells `-v` what `learning` just changed, or kept, and at what rates; `sharing` of the running requests
+        /// shared a connection as it turned.
+        private func log(_ learning: StreamsPerConnection, sharing: Int = 0) {
+            func rate(_ bytesPerSecond: Double?) -> String {
+                bytesPerSecond.map { "\(Int(($0 / 1024).rounded())) KiB/s" } ?? "?"
+            }
+            let (shared, separate) = (rate(learning.rates.shared), rate(learning.rates.separate))
+            let message: String
+            switch (learning.limit < StreamsPerConnection.unlimited, learning.phase.isTrying) {
+            case (true, true):
+                message =
+                    "each request gets a connection of its own, to try: \(shared) as streams of shared ones; "
+                    + "\(sharing) of the running requests share one"
+            case (true, false):
+                message = "each request keeps a connection of its own: \(separate), against \(shared) shared"
+            case (false, _):
+                message =
+                    "requests share connections again: \(separate) on connections of their own, against "
+                    + "\(shared) shared"
+            }
+            logger.debug("\(message)")
         }
 
         /// Wakes a straggler that received nothing for a second (`braid_easy_wake_receiving`), up to three times: a
