@@ -10,7 +10,7 @@ struct PerConnectionCapTests {
     func spreadsWhereEachConnectionIsCapped() async throws {
         // One lane (a per-host cap under 8), four files at a time: on one connection, the four share its 1 MiB/s.
         let names = (0..<48).map { "f\($0).bin" }
-        let requests = try await Self.runList(of: names, size: 256 << 10, concurrently: 4)
+        let (requests, _) = try await Self.runList(of: names, size: 256 << 10, concurrently: 4)
         let described = requests.map { "\($0.path) \($0.protocolName) \($0.clientPort)" }
         #expect(Set(requests.map(\.protocolName)) == ["h2"], "\(described)")
         // The first files shared the lane's one connection; the last ones came over several, no more than the cap
@@ -26,7 +26,7 @@ struct PerConnectionCapTests {
         // One lane of four connections: the first file's first GET and its three other pieces all start as streams
         // of the lane's one connection, a second before the lane can learn anything.
         let names = ["a.bin", "b.bin"]
-        let requests = try await Self.runList(of: names, size: 4 << 20, concurrently: 2)
+        let (requests, log) = try await Self.runList(of: names, size: 4 << 20, concurrently: 2, verbose: true)
         let described = requests.map { "\($0.path) \($0.protocolName) \($0.clientPort)" }
         // Without moving, the file whose pieces all began together would come over that one connection whole.
         for name in names {
@@ -34,28 +34,32 @@ struct PerConnectionCapTests {
             #expect(ports.count >= 2, "\(name): \(described)")
         }
         #expect(Set(requests.map(\.clientPort)).count <= 5, "\(described)")
+        // `-v` says what the lane tried and kept.
+        #expect(log.contains("each request gets a connection of its own, to try"), "\(log)")
+        #expect(log.contains("each request keeps a connection of its own"), "\(log)")
     }
 
     /// Runs `braid -i` on files `names` of `size` bytes behind nghttpx capping each connection at 1 MiB/s, `count`
-    /// at a time on one lane of four connections; checks that it succeeded with the same bytes, and returns the
-    /// requests nghttpx logged, once every file's are there.
-    private static func runList(of names: [String], size: Int, concurrently count: Int) async throws
-        -> [CappingProxyFixture.Request]
+    /// at a time on one lane of four connections (`-v` when `verbose`); checks that it succeeded with the same
+    /// bytes, and returns the requests nghttpx logged, once every file's are there, and braid's standard error.
+    private static func runList(of names: [String], size: Int, concurrently count: Int, verbose: Bool = false)
+        async throws -> (requests: [CappingProxyFixture.Request], log: String)
     {
         let fixture = try await ConnectionPoolTests.Fixture.start(files: names.map { ($0, size) })
         defer { fixture.shutdown() }
         let proxy = try await CappingProxyFixture.start(backendPort: fixture.nginx.port, bytesPerSecond: 1 << 20)
         defer { proxy.shutdown() }
-        let run = try await BraidCLI.run([
-            "-i", try fixture.list(urls: names.map { proxy.url("/\($0)") }), "-d", fixture.output("").path,
-            "-j", "\(count)", "--max-connections-per-host", "4", "--cacert", proxy.certificatePath, "-q",
-            "--no-fsync",
-        ])
+        let run = try await BraidCLI.run(
+            [
+                "-i", try fixture.list(urls: names.map { proxy.url("/\($0)") }), "-d", fixture.output("").path,
+                "-j", "\(count)", "--max-connections-per-host", "4", "--cacert", proxy.certificatePath, "-q",
+                "--no-fsync",
+            ] + (verbose ? ["-v"] : []))
         #expect(run.status == .exited(0), "\(run.standardError)")
         for name in names { #expect(try fixture.sameBytes(name), "\(name)") }
         try await Polling.until("every file's requests in nghttpx's log", timeout: .seconds(10)) {
             Set(proxy.requests().map(\.path)).count == names.count
         }
-        return proxy.requests()
+        return (proxy.requests(), run.standardError)
     }
 }
