@@ -74,4 +74,25 @@ struct DemoScriptTests {
         let served = try Data(contentsOf: directory.appending("www/demo.bin"))
         #expect(downloaded == served)
     }
+
+    @Test("a port another server holds: the demo says so and exits 1, downloading nothing from that server")
+    func portTaken() async throws {
+        let directory = try TemporaryDirectory(prefix: "braid-demo")
+        defer {
+            if let pid = Self.nginx(in: directory) { kill(pid, SIGTERM) }
+            directory.remove()
+        }
+        // Another server on the port, which answers any request (a 404 for the demo's file).
+        let other = try await NginxFixture.start()
+        defer { other.shutdown() }
+
+        let run = try await ChildProcess.run(
+            "/bin/bash", [Self.script],
+            environment: Self.environment(directory: directory, port: other.port, seconds: 2))
+
+        #expect(run.status == .exited(1), "\(run.standardOutput) \(run.standardError)")
+        #expect(run.standardOutput.contains("nginx failed to start on port \(other.port)"), "\(run.standardOutput)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("downloads/demo.bin").path))
+        #expect(Self.nginx(in: directory) == nil)
+    }
 }
