@@ -29,6 +29,12 @@ struct DemoScriptTests {
         return environment
     }
 
+    /// Stops the demo's nginx, if it still runs, and removes `directory`.
+    static func cleanUp(_ directory: TemporaryDirectory) {
+        if let pid = nginx(in: directory) { kill(pid, SIGTERM) }
+        directory.remove()
+    }
+
     /// The nginx the demo started, from its pid file; nil when none is running.
     static func nginx(in directory: TemporaryDirectory) -> pid_t? {
         let file = directory.appending("nginx/nginx.pid").path
@@ -39,10 +45,7 @@ struct DemoScriptTests {
     @Test("Ctrl-C reaches braid only: exit 130, no retries, nginx stopped; run again, it resumes and verifies")
     func interruptAndResume() async throws {
         let directory = try TemporaryDirectory(prefix: "braid-demo")
-        defer {
-            if let pid = Self.nginx(in: directory) { kill(pid, SIGTERM) }
-            directory.remove()
-        }
+        defer { Self.cleanUp(directory) }
         let port = try FreePort.pick()
         let manifest = directory.appending("downloads/demo.bin.braid")
         // A terminal's Ctrl-C goes to its foreground process group: the script and everything it started there.
@@ -78,10 +81,7 @@ struct DemoScriptTests {
     @Test("a port another server holds: the demo says so and exits 1, downloading nothing from that server")
     func portTaken() async throws {
         let directory = try TemporaryDirectory(prefix: "braid-demo")
-        defer {
-            if let pid = Self.nginx(in: directory) { kill(pid, SIGTERM) }
-            directory.remove()
-        }
+        defer { Self.cleanUp(directory) }
         // Another server on the port, which answers any request (a 404 for the demo's file).
         let other = try await NginxFixture.start()
         defer { other.shutdown() }
