@@ -86,6 +86,21 @@ struct DaemonCommand: AsyncParsableCommand {
     )
     var maxOverallLimit: RateArgument?
 
+    @Option(
+        name: [.customLong("cacert"), .customLong("ca-certificate")],
+        help: ArgumentHelp(
+            "Trust the CA certificates in FILE (PEM) for every download's HTTPS, as a server with a private CA needs.",
+            valueName: "FILE"),
+        completion: .file()
+    )
+    var cacert: String?
+
+    @Flag(
+        name: [.customShort("k"), .long],
+        help: "Do not verify TLS certificates for any download (insecure: anyone on the path can swap a file)."
+    )
+    var insecure = false
+
     @OptionGroup var cachePeerArguments: CachePeerArguments
 
     @Flag(name: [.short, .long], help: "Print nothing but errors: not even the address it listens on.")
@@ -119,6 +134,9 @@ struct DaemonCommand: AsyncParsableCommand {
         if let maxClients, !(1...65536).contains(maxClients) {
             throw ValidationError("--max-clients: must be 1 to 65536")
         }
+        if let cacert, !FileManager.default.isReadableFile(atPath: cacert) {
+            throw ValidationError("--cacert: cannot read \(cacert)")
+        }
         _ = try downloadDirectory()
     }
 
@@ -144,6 +162,12 @@ struct DaemonCommand: AsyncParsableCommand {
         let directory = try downloadDirectory()
         var options = DownloadOptions()
         options.connections = connections
+        // Absolute: every download reads it, whatever directory the daemon later works in.
+        options.caCertificatePath = cacert.map { URL(fileURLWithPath: $0).path }
+        options.insecure = insecure
+        if insecure && !quiet {
+            StandardStreams.error("braid: warning: --insecure: TLS certificates are not verified\n")
+        }
         // Checked by `CachePeerArguments.validate()` before the command runs.
         try? cachePeerArguments.apply(to: &options)
         let service = DaemonService(
