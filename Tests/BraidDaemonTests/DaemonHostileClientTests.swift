@@ -46,6 +46,18 @@ struct DaemonHostileClientTests {
         return try JSON(parsing: Array(response.body.utf8))
     }
 
+    /// What `aria2.tellStatus` answers for `gid` once the download is complete or in error, or after a minute.
+    static func settled(_ daemon: DaemonUnderTest, _ gid: String) async throws -> JSON {
+        let deadline = ContinuousClock.now + .seconds(60)
+        var status = JSON.null
+        while ContinuousClock.now < deadline {
+            status = try await call(daemon, "aria2.tellStatus", #"""# + gid + #"""#)
+            if ["complete", "error"].contains(status["result"]?["status"]?.stringValue ?? "") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return status
+    }
+
     /// Stops the daemon and expects the clean exit braid promises on SIGTERM.
     static func expectCleanStop(_ daemon: DaemonUnderTest) {
         let status = daemon.stop()
@@ -147,13 +159,7 @@ struct DaemonHostileClientTests {
             #expect(named["error"]?["message"]?.stringValue?.contains("session file") == true, "\(named.text)")
             let served = try await Self.call(daemon, "aria2.addUri", #"[""# + server.url("/" + name) + #""]"#)
             let gid = try #require(served["result"]?.stringValue, "\(served.text)")
-            let deadline = ContinuousClock.now + .seconds(60)
-            var status = JSON.null
-            while ContinuousClock.now < deadline {
-                status = try await Self.call(daemon, "aria2.tellStatus", #"""# + gid + #"""#)
-                if ["complete", "error"].contains(status["result"]?["status"]?.stringValue ?? "") { break }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            let status = try await Self.settled(daemon, gid)
             #expect(status["result"]?["status"] == .string("error"), "\(status.text)")
             let saved = try String(contentsOfFile: scratch.session, encoding: .utf8)
             #expect(saved.contains("braid-daemon-session"))

@@ -10,18 +10,6 @@ import Testing
 struct DaemonTLSTests {
     typealias Scratch = DaemonHostileClientTests.Scratch
 
-    /// The status a download reaches, complete or in error, within a minute; its whole `tellStatus` answer.
-    static func settled(_ daemon: DaemonUnderTest, _ gid: String) async throws -> JSON {
-        let deadline = ContinuousClock.now + .seconds(60)
-        var status = JSON.null
-        while ContinuousClock.now < deadline {
-            status = try await DaemonHostileClientTests.call(daemon, "aria2.tellStatus", #"""# + gid + #"""#)
-            if ["complete", "error"].contains(status["result"]?["status"]?.stringValue ?? "") { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return status
-    }
-
     /// nginx over TLS with a self-signed certificate, serving `file.bin`; the file's bytes.
     static func server() async throws -> (NginxFixture, TemporaryDirectory, Data) {
         let root = try TemporaryDirectory(prefix: "braid-daemon-tls")
@@ -48,7 +36,7 @@ struct DaemonTLSTests {
                 let added = try await DaemonHostileClientTests.call(
                     daemon, "aria2.addUri", #"[""# + url + #""],{"out":""# + output + #""}"#)
                 let gid = try #require(added["result"]?.stringValue, "\(added.text)")
-                let status = try await Self.settled(daemon, gid)
+                let status = try await DaemonHostileClientTests.settled(daemon, gid)
                 let path = scratch.downloads + "/" + output
                 if trusted {
                     #expect(status["result"]?["status"] == .string("complete"), "\(status.text)")
