@@ -34,9 +34,10 @@ struct PerConnectionCapTests {
             #expect(ports.count >= 2, "\(name): \(described)")
         }
         #expect(Set(requests.map(\.clientPort)).count <= 5, "\(described)")
-        // `-v` says what the lane tried and kept.
+        // `-v` says what the lane tried. Whether it also says what it kept depends on the try's window ending
+        // before the two files do, which is timing (it failed so once beside other suites): what it keeps is decided
+        // in `StreamsPerConnectionTests`.
         #expect(log.contains("each request gets a connection of its own, to try"), "\(log)")
-        #expect(log.contains("each request keeps a connection of its own"), "\(log)")
     }
 
     /// Runs `braid -i` on files `names` of `size` bytes behind nghttpx capping each connection at 1 MiB/s, `count`
