@@ -65,10 +65,9 @@ extension TransferPool {
         /// woken (`wakeStragglers`).
         private var stragglers: [UInt: (received: Int64, since: Double, wakes: Int)] = [:]
         private var nextWake = 0.0
-        /// Whether the pool gives each request it starts a connection of its own; and the requests handed to a
-        /// client since (`transfer(_:to:)`: a first GET's response, sent before on a connection that may carry
-        /// others), by the easy handle's address, for `separateSharedRequests(among:)`.
-        private var separated = false
+        /// The requests handed to a client (`transfer(_:to:)`: a first GET's response, sent before on a connection
+        /// that may carry others) while the pool gives each request a connection of its own (`separated`), by the
+        /// easy handle's address, for `separateSharedRequests(among:)`.
         private var handedOver: [UInt] = []
 
         private let logger: Logger
@@ -144,6 +143,12 @@ extension TransferPool {
             owners[UInt(bitPattern: easy.raw)] = client
             started += 1
             multi.add(easy)
+        }
+
+        /// Whether the pool gives each request it starts a connection of its own: the limit `learning` holds is the
+        /// one the multi handle has, since every change of it is set there or refused.
+        private var separated: Bool {
+            (learning?.limit ?? StreamsPerConnection.unlimited) < StreamsPerConnection.unlimited
         }
 
         /// Hands `easy`'s request, already on the pool, to `client`: its end is reported there from now on.
@@ -254,9 +259,10 @@ extension TransferPool {
             {
                 if mayCarry(limit) {
                     multi.setStreamsPerConnection(limit)
-                    separated = limit < StreamsPerConnection.unlimited
+                    // Held before the clients hear of it: a response a transfer adopts meanwhile is separated too.
+                    learning = current
                     var moving = 0
-                    if separated {
+                    if limit < StreamsPerConnection.unlimited {
                         keepStragglers(now: now)
                         moving = separateSharedRequests(among: Array(owners.keys))
                     }
@@ -374,7 +380,6 @@ extension TransferPool {
                 mayCarry?(limit) != false
             {
                 multi.setStreamsPerConnection(limit)
-                separated = limit < StreamsPerConnection.unlimited
                 logger.debug("requests share connections again, to learn afresh after a while with none")
             }
             learning = current
