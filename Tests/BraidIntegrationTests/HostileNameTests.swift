@@ -29,6 +29,9 @@ struct HostileNameTests {
         Case(name: "zero\u{200B}wi\u{FEFF}dth", fromMetalink: "zerowidth", fromHeader: "zerowidth"),
         Case(name: "line\u{2028}sep", fromMetalink: "linesep", fromHeader: "linesep"),
         Case(name: "sub/-x\u{202E}", fromMetalink: "sub/_-x", fromHeader: "_-x"),
+        // Names a later download of `big.iso` would take for its own partial data or manifest, and resume from.
+        Case(name: "big.iso.braid", fromMetalink: "big.iso_braid", fromHeader: "big.iso_braid"),
+        Case(name: "sub/big.iso.part", fromMetalink: "sub/big.iso_part", fromHeader: "big.iso_part"),
     ]
 
     /// A scratch directory holding the download directory `inner`, a directory `outside` beside it that nothing

@@ -20,6 +20,40 @@ struct DestinationClaimsTests {
         #expect(claims.claim("/d/free", for: "http://x/free", by: "line 2") == nil)
     }
 
+    @Test(
+        "A download's own files are claimed with it: no other download's final path may be one, in either order",
+        arguments: [".part", ".braid", ".braid.tmp", ".braid.reserve"])
+    func ownFiles(suffix: String) {
+        let claims = DestinationClaims()
+        #expect(claims.claim("/d/big.iso", for: "http://x/big.iso", by: "line 1") == nil)
+        #expect(
+            claims.claim(FilePath("/d/big.iso" + suffix), for: "http://evil/a", by: "line 2")
+                == "line 1, as its \(suffix) file")
+        #expect(
+            claims.claim(FilePath("/d/./big.iso" + suffix), for: "http://evil/b", by: "line 3")?.hasPrefix("line 1")
+                == true)
+
+        let reversed = DestinationClaims()
+        #expect(reversed.claim(FilePath("/d/big.iso" + suffix), for: "http://evil/a", by: "line 1") == nil)
+        #expect(
+            reversed.claim("/d/big.iso", for: "http://x/big.iso", by: "line 2")
+                == "line 1, whose file would be this one's \(suffix) file")
+        #expect(reversed.claim("/d/big", for: "http://x/big", by: "line 3") == nil)
+        #expect(reversed.claim("/d/other/big.iso", for: "http://x/big.iso", by: "line 4") == nil)
+    }
+
+    @Test("Names that only look alike are not each other's files")
+    func lookAlikes() {
+        let claims = DestinationClaims()
+        #expect(claims.claim("/d/a.bin", for: "http://x/1", by: "line 1") == nil)
+        #expect(claims.claim("/d/a.bin.parts", for: "http://x/2", by: "line 2") == nil)
+        #expect(claims.claim("/d/a.bin.brai", for: "http://x/3", by: "line 3") == nil)
+        #expect(claims.claim("/d/a.bi", for: "http://x/4", by: "line 4") == nil)
+        #expect(claims.claim("/d/.part", for: "http://x/5", by: "line 5") == nil)
+        // The same URL claims its path again, as a retry does.
+        #expect(claims.claim("/d/a.bin", for: "http://x/1", by: "line 1") == nil)
+    }
+
     @Test("A manager answers for the paths it keeps, spelled as its downloads' are")
     func manager() {
         let manager = DownloadManager()

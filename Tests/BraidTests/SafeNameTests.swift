@@ -28,6 +28,12 @@ struct SafeNameTests {
         ("con:stream", "con_stream"),
         ("a\\b", "a_b"),
         ("\t", "_"),
+        ("big.iso.part", "big.iso_part"),
+        ("big.iso.braid", "big.iso_braid"),
+        ("big.iso.braid.tmp", "big.iso.braid_tmp"),
+        ("big.iso.braid.reserve", "big.iso.braid_reserve"),
+        ("-x.braid", "_-x_braid"),
+        ("\u{202E}x.part", "x_part"),
     ]
 
     @Test(
@@ -97,6 +103,7 @@ struct SafeNameTests {
         "Plain names pass as they are",
         arguments: [
             "report.pdf", "naïve € rates.txt", "日本語.txt", "a-b_c.d", "x-", "a b", "x.", "~$#@!{}", "a\u{7E}",
+            "notes.parts", "x.part.zip", "x.braid2", "x.tmp", "part", "x.reserve",
             String(repeating: "a", count: SafeName.maximumLength),
         ])
     func plainNames(name: String) throws {

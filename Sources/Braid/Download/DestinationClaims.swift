@@ -10,9 +10,20 @@ import SystemPackage
 /// first one's and must not be taken (or skipped as complete) for the second's. The same URL may claim its path
 /// again, as a retry does. The lock on `FILE.part` would also keep a concurrent second one out, but only with a
 /// message about a busy file; this says which other download took the name.
+///
+/// A download's own files beside its file (`FILE.part`, `FILE.braid` and the manifest's temporaries:
+/// `DestinationPaths.ownSuffixes`) are claimed with it: a download whose final path is one of them is refused, and so
+/// is one whose own files another's final path would be. Either way, one would take the other's file for its own
+/// partial data or manifest: resume from it, or remove it as stale.
 final class DestinationClaims: Sendable {
-    /// Final path → the URL that claimed it and how to name that download in a message.
-    private let claims = Mutex<[String: (url: String, label: String)]>([:])
+    private struct Claims {
+        /// Final path → the URL that claimed it and how to name that download in a message.
+        var byPath: [String: (url: String, label: String)] = [:]
+        /// How many of them end as a download's own files do: only then may a new claim's own files be taken.
+        var endingAsOwnFiles = 0
+    }
+
+    private let claims = Mutex(Claims())
     /// Reserved path → what keeps it.
     private let reserved = Mutex<[String: String]>([:])
 
@@ -34,13 +45,30 @@ final class DestinationClaims: Sendable {
     }
 
     /// Claims `path` for `url`, a download called `label`; returns the label of another download that holds it
-    /// already, or what keeps it when it is reserved, or nil once the claim is made.
+    /// already (saying how, when it is that one's own file or that one's path is this one's), or what keeps it when
+    /// it is reserved, or nil once the claim is made.
     func claim(_ path: FilePath, for url: String, by label: String) -> String? {
         if let owner = reservation(of: path) { return owner }
         let key = Self.key(path)
+        let ownSuffix = DestinationPaths.ownSuffix(of: key)
         return claims.withLock { claims in
-            if let holder = claims[key], holder.url != url { return holder.label }
-            claims[key] = (url, label)
+            if let holder = claims.byPath[key], holder.url != url { return holder.label }
+            // The download whose own file this path is, and those whose final paths are this one's own files.
+            if let ownSuffix,
+                let holder = claims.byPath[String(decoding: key.utf8.dropLast(ownSuffix.utf8.count), as: UTF8.self)]
+            {
+                return "\(holder.label), as its \(ownSuffix) file"
+            }
+            if claims.endingAsOwnFiles > 0 {
+                for suffix in DestinationPaths.ownSuffixes {
+                    if let holder = claims.byPath[key + suffix] {
+                        return "\(holder.label), whose file would be this one's \(suffix) file"
+                    }
+                }
+            }
+            if claims.byPath.updateValue((url, label), forKey: key) == nil, ownSuffix != nil {
+                claims.endingAsOwnFiles += 1
+            }
             return nil
         }
     }
@@ -48,7 +76,7 @@ final class DestinationClaims: Sendable {
     /// Whether a download claimed `path` already: its files may be there, made after the directory was listed.
     func isClaimed(_ path: FilePath) -> Bool {
         let key = Self.key(path)
-        return claims.withLock { $0[key] != nil }
+        return claims.withLock { $0.byPath[key] != nil }
     }
 
     private static func key(_ path: FilePath) -> String { path.lexicallyNormalized().string }

@@ -23,8 +23,29 @@ struct DestinationPaths: Sendable, Equatable {
         finalPath = final.path
     }
 
-    var part: AnchoredPath { final.appendingToName(".part") }
-    var manifest: AnchoredPath { final.appendingToName(".braid") }
+    var part: AnchoredPath { final.appendingToName(Self.partSuffix) }
+    var manifest: AnchoredPath { final.appendingToName(Self.manifestSuffix) }
+
+    static let partSuffix = ".part"
+    static let manifestSuffix = ".braid"
+    /// What the names of the files a download keeps beside its file add to the file's name: its data (`FILE.part`),
+    /// its manifest (`FILE.braid`), and the manifest's temporary and reserve files. A download takes any file there
+    /// for its own state, so no other download may have one of these names (`DestinationClaims`), and no name from
+    /// outside may end so (`SafeName`): a server that named a file `big.iso.braid` would otherwise plant the
+    /// manifest a later download of `big.iso` resumes from.
+    static let ownSuffixes = [
+        partSuffix, manifestSuffix, manifestSuffix + StateFile.temporarySuffix,
+        manifestSuffix + ManifestStore.reserveSuffix,
+    ]
+
+    /// The suffix of `ownSuffixes` that `name` ends in after something else, if any.
+    static func ownSuffix(of name: some StringProtocol) -> String? {
+        // By bytes, as the file system compares names, and without Unicode's comparison for each of a list's files.
+        let bytes = name.utf8
+        return ownSuffixes.first { suffix in
+            bytes.count > suffix.utf8.count && bytes.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+        }
+    }
 
     /// Where a destination's file goes, before anything is opened: the directory the user chose, the
     /// subdirectories below it that a document or a client named, and the file's name (nil while the server is to

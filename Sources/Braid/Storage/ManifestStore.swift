@@ -15,7 +15,8 @@ struct ManifestStore: Sendable {
     private var file: StateFile { StateFile(location: path) }
     var temporaryPath: AnchoredPath { file.temporaryLocation }
     /// Where the reserve is created, for the moment before it is unlinked (see `SpaceReserve`).
-    var reservePath: AnchoredPath { path.appendingToName(".reserve") }
+    var reservePath: AnchoredPath { path.appendingToName(Self.reserveSuffix) }
+    static let reserveSuffix = ".reserve"
     /// Space set aside so that the last checkpoint can still be written when the disk fills up.
     private let reserve = SpaceReserve()
     /// Whether anything may be at its names: false from a look that found none, until this store (or a copy)

@@ -12,7 +12,10 @@
 /// - does not start with `-`, which the next command given the name (`rm *`) would read as an option: it gets a `_`
 ///   in front;
 /// - is at most 200 bytes of UTF-8, so that Braid's own names beside it (`.part`, `.braid.reserve`) still fit the
-///   file system's 255: a longer one is cut.
+///   file system's 255: a longer one is cut;
+/// - does not end as the names of those files do (`.part`, `.braid`, `.braid.tmp`, `.braid.reserve`:
+///   `DestinationPaths.ownSuffixes`), which a download of the file it names would take for its own partial data or
+///   manifest and resume from: the last dot becomes `_` (`big.iso.braid` becomes `big.iso_braid`).
 ///
 /// Whether a name is made safe or refused depends on who chose it. A server's name (`Content-Disposition`, the
 /// URL's last path component) is made safe by replacement, as browsers and wget do: the user asked for the file,
@@ -162,7 +165,20 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
                 cleaned.unicodeScalars.removeLast()
             }
         }
+        if let suffix = DestinationPaths.ownSuffix(of: cleaned) {
+            note("ends in '\(suffix)', as Braid's own files beside a download do")
+            cleaned = withoutOwnSuffix(cleaned, suffix)
+        }
         return (cleaned, reason)
+    }
+
+    /// `name`, which ends in `suffix`, with the suffix's last dot made `_`: `big.iso.braid.tmp` becomes
+    /// `big.iso.braid_tmp`, which ends in none of them.
+    private static func withoutOwnSuffix(_ name: String, _ suffix: String) -> String {
+        let dot = suffix.utf8.lastIndex(of: UInt8(ascii: "."))!
+        let fromEnd = suffix.utf8.distance(from: dot, to: suffix.utf8.endIndex)
+        let position = name.utf8.index(name.utf8.endIndex, offsetBy: -fromEnd)
+        return String(name[..<position]) + "_" + String(name[name.utf8.index(after: position)...])
     }
 
     /// `proposed` as it is when it is printable ASCII that no rule of `clean` changes, as most names are (a list's
@@ -173,7 +189,7 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
         let bytes = text.utf8
         guard let first = bytes.first, let last = bytes.last, bytes.count <= maximumLength,
             first != UInt8(ascii: "."), first != UInt8(ascii: " "), first != UInt8(ascii: "-"),
-            last != UInt8(ascii: " ")
+            last != UInt8(ascii: " "), DestinationPaths.ownSuffix(of: text) == nil
         else { return nil }
         for byte in bytes {
             guard (0x20...0x7E).contains(byte), byte != UInt8(ascii: "/"), byte != UInt8(ascii: "\\"),

@@ -17,15 +17,17 @@ package struct StateFile: Sendable {
     let temporaryLocation: AnchoredPath
     package var path: FilePath { location.path }
     package var temporaryPath: FilePath { temporaryLocation.path }
+    /// What the temporary file's name adds to the file's, unless a caller gives its own.
+    package static let temporarySuffix = ".tmp"
 
     /// - Parameter temporarySuffix: what the temporary file's name adds to `path`'s; a file that several processes
     ///   replace at once needs one of its own per process.
-    package init(path: FilePath, temporarySuffix: String = ".tmp") {
+    package init(path: FilePath, temporarySuffix: String = Self.temporarySuffix) {
         self.init(location: AnchoredPath(path), temporarySuffix: temporarySuffix)
     }
 
     /// The file at `location`, perhaps a name in a directory held open; its temporary file is beside it.
-    init(location: AnchoredPath, temporarySuffix: String = ".tmp") {
+    init(location: AnchoredPath, temporarySuffix: String = Self.temporarySuffix) {
         self.location = location
         temporaryLocation = location.appendingToName(temporarySuffix)
     }
