@@ -166,7 +166,23 @@ struct FaultToleranceTests {
     func noContentLength(variant: Int) async throws {
         let harness = try Harness(faults: [variant == 0 ? .closeDelimited : .chunked])
         defer { harness.shutdown() }
-        try harness.expectExactFile(await harness.run())
+        let download = await harness.run()
+        try harness.expectExactFile(download)
+        // Each range's Content-Range gave the length.
+        #expect(try download.result.get().verification == "length verified")
+    }
+
+    @Test(
+        "a whole response without any length is saved, and said to be unverified, not 'length verified'",
+        arguments: [0, 1])
+    func noLengthAtAll(variant: Int) async throws {
+        let harness = try Harness(faults: [variant == 0 ? .closeDelimited : .chunked, .ignoreRange])
+        defer { harness.shutdown() }
+        let download = await harness.run()
+        try harness.expectExactFile(download)
+        let result = try download.result.get()
+        #expect(!result.lengthVerified)
+        #expect(result.verification == "not verified: the server gave no length")
     }
 
     @Test("a HEAD length that disagrees with Content-Range: the ranged probe decides")

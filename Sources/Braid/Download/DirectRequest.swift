@@ -189,10 +189,11 @@ final class DirectRequest: PoolErrand {
             let length = Int64(body.count)
             // The events up to its end, and the result, of the file placed at `paths` with `digest`.
             func placed(_ digest: ExpectedDigest?) -> DownloadResult {
-                let result = DownloadResult(
+                var result = DownloadResult(
                     path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
                     seconds: TransferEngine.now() - started,
                     statistics: ReadWhole.statistics(length: length, firstByteSeconds: first.firstByteSeconds))
+                result.lengthVerified = resource.length != nil
                 log.events += notices
                 if !first.startReported {
                     log.events += [

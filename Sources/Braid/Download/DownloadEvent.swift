@@ -49,7 +49,8 @@ public struct DownloadResult: Sendable, Equatable {
     /// Where the file is.
     public var path: String
     public var bytes: Int64
-    /// The digest it was checked against, if one was known; the length is always checked.
+    /// The digest it was checked against, if one was known; the length is checked whenever one was given
+    /// (`lengthVerified`).
     public var verifiedDigest: ExpectedDigest?
     /// Bytes that were already on disk from an earlier run.
     public var resumedBytes: Int64
@@ -77,6 +78,11 @@ public struct DownloadResult: Sendable, Equatable {
     /// For an archive unpacked as it downloaded (`StreamTarget.extraction`), what was unpacked; `path` is then
     /// the archive's, kept only with `StreamOptions.keepsFile`.
     public var extraction: ExtractionSummary? = nil
+    /// Whether the file was checked to have the length the server gave (`Content-Length`, a `Content-Range`'s
+    /// complete length) or a document did (a Metalink's size). False for a response that gave none, as curl and wget
+    /// save it: its end was only where its framing said, which for an HTTP/1 body ended by a closed connection cannot
+    /// tell a cut-off file from a whole one. Without a digest, such a file is vouched for by nothing.
+    public var lengthVerified = true
 }
 
 extension DownloadResult {
@@ -92,10 +98,11 @@ extension DownloadResult {
     }
 
     /// What the file was checked against, as the last line says it: `sha-256 verified against Repr-Digest`,
-    /// `sha-256 verified piece by piece (4096 pieces)`, or `length verified`.
+    /// `sha-256 verified piece by piece (4096 pieces)`, `length verified`, or, with neither a digest nor a length,
+    /// `not verified: the server gave no length`.
     public var verification: String {
         if let digest = verifiedDigest { return "\(digest.algorithm) verified against \(digest.source.rawValue)" }
         if let pieces = verifiedPieces { return "\(pieces.algorithm) verified piece by piece (\(pieces.count) pieces)" }
-        return "length verified"
+        return lengthVerified ? "length verified" : "not verified: the server gave no length"
     }
 }

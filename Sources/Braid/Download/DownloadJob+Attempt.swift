@@ -188,9 +188,10 @@ extension DownloadJob {
         lifecycle.advance()
         if keepsFinal { try commit(file, paths: paths, store: store, resource: resource, replacing: replacesFinal) }
         lifecycle.advance()
-        let result = completed(
+        var result = completed(
             length: length, plan: plan, transfer: transfer, path: keepsFinal ? paths.finalPath.string : "",
             repaired: repaired, extraction: extraction, started: started, spent: lifecycle.spent)
+        result.lengthVerified = resource.length != nil
         emit(.completed(result))
         return .done(result)
     }

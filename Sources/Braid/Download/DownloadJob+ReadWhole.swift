@@ -34,9 +34,10 @@ extension DownloadJob {
         emit(.state(.verifying))
         lifecycle.advance()
         lifecycle.advance()
-        let result = DownloadResult(
+        var result = DownloadResult(
             path: paths.finalPath.string, bytes: length, verifiedDigest: digest, resumedBytes: 0,
             seconds: TransferEngine.now() - started, statistics: lifecycle.spent)
+        result.lengthVerified = resource.length != nil
         emit(.completed(result))
         return .done(result)
     }
