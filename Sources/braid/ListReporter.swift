@@ -113,7 +113,9 @@ final class ListReporter: ListObserver {
                 state.failed += 1
             }
         }
-        if case let .failure(error) = outcome.result {
+        // One interrupted before it chose its file is counted in the summary, not told of: a signal ends every
+        // waiting entry of a list at once, and a line for each of a hundred thousand would bury the rest.
+        if case let .failure(error) = outcome.result, !(error.code == .interrupted && outcome.path == nil) {
             line(
                 "braid: \(tag(outcome.item)) \(outcome.name): \(error.commandLineMessage(inList: true))",
                 evenIfQuiet: true
@@ -125,15 +127,29 @@ final class ListReporter: ListObserver {
     func listFinished(_ outcomes: [DownloadOutcome.Summary], status: Int32, seconds: Double) {
         guard !quiet else { return }
         let failed = outcomes.filter { $0.error != nil }
-        let rows = outcomes.count <= Self.fullTableLimit ? outcomes : failed
+        // Those interrupted before they chose a file (most of a long list stopped by a signal) are one line.
+        let told = failed.filter { !Self.interruptedUnstarted($0) }
+        let unstarted = failed.count - told.count
+        let short = outcomes.count <= Self.fullTableLimit
+        let rows = short ? outcomes : told
         var text = rows.isEmpty ? "" : Self.table(rows)
-        for outcome in failed {
+        for outcome in short ? failed : told {
             text += "\(outcome.name): \(outcome.error?.commandLineMessage(inList: true) ?? "")\n"
+        }
+        if !short && unstarted > 0 {
+            let (was, it) = unstarted == 1 ? ("was", "it") : ("were", "they")
+            text += "\(unstarted) more \(was) interrupted before \(it) started\n"
         }
         text +=
             "\(outcomes.count - failed.count) of \(outcomes.count) succeeded, \(failed.count) failed, in "
             + "\(Formatting.fixed(seconds, digits: 1)) s; exit status \(status)"
         statusLine.print(text)
+    }
+
+    /// Whether `outcome` is of a download interrupted before it chose its file: waiting in line, or asking the
+    /// server, when the signal came.
+    static func interruptedUnstarted(_ outcome: DownloadOutcome.Summary) -> Bool {
+        outcome.error?.code == .interrupted && outcome.path == nil
     }
 
     /// The summary table: file, outcome (with the bytes an earlier run left, when it resumed), size and time, one

@@ -271,6 +271,32 @@ struct ListDownloadTests {
         }
     }
 
+    @Test("SIGINT on a long list tells of the running downloads, and counts the waiting ones in one line")
+    func interruptLongList() async throws {
+        let content = TestContent(seed: 8, size: 2 << 20)
+        let slow = TestServer.Route(content: content, faults: [.throttle(bytesPerSecond: 128 << 10)])
+        let paths = (1...25).map { "/f\($0).bin" }
+        let fixture = try Fixture(routes: Dictionary(uniqueKeysWithValues: paths.map { ($0, slow) }))
+        defer { fixture.shutdown() }
+        let list = try fixture.list(paths.map { fixture.server.url($0) }.joined(separator: "\n"))
+
+        let run = try BraidCLI.start(["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "2", "--no-fsync"])
+        defer { run.stop(signal: SIGKILL) }
+        try await run.waitUntil("both running downloads to checkpoint progress", timeout: .seconds(30)) {
+            ["f1.bin", "f2.bin"].allSatisfy {
+                (ManifestFile(at: URL(fileURLWithPath: fixture.output($0).path + ".braid"))?.done ?? 0) > 0
+            }
+        }
+        run.send(SIGINT)
+
+        #expect(try await run.waitForExit(timeout: .seconds(20)) == .exited(130), "\(run.standardError)")
+        let errors = run.standardError
+        #expect(errors.contains("23 more were interrupted before they started"), "\(errors)")
+        #expect(!errors.contains("before it started"), "\(errors)")
+        #expect(errors.contains("f1.bin: interrupted. Progress is saved"), "\(errors)")
+        #expect(errors.contains("0 of 25 succeeded, 25 failed"), "\(errors)")
+    }
+
     @Test(
         "two entries whose server-chosen names collide do not share one file, at once or one after the other",
         arguments: ["2", "1"]
