@@ -32,6 +32,19 @@ struct ResponseCheckTests {
 
     // MARK: - 206 Partial Content
 
+    @Test("A response whose Content-Length is not one length fails at once, not after waiting for its end")
+    func invalidContentLength() {
+        let problem = ResponseCheck.Verdict.failure(
+            .fatal(.protocolViolation, "the server's Content-Length '100, 300' is not one length"))
+        #expect(
+            Self.verdict([
+                "HTTP/1.1 206 Partial Content", "Content-Range: bytes 100-199/300", "Content-Length: 100",
+                "Content-Length: 300",
+            ]) == problem)
+        #expect(Self.verdict(["HTTP/1.1 200 OK", "Content-Length: 100", "Content-Length: 300"]) == problem)
+        #expect(Self.verdict(["HTTP/1.1 404 Not Found", "Content-Length: -1"]) != problem)
+    }
+
     @Test("A 206 with exactly the range and total length asked for is accepted")
     func exactPartialContent() {
         #expect(

@@ -45,6 +45,29 @@ struct ResponseHeadersTests {
         #expect(headers.contentLength == 1234)
     }
 
+    @Test(
+        "Content-Length is one length: the same value repeated is that value, anything else is a problem said once",
+        arguments: [
+            (["Content-Length: 4096"], 4096, false),
+            (["Content-Length: 0"], 0, false),
+            (["Content-Length: 4096", "Content-Length: 4096"], 4096, false),
+            (["Content-Length: 4096,4096"], 4096, false),
+            (["Content-Length: 4096", "Content-Length: 4097"], nil, true),
+            (["Content-Length: -1"], nil, true),
+            (["Content-Length: +5"], nil, true),
+            (["Content-Length: 99999999999999999999999"], nil, true),
+            (["Content-Length: 12abc"], nil, true),
+            (["Content-Length: "], nil, true),
+            (["Content-Length: 5,"], nil, true),
+            ([], nil, false),
+        ] as [([String], Int64?, Bool)]
+    )
+    func contentLength(lines: [String], length: Int64?, problem: Bool) {
+        let headers = headers(["HTTP/1.1 200 OK"] + lines)
+        #expect(headers.contentLength == length)
+        #expect((headers.contentLengthProblem != nil) == problem, "\(headers.contentLengthProblem ?? "")")
+    }
+
     @Test("A value keeps every colon after the first")
     func colonsInValue() {
         let headers = headers(["HTTP/1.1 302 Found", "Location: http://example.com:8080/a:b"])

@@ -40,6 +40,12 @@ struct TransportFailureTests {
             (CURLE_SSL_CERTPROBLEM, .untrustedCertificate, .fatal(.network, "TLS certificate not trusted: detail")),
             (CURLE_SSL_CONNECT_ERROR, .tlsHandshakeFailed, .fatal(.network, "TLS handshake failed: detail")),
             (CURLE_WRITE_ERROR, .writeAborted, .fatal(.localIO, "writing the download failed: detail")),
+            (
+                CURLE_WEIRD_SERVER_REPLY, .malformedResponse,
+                .transient(
+                    .protocolViolation, "the server's answer is not valid HTTP: detail", retryAfter: nil,
+                    refusedConnection: false)
+            ),
             (CURLE_OUT_OF_MEMORY, .other, transient),
             (CURLE_SSL_ENGINE_NOTFOUND, .other, transient),
         ] as [(CURLcode, TransportFailure.Kind, FailureKind)]
@@ -52,11 +58,22 @@ struct TransportFailureTests {
         #expect(FailureKind.classify(failure) == classified)
     }
 
+    @Test("An answer that is not HTTP is a malformed response, though libcurl 7.88 gives it the code of a scheme")
+    func notHTTP() {
+        let failure = TransportFailure(CURLE_UNSUPPORTED_PROTOCOL, detail: "Received HTTP/0.9 when not allowed")
+        #expect(failure.kind == .malformedResponse)
+        #expect(
+            FailureKind.classify(failure)
+                == .transient(
+                    .protocolViolation, "the server's answer is not valid HTTP: Received HTTP/0.9 when not allowed",
+                    retryAfter: nil, refusedConnection: false))
+    }
+
     @Test("Only an untrusted certificate has a remedy other than waiting")
     func remedies() {
         let kinds: [TransportFailure.Kind] = [
             .nameNotResolved, .couldNotConnect, .timedOut, .connectionBroken, .tooManyRedirects, .unsupportedScheme,
-            .malformedURL, .tlsHandshakeFailed, .writeAborted, .other,
+            .malformedURL, .tlsHandshakeFailed, .writeAborted, .other, .malformedResponse,
         ]
         #expect(FailureKind.remedies(for: .untrustedCertificate) == [.trustCertificate])
         #expect(kinds.allSatisfy { FailureKind.remedies(for: $0).isEmpty })

@@ -69,7 +69,39 @@ struct ResponseHeaders: Sendable, Equatable {
         fields[name.utf8.contains { (0x41...0x5A).contains($0) || $0 >= 0x80 } ? name.lowercased() : name]
     }
 
-    var contentLength: Int64? { self["content-length"].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil } }
+    /// The body's length in `Content-Length`; nil without one, or with one that is not a length
+    /// (`contentLengthProblem`). The same value repeated (`4096, 4096`, or the field twice) is that value.
+    var contentLength: Int64? {
+        guard let value = self["content-length"] else { return nil }
+        return Self.length(in: value)
+    }
+
+    /// What is wrong with the response's `Content-Length`, when it has one that is no length: not digits, too large
+    /// for 64 bits, or values that differ (the field twice, or a list). Such a response is invalid (RFC 9112, section
+    /// 6.3): where its body ends cannot be known, and libcurl would wait for the larger length until the stall
+    /// timeout, so a request that gets one fails at once, as a server's violation.
+    var contentLengthProblem: String? {
+        guard let value = self["content-length"], Self.length(in: value) == nil else { return nil }
+        let shown = PrintableText.escapingControlCharacters(String(value.prefix(64))) + (value.count > 64 ? "…" : "")
+        return "the server's Content-Length '\(shown)' is not one length"
+    }
+
+    /// The one length the field's values (joined with ", " when repeated) all give; nil when they differ or one is
+    /// not digits or does not fit in 64 bits.
+    private static func length(in value: String) -> Int64? {
+        // One value, as nearly every response has: digits only, as `Int64` reads them after a first digit.
+        if let first = value.utf8.first, (0x30...0x39).contains(first), let length = Int64(value) { return length }
+        var length: Int64?
+        for part in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            let digits = part.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }
+            guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }),
+                let parsed = Int64(String(decoding: digits.reversed(), as: UTF8.self)),
+                length == nil || length == parsed
+            else { return nil }
+            length = parsed
+        }
+        return length
+    }
 
     /// The file's length when the body is all of it: a `200`'s `Content-Length`, or a `206`'s complete length when
     /// its range covers the file; nil otherwise, and for an empty file.

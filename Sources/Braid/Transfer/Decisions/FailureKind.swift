@@ -21,6 +21,11 @@ enum FailureKind: Equatable, Sendable {
             return .transient(.network, detail, retryAfter: nil, refusedConnection: false)
         case .tooManyRedirects:
             return .fatal(.protocolViolation, "too many redirects (a redirect loop?): \(detail)")
+        case .malformedResponse:
+            // Retried as a response that broke the protocol is, and said as one when retries run out (exit 5).
+            return .transient(
+                .protocolViolation, "the server's answer is not valid HTTP: \(detail)", retryAfter: nil,
+                refusedConnection: false)
         case .unsupportedScheme:
             return .fatal(.protocolViolation, "refusing a URL or redirect that is not http or https: \(detail)")
         case .malformedURL:

@@ -12,6 +12,9 @@ struct TransportFailure: Equatable, Sendable {
         /// The connection broke, or the response was cut short or could not be decoded.
         case connectionBroken
         case tooManyRedirects
+        /// The server's answer broke HTTP: not HTTP at all, or a head libcurl could not read (an invalid
+        /// `Content-Length`, a malformed status line).
+        case malformedResponse
         /// The URL, or a redirect, is not http or https.
         case unsupportedScheme
         case malformedURL
