@@ -148,4 +148,18 @@ struct SafeNameTests {
         #expect(SafeName(sanitising: proposed)?.string == safe)
         #expect(throws: SafeName.Refusal.self) { try SafeName(validating: proposed) }
     }
+
+    @Test(
+        "A name cut to the longest keeps its extension, cut before it; one too long or with a blank is no extension",
+        arguments: [
+            (String(repeating: "b", count: 300) + ".safetensors", String(repeating: "b", count: 188) + ".safetensors"),
+            (String(repeating: "é", count: 150) + ".tar.gz", String(repeating: "é", count: 98) + ".gz"),
+            (String(repeating: "b", count: 300) + ".abcdefghijklmnopq", String(repeating: "b", count: 200)),
+            (String(repeating: "b", count: 300) + ".a b", String(repeating: "b", count: 200)),
+            (String(repeating: "b", count: 190) + "          .bin", String(repeating: "b", count: 190) + ".bin"),
+        ])
+    func longNames(proposed: String, safe: String) {
+        #expect(SafeName(sanitising: proposed)?.string == safe)
+        #expect(throws: SafeName.Refusal.self) { try SafeName(validating: proposed) }
+    }
 }

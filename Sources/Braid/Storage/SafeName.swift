@@ -12,7 +12,7 @@
 /// - does not start with `-`, which the next command given the name (`rm *`) would read as an option: it gets a `_`
 ///   in front;
 /// - is at most 200 bytes of UTF-8, so that Braid's own names beside it (`.part`, `.braid.reserve`) still fit the
-///   file system's 255: a longer one is cut;
+///   file system's 255: a longer one is cut before its extension, which it keeps;
 /// - does not end as the names of those files do (`.part`, `.braid`, `.braid.tmp`, `.braid.reserve`:
 ///   `DestinationPaths.ownSuffixes`), which a download of the file it names would take for its own partial data or
 ///   manifest and resume from: the last dot becomes `_` (`big.iso.braid` becomes `big.iso_braid`).
@@ -159,11 +159,7 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
         }
         if cleaned.utf8.count > maximumLength {
             note("is longer than \(maximumLength) bytes")
-            // By scalars: one Character can be longer than the whole name (a letter with a thousand marks).
-            while cleaned.utf8.count > maximumLength { cleaned.unicodeScalars.removeLast() }
-            while let last = cleaned.unicodeScalars.last, last.properties.isWhitespace {
-                cleaned.unicodeScalars.removeLast()
-            }
+            cleaned = cut(cleaned)
         }
         if let suffix = DestinationPaths.ownSuffix(of: cleaned) {
             note("ends in '\(suffix)', as Braid's own files beside a download do")
@@ -179,6 +175,28 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
         let fromEnd = suffix.utf8.distance(from: dot, to: suffix.utf8.endIndex)
         let position = name.utf8.index(name.utf8.endIndex, offsetBy: -fromEnd)
         return String(name[..<position]) + "_" + String(name[name.utf8.index(after: position)...])
+    }
+
+    /// `name`, longer than `maximumLength`, cut to it where it keeps its extension (`.safetensors`, `.tar.gz`'s
+    /// `.gz`: a dot and at most 16 bytes of no blank after it), which says what the file is and what opens it: the
+    /// rest is cut before it.
+    private static func cut(_ name: String) -> String {
+        var scalars = Array(name.unicodeScalars)
+        var extensionStart = scalars.count
+        if let dot = scalars.lastIndex(of: "."), dot > 0,
+            case let tail = scalars[(dot + 1)...], !tail.isEmpty,
+            String(String.UnicodeScalarView(tail)).utf8.count <= 16, !tail.contains(where: \.properties.isWhitespace)
+        {
+            extensionStart = dot
+        }
+        let kept = Array(scalars[extensionStart...])
+        scalars.removeSubrange(extensionStart...)
+        let room = maximumLength - String(String.UnicodeScalarView(kept)).utf8.count
+        // By scalars: one Character can be longer than the whole name (a letter with a thousand marks).
+        var length = String(String.UnicodeScalarView(scalars)).utf8.count
+        while length > room, let last = scalars.popLast() { length -= String(last).utf8.count }
+        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
+        return String(String.UnicodeScalarView(scalars + kept))
     }
 
     /// `proposed` as it is when it is printable ASCII that no rule of `clean` changes, as most names are (a list's
