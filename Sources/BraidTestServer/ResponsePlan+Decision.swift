@@ -201,12 +201,16 @@ extension ResponsePlan {
         return claimed
     }
 
-    /// `range` moved by any ``TestServer/Fault/shiftRange(offsetBy:)``, clamped to the content.
+    /// `range` moved by any ``TestServer/Fault/shiftRange(offsetBy:)``, clamped to the content, and cut by any
+    /// ``TestServer/Fault/capRange(bytes:)``.
     private static func shift(_ range: Range<UInt64>, in size: UInt64, faults: [TestServer.Fault]) -> Range<UInt64> {
         var result = range
         for case .shiftRange(let offset) in faults {
             let start = UInt64(min(max(Int64(result.lowerBound) + offset, 0), Int64(size) - 1))
             result = start..<min(start + UInt64(result.count), size)
+        }
+        for case .capRange(let bytes) in faults where bytes > 0 {
+            result = result.lowerBound..<min(result.upperBound, result.lowerBound + bytes)
         }
         return result
     }

@@ -37,6 +37,9 @@ extension TestServer {
         /// Answers a range moved by `offsetBy` bytes (clamped to the content), honestly labelled in
         /// `Content-Range`.
         case shiftRange(offsetBy: Int64)
+        /// Answers a range with at most `bytes` of it, from where it starts, honestly labelled in `Content-Range`,
+        /// as servers that cap each response do.
+        case capRange(bytes: UInt64)
         /// Claims the asked range but sends bytes from a different content of the same size.
         case wrongBytes
         /// Alters (XOR 0xFF) every byte of `bytes` that a body carries, while the headers (`Content-Length`,

@@ -132,6 +132,20 @@ struct FaultToleranceTests {
         try harness.expectExactFile(await harness.run())
     }
 
+    @Test("a server that sends at most 512 KiB a response is asked for the rest, with no retry and nothing lost")
+    func cappedRanges() async throws {
+        let harness = try Harness(faults: [.capRange(bytes: 512 << 10)])
+        defer { harness.shutdown() }
+        let download = await harness.run { $0.connections = 4 }
+        try harness.expectExactFile(download)
+        #expect(download.retries.isEmpty, "\(download.retries)")
+        #expect(try download.result.get().retries == 0)
+        #expect(harness.server.waitUntilIdle())
+        let ranged = harness.server.requestLog.filter { $0.range != nil && $0.method == "GET" && $0.status == 206 }
+        // 6 MiB in pieces of at most 512 KiB: at least 12 responses.
+        #expect(ranged.count >= 12, "\(ranged.count) responses")
+    }
+
     @Test("extra bytes after a response never reach the file")
     func extraBytes() async throws {
         let harness = try Harness(faults: [.extraBytes(count: 5000)])

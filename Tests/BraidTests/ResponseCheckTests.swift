@@ -32,6 +32,23 @@ struct ResponseCheckTests {
 
     // MARK: - 206 Partial Content
 
+    @Test("A 206 with fewer bytes than asked, from where asked, is taken, and says where its bytes end")
+    func cappedPartialContent() {
+        let lines = ["HTTP/1.1 206 Partial Content", "Content-Range: bytes 100-149/300", "Content-Length: 50"]
+        #expect(Self.verdict(lines) == nil)
+        #expect(ResponseCheck.servedEnd(headers: Self.head(lines), request: 100..<200) == 150)
+        #expect(
+            ResponseCheck.servedEnd(
+                headers: Self.head(["HTTP/1.1 206 Partial Content", "Content-Range: bytes 100-199/300"]),
+                request: 100..<200) == nil)
+        // Not from where asked, of another length, or a Content-Length that is not its range's: refused as before.
+        #expect(Self.verdict(["HTTP/1.1 206 Partial Content", "Content-Range: bytes 120-149/300"]) != nil)
+        #expect(Self.verdict(["HTTP/1.1 206 Partial Content", "Content-Range: bytes 100-149/301"]) != nil)
+        #expect(
+            Self.verdict(["HTTP/1.1 206 Partial Content", "Content-Range: bytes 100-149/300", "Content-Length: 100"])
+                == Self.violation("the server's Content-Length 100 does not match its Content-Range"))
+    }
+
     @Test("A response whose Content-Length is not one length fails at once, not after waiting for its end")
     func invalidContentLength() {
         let problem = ResponseCheck.Verdict.failure(
@@ -74,7 +91,7 @@ struct ResponseCheckTests {
 
     @Test(
         "A 206 for another range than asked is a protocol violation, whatever total it announces",
-        arguments: ["bytes 100-149/300", "bytes 0-99/300", "bytes 100-200/300", "bytes 100-149/400", "bytes */300"]
+        arguments: ["bytes 101-149/300", "bytes 0-99/300", "bytes 100-200/300", "bytes 100-149/400", "bytes */300"]
     )
     func partialContentForAnotherRange(contentRange: String) {
         #expect(

@@ -293,15 +293,28 @@ struct TransferMachineTests {
     func wrongContentRangeRetries() {
         var machine = Self.machine(ranges: Self.wholeFile, slots: 1)
         _ = machine.start(now: 0)
-        #expect(machine.responseHead(slot: 0, headers: Self.partial(0, 149), now: 0) == [.abort(slot: 0)])
+        #expect(machine.responseHead(slot: 0, headers: Self.partial(1, 149), now: 0) == [.abort(slot: 0)])
         let delay = Self.backoff(attempt: 1, draw: 1)
         #expect(
             machine.transferEnded(slot: 0, result: .aborted, now: 1) == [
                 .retry(
-                    reason: "the server answered bytes 0-299/300 with Content-Range 'bytes 0-149/300'", delay: delay)
+                    reason: "the server answered bytes 0-299/300 with Content-Range 'bytes 1-149/300'", delay: delay)
             ]
         )
         #expect(machine.quietTick(now: 1 + delay) == [.start(slot: 0, source: 0, request: Self.ranged(0..<300))])
+    }
+
+    @Test("A 206 with fewer bytes than asked, from where asked, is written, and the rest asked for at once, no retry")
+    func cappedResponse() {
+        var machine = Self.machine(ranges: Self.wholeFile, slots: 1)
+        _ = machine.start(now: 0)
+        #expect(machine.responseHead(slot: 0, headers: Self.partial(0, 149), now: 0) == [])
+        machine.bytesReceived(slot: 0, count: 150)
+        machine.bytesWritten(slot: 0, count: 150)
+        let ended = machine.transferEnded(slot: 0, result: .finished, now: 1)
+        #expect(ended.contains(.start(slot: 0, source: 0, request: Self.ranged(150..<300))), "\(ended)")
+        #expect(!ended.contains { if case .retry = $0 { true } else { false } }, "\(ended)")
+        #expect(machine.retries == 0)
     }
 
     @Test("A 200 to a range request from the only source ends the transfer: the server ignores ranges")

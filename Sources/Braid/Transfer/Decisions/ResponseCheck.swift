@@ -73,6 +73,13 @@ enum ResponseCheck {
             return violation("the server's 206 response has no valid Content-Range")
         }
         let asked = request.lowerBound...(request.upperBound - 1)
+        if let served = contentRange.range, served.lowerBound == asked.lowerBound, served.upperBound < asked.upperBound,
+            contentRange.completeLength == resource.length
+        {
+            // Fewer bytes than asked, from where asked, as a server that caps each response sends them: taken, and
+            // the rest asked for next (`servedEnd`), as aria2 does.
+            return partialLength(headers: headers, served: served.lowerBound..<(served.upperBound + 1))
+        }
         if contentRange.range == asked, let total = contentRange.completeLength, total != resource.length {
             return .lengthDisagrees(
                 "the server's Content-Range says the file is \(total) bytes, its HEAD said \(resource.length ?? -1)"
@@ -84,10 +91,25 @@ enum ResponseCheck {
                     + "with Content-Range '\(header)'"
             )
         }
-        if let length = headers.contentLength, length != request.upperBound - request.lowerBound {
+        return partialLength(headers: headers, served: request)
+    }
+
+    /// A violation when the `Content-Length` of a `206` serving `served` is not its length.
+    private static func partialLength(headers: ResponseHeaders, served: Range<Int64>) -> Verdict? {
+        if let length = headers.contentLength, length != served.upperBound - served.lowerBound {
             return violation("the server's Content-Length \(length) does not match its Content-Range")
         }
         return nil
+    }
+
+    /// Where the bytes of an accepted `206` end (exclusive) when the server sent fewer than `request` asked for,
+    /// from its start; nil when it sent them all.
+    static func servedEnd(headers: ResponseHeaders, request: Range<Int64>) -> Int64? {
+        guard headers.status == 206, let header = headers["content-range"],
+            let served = ContentRange(header)?.range, served.lowerBound == request.lowerBound,
+            served.upperBound + 1 < request.upperBound
+        else { return nil }
+        return served.upperBound + 1
     }
 
     private static func violation(_ message: String) -> Verdict {

@@ -34,7 +34,12 @@ extension TransferMachine {
                 wallClock: wallClock)
         }
         attempt.accepted = attempt.verdict == nil
-        if attempt.accepted { attempt.contentDigest = contentDigest(of: attempt, headers: headers) }
+        if attempt.accepted {
+            attempt.contentDigest = contentDigest(of: attempt, headers: headers)
+            if isOrigin(attempt.source), attempt.request.ranged, attempt.request.asked == nil {
+                attempt.servedEnd = ResponseCheck.servedEnd(headers: headers, request: attempt.request.requested)
+            }
+        }
         slots[slot] = .busy(attempt)
         guard attempt.accepted else { return [.abort(slot: slot)] }
         answered[slot] = true
@@ -173,6 +178,12 @@ extension TransferMachine {
             let confirmed = confirmPrefix()
             return actions + confirmed + renewal + proceed()
         }
+        if servedAll(of: attempt, result: result) {
+            // The server sent what it said it would, short of the segment's end: the rest is asked for next, with
+            // no failure counted and no wait.
+            scheduler.requeue(segment: attempt.segment, now: now, confirms: confirms)
+            return actions + confirmPrefix() + proceed()
+        }
         var ending: Outcome?
         var failure = failure(of: attempt, result: result, ending: &ending, actions: &actions)
         failure = account(failure, on: attempt.source, actions: &actions)
@@ -200,6 +211,16 @@ extension TransferMachine {
         }
         if let ending { actions += end(with: ending) }
         return actions + proceed()
+    }
+
+    /// Whether `attempt` ended cleanly having written every byte of a response the server cut short by its own
+    /// word (`Attempt.servedEnd`), before its segment's end.
+    private func servedAll(of attempt: Attempt, result: TransferResult) -> Bool {
+        guard result == .finished, attempt.accepted, attempt.verdict == nil, attempt.contentDigest == nil,
+            let servedEnd = attempt.servedEnd
+        else { return false }
+        let segment = scheduler.segments[attempt.segment]
+        return segment.flushed < segment.length && segment.start + segment.flushed >= servedEnd
     }
 
     /// The error a failed attempt ends the download with; a failure below HTTP keeps its cause, and says what would

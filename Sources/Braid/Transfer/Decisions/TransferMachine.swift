@@ -179,6 +179,8 @@ struct TransferMachine {
         var contentDigest: ExpectedDigest?
         /// The source whose connection the shared budget granted: `source`, or the origin for a cache peer's.
         var heldSource: Int
+        /// Where the response's bytes end when the server sent fewer than asked (`ResponseCheck.servedEnd`).
+        var servedEnd: Int64?
 
         static func == (left: Attempt, right: Attempt) -> Bool {
             left.segment == right.segment && left.source == right.source && left.request == right.request
@@ -188,7 +190,7 @@ struct TransferMachine {
                 && left.accepted == right.accepted && left.verdict == right.verdict
                 && left.writeError?.code == right.writeError?.code
                 && left.writeError?.message == right.writeError?.message
-                && left.contentDigest == right.contentDigest
+                && left.contentDigest == right.contentDigest && left.servedEnd == right.servedEnd
         }
     }
 
