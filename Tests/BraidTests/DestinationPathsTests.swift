@@ -109,7 +109,7 @@ struct DestinationPathsTests {
         arguments: [
             ("../x", "f"), ("/etc", "f"), ("a//b", "f"), ("a/./b", "f"), ("-rf", "f"), ("a\u{202E}b", "f"),
             ("", "../f"), ("", "a/f"), ("", "-rf"), ("", "x\u{85}y"), ("", "x\u{9B}y"), ("", "x\u{200B}y"),
-            ("", "x\u{2028}y"), ("", ".hidden"), ("", ""),
+            ("", "x\u{2028}y"), ("", " lead"), ("", ""),
         ]
     )
     func belowRefused(subdirectory: String, name: String) {

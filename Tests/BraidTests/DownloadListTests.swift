@@ -44,6 +44,14 @@ struct DownloadListTests {
         #expect(list.entries[0].output == "tokenizer/vocab.json")
     }
 
+    @Test("out= and dir= may name a dotfile, as a model repository's .gitattributes")
+    func dotfiles() throws {
+        let list = try DownloadList(
+            parsing: "https://example.org/a\n  out=.gitattributes\nhttps://example.org/b\n  dir=.cache\n  out=x.json\n")
+
+        #expect(list.entries.map(\.outputPath) == [".gitattributes", ".cache/x.json"])
+    }
+
     @Test(
         "dir= takes a relative path below the directory, as the lists written for aria2c give it; . or none is the directory"
     )
@@ -152,8 +160,8 @@ struct DownloadListTests {
             ("https://example.org/a\n  out=/etc/passwd", 2, "is an absolute path"),
             ("https://example.org/a\n  out=dir//x.bin", 2, "has an empty component"),
             ("https://example.org/a\n  out=dir/./x.bin", 2, "has a '.' component"),
-            ("https://example.org/a\n  out=dir/.hidden", 2, "relative path of plain names"),
-            ("https://example.org/a\n  out=.hidden", 2, "relative path of plain names"),
+            ("https://example.org/a\n  out=dir/-x", 2, "relative path of plain names"),
+            ("https://example.org/a\n  out=-x", 2, "relative path of plain names"),
             ("https://example.org/a\n  out=", 2, "is empty"),
             ("https://example.org/a\n  dir=/srv/models", 2, "dir= takes a relative path of plain names"),
             ("https://example.org/a\n  dir=a/../../x", 2, "has a '..' component"),

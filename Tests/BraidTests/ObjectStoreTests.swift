@@ -142,6 +142,9 @@ struct ObjectStoreTests {
         #expect(cut(1 << 30) == (8, 4))
         #expect(cut(1 << 30, connections: 2) == (2, 4))
         #expect(cut(100 << 20, automatic: true) == (8, 4), "automatic connections choose for themselves")
+        #expect(cut(3 << 20, automatic: true) == (1, 1), "below 64 MiB, the pieces' count: one GET")
+        #expect(cut(20 << 20, automatic: true) == (2, 1))
+        #expect(cut(63 << 20, automatic: true) == (7, 1))
     }
 
     @Test("A key is a server's name: made safe, and refused when it would leave the directory or clash")
@@ -175,6 +178,28 @@ struct ObjectStoreTests {
         #expect(outcomes["p/h/i"] == "h/i")
         #expect(outcomes["p/h"]?.contains("h is a directory, for the key 'p/h/i'") == true)
         #expect(!outcomes.values.contains { $0.unicodeScalars.contains { $0 == "\u{202E}" || $0 == "\u{1B}" } })
+    }
+
+    @Test("Keys are compared by their bytes: a combining mark after the prefix, or two spellings of one name")
+    func keysAsBytes() throws {
+        let nfc = "p/caf\u{E9}.txt"
+        let nfd = "p/cafe\u{301}.txt"
+        let planned = try ObjectStore().plan(
+            Self.objects(["p/\u{301}comb.txt", nfc, nfd, "p/.gitattributes", "p/.git/config"]),
+            below: ObjectStoreLocation(bucket: "b", key: "p/"), options: Self.options())
+        var paths: [[UInt8]] = []
+        for object in planned {
+            guard case let .download(_, path, _, _) = object else {
+                Issue.record("\(object.key) was refused")
+                continue
+            }
+            paths.append(Array(path.utf8))
+        }
+        #expect(
+            paths == [
+                Array("\u{301}comb.txt".utf8), Array("caf\u{E9}.txt".utf8), Array("cafe\u{301}.txt".utf8),
+                Array(".gitattributes".utf8), Array(".git/config".utf8),
+            ])
     }
 
     @Test("The filter sees the key below the prefix; a prefix is saved into a directory only")

@@ -22,8 +22,6 @@ struct SafeNameTests {
         ("one\u{2028}two\u{2029}three", "onetwothree"),
         ("\u{200B}-x", "_-x"),
         ("\u{202E}-x", "_-x"),
-        (".bashrc", "bashrc"),
-        ("...hidden", "hidden"),
         ("  spaced name.txt  ", "spaced name.txt"),
         ("con:stream", "con_stream"),
         ("a\\b", "a_b"),
@@ -100,6 +98,19 @@ struct SafeNameTests {
     }
 
     @Test(
+        "A server's name loses its leading dots; a client's, a list's and an object store's key keep them",
+        arguments: [(".bashrc", "bashrc"), ("...hidden", "hidden"), (".git", "git"), (". x", "x")])
+    func leadingDots(proposed: String, safe: String) throws {
+        #expect(SafeName(sanitising: proposed)?.string == safe)
+        #expect(SafeName.lastComponent(of: "dir/" + proposed)?.string == safe)
+        #expect(SafeName(sanitising: proposed, keepingLeadingDots: true)?.string == proposed)
+        #expect(try SafeName(validating: proposed).string == proposed)
+        #expect(
+            try SafeName.path(sanitising: proposed + "/a", keepingLeadingDots: true).map(\.string) == [proposed, "a"])
+        #expect(try SafeName.path(sanitising: proposed + "/a").map(\.string) == [safe, "a"])
+    }
+
+    @Test(
         "Plain names pass as they are",
         arguments: [
             "report.pdf", "naïve € rates.txt", "日本語.txt", "a-b_c.d", "x-", "a b", "x.", "~$#@!{}", "a\u{7E}",
@@ -137,7 +148,7 @@ struct SafeNameTests {
     @Test(
         "ASCII names at the rule's edges: a leading dot, blank or '-', a trailing blank, a separator, the length",
         arguments: [
-            (".x", "x"), (" x", "x"), ("x ", "x"), ("-x", "_-x"), ("a/b", "a_b"), ("a:b", "a_b"), ("a\\b", "a_b"),
+            (" x", "x"), ("x ", "x"), ("-x", "_-x"), ("a/b", "a_b"), ("a:b", "a_b"), ("a\\b", "a_b"),
             ("a\u{7F}b", "a_b"),
             (
                 String(repeating: "b", count: SafeName.maximumLength + 1),

@@ -18,14 +18,14 @@ import SystemPackage
 final class DestinationClaims: Sendable {
     private struct Claims {
         /// Final path → the URL that claimed it and how to name that download in a message.
-        var byPath: [String: (url: String, label: String)] = [:]
+        var byPath: [[UInt8]: (url: String, label: String)] = [:]
         /// How many of them end as a download's own files do: only then may a new claim's own files be taken.
         var endingAsOwnFiles = 0
     }
 
     private let claims = Mutex(Claims())
     /// Reserved path → what keeps it.
-    private let reserved = Mutex<[String: String]>([:])
+    private let reserved = Mutex<[[UInt8]: String]>([:])
 
     /// Keeps `path` from every download: none may have it as its final path or write any of its own files there.
     func reserve(_ path: FilePath, for owner: String) {
@@ -50,18 +50,18 @@ final class DestinationClaims: Sendable {
     func claim(_ path: FilePath, for url: String, by label: String) -> String? {
         if let owner = reservation(of: path) { return owner }
         let key = Self.key(path)
-        let ownSuffix = DestinationPaths.ownSuffix(of: key)
+        let ownSuffix = DestinationPaths.ownSuffix(of: String(decoding: key, as: UTF8.self))
         return claims.withLock { claims in
             if let holder = claims.byPath[key], holder.url != url { return holder.label }
             // The download whose own file this path is, and those whose final paths are this one's own files.
             if let ownSuffix,
-                let holder = claims.byPath[String(decoding: key.utf8.dropLast(ownSuffix.utf8.count), as: UTF8.self)]
+                let holder = claims.byPath[Array(key.dropLast(ownSuffix.utf8.count))]
             {
                 return "\(holder.label), as its \(ownSuffix) file"
             }
             if claims.endingAsOwnFiles > 0 {
                 for suffix in DestinationPaths.ownSuffixes {
-                    if let holder = claims.byPath[key + suffix] {
+                    if let holder = claims.byPath[key + Array(suffix.utf8)] {
                         return "\(holder.label), whose file would be this one's \(suffix) file"
                     }
                 }
@@ -79,5 +79,8 @@ final class DestinationClaims: Sendable {
         return claims.withLock { $0.byPath[key] != nil }
     }
 
-    private static func key(_ path: FilePath) -> String { path.lexicallyNormalized().string }
+    /// The path's bytes, normalised: paths are compared as the file system compares names, byte for byte (`café`
+    /// with a combining accent is another file than `café` with an accented letter, though Swift's strings are
+    /// equal).
+    private static func key(_ path: FilePath) -> [UInt8] { Array(path.lexicallyNormalized().string.utf8) }
 }

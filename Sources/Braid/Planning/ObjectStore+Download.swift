@@ -56,8 +56,11 @@ extension ObjectStore {
         guard case let .directory(directory) = options.destination else { return [] }
         var planner = PathPlanner()
         var planned: [PlannedObject] = []
-        for object in objects where object.key.hasPrefix(prefix.key) {
-            let relative = String(object.key.dropFirst(prefix.key.count))
+        for object in objects {
+            // By bytes, as the store compares keys: `hasPrefix` compares characters, and a key whose part after the
+            // prefix starts with a combining mark would not have it.
+            guard object.key.utf8.starts(with: prefix.key.utf8) else { continue }
+            let relative = String(decoding: object.key.utf8.dropFirst(prefix.key.utf8.count), as: UTF8.self)
             if object.size == 0 && (relative.isEmpty || relative.hasSuffix("/")) { continue }
             guard filter.keeps(relative) else { continue }
             let path: [SafeName]
@@ -140,9 +143,15 @@ extension ObjectStore {
 
     /// Fetches an object of `size` bytes in pieces of at least `minimumPieceSize`: over one connection per piece,
     /// up to `options.connections`, and up to `options.piecesPerConnection` pieces each. A download that chooses
-    /// its connections itself (`automaticConnections`) is left to.
+    /// its connections itself (`automaticConnections`) is left to, from 8 pieces (64 MiB) up; a smaller object
+    /// gets its pieces' count, as the AWS CLI cuts it: left to choose, it would plan and split pieces of 1 MiB, a
+    /// GET (which S3 bills) for each.
     static func cut(_ options: inout DownloadOptions, size: Int64) {
-        guard !options.automaticConnections else { return }
+        if options.automaticConnections {
+            guard size < 8 * minimumPieceSize else { return }
+            options.automaticConnections = false
+            options.connections = 8
+        }
         let pieces = max(1, size / minimumPieceSize)
         let connections = min(Int64(options.connections), pieces)
         options.connections = Int(connections)
@@ -164,32 +173,34 @@ extension ObjectStore {
 /// Where each object of a prefix goes: the key's path below the prefix made safe, refused when it would leave the
 /// directory or land on another object's file, or need a directory where another object is a file.
 private struct PathPlanner {
+    // Paths are compared by their bytes, as the file system compares names: `café` spelled with a combining accent
+    // is another file than `café` with an accented letter, though Swift's strings are equal.
     /// The files planned, and which key each is for.
-    private var files: [String: String] = [:]
+    private var files: [[UInt8]: String] = [:]
     /// The directories the planned files need, and the first key that needed each.
-    private var directories: [String: String] = [:]
+    private var directories: [[UInt8]: String] = [:]
 
     mutating func place(key: String, relative: String) throws(BraidError) -> [SafeName] {
         let path: [SafeName]
         do throws(SafeName.Refusal) {
-            path = try SafeName.path(sanitising: relative)
+            path = try SafeName.path(sanitising: relative, keepingLeadingDots: true)
         } catch {
             throw .usage("the key '\(key)' is not saved: its path below the prefix \(error.reason)")
         }
         let file = SafeName.joined(path)
-        if let earlier = files[file] {
+        if let earlier = files[Array(file.utf8)] {
             throw .usage("the key '\(key)' is not saved: it would be saved as \(file), as the key '\(earlier)' is")
         }
-        if let earlier = directories[file] {
+        if let earlier = directories[Array(file.utf8)] {
             throw .usage("the key '\(key)' is not saved: \(file) is a directory, for the key '\(earlier)'")
         }
         let parents = path.indices.dropLast().map { SafeName.joined(path[...$0]) }
-        if let parent = parents.first(where: { files[$0] != nil }) {
+        if let parent = parents.first(where: { files[Array($0.utf8)] != nil }) {
             throw .usage(
-                "the key '\(key)' is not saved: \(parent) is a file, for the key '\(files[parent] ?? "")'")
+                "the key '\(key)' is not saved: \(parent) is a file, for the key '\(files[Array(parent.utf8)] ?? "")'")
         }
-        files[file] = key
-        for parent in parents where directories[parent] == nil { directories[parent] = key }
+        files[Array(file.utf8)] = key
+        for parent in parents where directories[Array(parent.utf8)] == nil { directories[Array(parent.utf8)] = key }
         return path
     }
 }

@@ -53,7 +53,8 @@ extension ObjectStore {
                 throw failure(response, doing: "listing s3://\(bucket)/\(prefix)")
             }
             let page = try ObjectListingParser.page(response.body, source: source)
-            for object in page.objects where !object.key.hasPrefix(prefix) {
+            // By bytes: `hasPrefix` compares characters, and a combining mark after the prefix would hide it.
+            for object in page.objects where !object.key.utf8.starts(with: prefix.utf8) {
                 throw ObjectListingParser.refusal(
                     source, "lists the key '\(object.key)', which does not start with the prefix")
             }

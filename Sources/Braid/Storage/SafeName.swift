@@ -8,7 +8,8 @@
 ///   U+200E/200F and U+061C; zero-width characters U+200B–200D, U+2060 and U+FEFF; line and paragraph separators
 ///   U+2028/2029), which would make the name read as something else: each is removed;
 /// - has no `:`, which some file systems and tools read as a separator: each becomes `_`;
-/// - does not start with blanks or dots (no hidden file, no `..`), nor end with blanks: those are removed;
+/// - does not start with blanks, nor end with them: those are removed; nor, unless it is to keep them, with dots (no
+///   hidden file a server plants, no `..`);
 /// - does not start with `-`, which the next command given the name (`rm *`) would read as an option: it gets a `_`
 ///   in front;
 /// - is at most 200 bytes of UTF-8, so that Braid's own names beside it (`.part`, `.braid.reserve`) still fit the
@@ -24,6 +25,11 @@
 /// component) is refused: the document is wrong, and guessing what it meant could overwrite another of its files
 /// (`path(sanitising:)`). A name a client gives the daemon (aria2's `out` and `dir`) is refused unless it is safe as
 /// it is, since the client is there to read the one-line answer (`init(validating:)`, `path(validating:)`).
+///
+/// Leading dots depend on who chose the name too. A server's name loses them (`.bashrc` becomes `bashrc`): nothing
+/// asked for a hidden file. A name the user chose in a list (`out=.gitattributes`), a daemon client's, and an object
+/// store's key (`.gitattributes` in a bucket the user lists) keep them, as aria2 and `aws s3 cp` do: model
+/// repositories and datasets carry such files.
 ///
 /// Making a name safe twice changes nothing, so a name that was made safe passes `init(validating:)`.
 /// Names the user types (`-o`, `-d`) are the user's own and do not pass through here.
@@ -48,15 +54,16 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
     /// `proposed`, one component, made safe by replacement; nil when nothing usable is left (a name of only dots,
     /// blanks or invisible characters). A `/` or `\` in it is replaced too: use `lastComponent(of:)` for a server's
     /// name, which may be a path.
-    public init?(sanitising proposed: String) {
-        let (cleaned, _) = Self.clean(Substring(proposed).unicodeScalars)
+    public init?(sanitising proposed: String, keepingLeadingDots: Bool = false) {
+        let (cleaned, _) = Self.clean(Substring(proposed).unicodeScalars, keepingLeadingDots: keepingLeadingDots)
         guard let cleaned else { return nil }
         string = cleaned
     }
 
-    /// `proposed` when it is a safe name as it is; refused, saying why, when making it safe would change it.
+    /// `proposed` when it is a safe name as it is (leading dots kept); refused, saying why, when making it safe would
+    /// change it.
     public init(validating proposed: String) throws(Refusal) {
-        let (cleaned, reason) = Self.clean(Substring(proposed).unicodeScalars)
+        let (cleaned, reason) = Self.clean(Substring(proposed).unicodeScalars, keepingLeadingDots: true)
         guard let cleaned, cleaned.unicodeScalars.elementsEqual(proposed.unicodeScalars) else {
             throw Refusal(reason: reason ?? "is not a plain file name")
         }
@@ -73,12 +80,14 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
         return cleaned.map(SafeName.init(checked:))
     }
 
-    /// A relative path that a document names (`dir/sub/file`), each component made safe by replacement. Refused
-    /// when it is empty, absolute, longer than `maximumPathLength`, or has an empty, `.` or `..` component, or one
-    /// with nothing usable left.
-    public static func path(sanitising proposed: String) throws(Refusal) -> [SafeName] {
+    /// A relative path that a document names (`dir/sub/file`), each component made safe by replacement, keeping
+    /// its leading dots when `keepingLeadingDots` (an object store's key). Refused when it is empty, absolute, longer
+    /// than `maximumPathLength`, or has an empty, `.` or `..` component, or one with nothing usable left.
+    public static func path(sanitising proposed: String, keepingLeadingDots: Bool = false) throws(Refusal)
+        -> [SafeName]
+    {
         try path(proposed) { component throws(Refusal) in
-            guard let name = SafeName(sanitising: component) else {
+            guard let name = SafeName(sanitising: component, keepingLeadingDots: keepingLeadingDots) else {
                 throw Refusal(
                     reason: "has a component with nothing usable in it, "
                         + "'\(PrintableText.escapingControlCharacters(component))'")
@@ -125,8 +134,10 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
 
     /// The rule itself: the safe name `proposed` becomes (nil when nothing usable is left), and the first reason it
     /// had to change, for a refusal.
-    private static func clean(_ proposed: Substring.UnicodeScalarView) -> (String?, reason: String?) {
-        if let plain = plainASCII(proposed) { return (plain, nil) }
+    private static func clean(
+        _ proposed: Substring.UnicodeScalarView, keepingLeadingDots: Bool = false
+    ) -> (String?, reason: String?) {
+        if let plain = plainASCII(proposed, keepingLeadingDots: keepingLeadingDots) { return (plain, nil) }
         var reason: String?
         func note(_ text: String) { if reason == nil { reason = text } }
         var kept: [Unicode.Scalar] = []
@@ -143,7 +154,7 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
                 kept.append(scalar)
             }
         }
-        while let first = kept.first, first.properties.isWhitespace || first == "." {
+        while let first = kept.first, first.properties.isWhitespace || (first == "." && !keepingLeadingDots) {
             note(first == "." ? "starts with a dot" : "starts with a blank")
             kept.removeFirst()
         }
@@ -202,11 +213,11 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
     /// `proposed` as it is when it is printable ASCII that no rule of `clean` changes, as most names are (a list's
     /// `out=`, a URL's last segment): each of a list's thousand files is placed several times, and this needs no
     /// look-up of a character's properties.
-    private static func plainASCII(_ proposed: Substring.UnicodeScalarView) -> String? {
+    private static func plainASCII(_ proposed: Substring.UnicodeScalarView, keepingLeadingDots: Bool) -> String? {
         let text = Substring(proposed)
         let bytes = text.utf8
         guard let first = bytes.first, let last = bytes.last, bytes.count <= maximumLength,
-            first != UInt8(ascii: "."), first != UInt8(ascii: " "), first != UInt8(ascii: "-"),
+            first != UInt8(ascii: ".") || keepingLeadingDots, first != UInt8(ascii: " "), first != UInt8(ascii: "-"),
             last != UInt8(ascii: " "), DestinationPaths.ownSuffix(of: text) == nil
         else { return nil }
         for byte in bytes {
