@@ -568,6 +568,7 @@ struct ListDownloadTests {
         arguments: [
             ("https://example.org/a\n  speed=9\n", [], Int32(2), "line 2"),
             ("# nothing\n", [], 2, "no URLs"),
+            ("\u{FEFF}# nothing, from a Windows editor\r\n", [], 2, "no URLs"),
             ("http://h/a\n  out=x\nhttp://h/b\n  out=x\n", [], 2, "line 3"),
             ("http://h/a\n", ["-o", "x"], 2, "-d DIR"),
             ("http://h/a\n", ["--checksum", "md5=00112233445566778899aabbccddeeff"], 2, "checksum="),

@@ -136,6 +136,19 @@ struct DownloadListTests {
             ])
     }
 
+    @Test("a UTF-8 byte-order mark at the start, as Windows editors write one, is no part of the first line")
+    func byteOrderMark() throws {
+        let list = try DownloadList(
+            parsing: "\u{FEFF}https://example.org/a\r\n  out=a.bin\r\nhttps://example.org/b\r\n")
+        #expect(list.entries.map(\.urls) == [["https://example.org/a"], ["https://example.org/b"]])
+        #expect(list.entries.map(\.line) == [1, 3])
+        #expect(list.entries[0].output == "a.bin")
+
+        let commented = try DownloadList(parsing: "\u{FEFF}# made on Windows\nhttps://example.org/a")
+        #expect(commented.entries.map(\.line) == [2])
+        #expect(try DownloadList(parsing: "\u{FEFF}").entries.isEmpty)
+    }
+
     @Test("an empty list, or one of comments only, has no entries")
     func empty() throws {
         #expect(try DownloadList(parsing: "").entries.isEmpty)

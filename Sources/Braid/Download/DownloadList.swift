@@ -57,11 +57,14 @@ public struct DownloadList: Sendable, Equatable {
 
     public var entries: [Entry]
 
-    /// Parses the list; a malformed line throws a usage error naming the line.
+    /// Parses the list; a malformed line throws a usage error naming the line. A UTF-8 byte-order mark at the start,
+    /// as Windows editors write one, is skipped: it is no part of the first URL.
     public init(parsing text: String) throws(BraidError) {
         var entries: [Entry] = []
         var number = 0
-        for line in Self.lines(of: text) {
+        let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let body = text.utf8.starts(with: byteOrderMark) ? Substring(text.utf8.dropFirst(3)) : Substring(text)
+        for line in Self.lines(of: body) {
             number += 1
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
@@ -82,7 +85,7 @@ public struct DownloadList: Sendable, Equatable {
     /// The lines of `text`, broken at each "\n", "\r\n" or "\r". Found byte by byte: a line break is a grapheme of
     /// its own (as a tab is), so splitting the bytes gives the lines splitting the characters would, without working
     /// out a list's hundreds of thousands of characters one by one.
-    private static func lines(of text: String) -> [Substring] {
+    private static func lines(of text: Substring) -> [Substring] {
         let bytes = text.utf8
         var lines: [Substring] = []
         var start = bytes.startIndex
