@@ -401,7 +401,10 @@ final class DownloadJob: Sendable {
         }
     }
 
-    /// Refuses, as a usage error, a URL Braid cannot fetch: one too long, not `http` or `https`, or without a host.
+    /// Refuses, as a usage error, a URL Braid cannot fetch: one too long, with a control character or a space, not
+    /// `http` or `https`, without a host, or with a port outside 1...65535. `URLComponents` lets a control character,
+    /// a space and any port through, and libcurl would then fetch what comes before a NUL while the file is named
+    /// from the whole.
     static func validate(url: String) throws(BraidError) {
         try validate(url: url, parsed: URLComponents(string: url))
     }
@@ -411,10 +414,21 @@ final class DownloadJob: Sendable {
         guard url.utf8.count <= DownloadOptions.maximumTextLength else {
             throw .usage("a URL of \(url.utf8.count) bytes is too long")
         }
+        // Before the scheme: `http://a b/` does not parse, and would be told it has none.
+        if let byte = url.utf8.first(where: { $0 <= UInt8(ascii: " ") || $0 == 0x7F }) {
+            let problem =
+                byte == UInt8(ascii: " ")
+                ? "it has a space, which a URL writes as %20"
+                : "it has a control character, \(PrintableText.escapingControlCharacters(String(UnicodeScalar(byte))))"
+            throw .usage("'\(url)' is not a valid URL: \(problem)")
+        }
         guard let scheme = components?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .usage(schemeProblem(in: url, scheme: components?.scheme))
         }
         guard let host = components?.host, !host.isEmpty else { throw .usage("'\(url)' has no host") }
+        // A port too large for an `Int` parses, as no port at all: only its range is left to tell it is there.
+        let portInRange = components?.port.map { (1...65535).contains($0) } ?? (components?.rangeOfPort == nil)
+        guard portInRange else { throw .usage("'\(url)' is not a valid URL: its port is not from 1 to 65535") }
     }
 
     /// What is wrong with the scheme of `url`, with the URL it most likely meant when it has none: `example.com/f`
