@@ -575,6 +575,7 @@ struct ListDownloadTests {
             ("http://h/a\n", ["-j", "0"], 2, "-j"),
             ("http://h/a\n", ["http://h/b"], 2, "not both"),
             ("http://h/a\0junk\n", [], 2, "line 1 of the list has a NUL byte"),
+            ("http://h/a\nthis is garbage\nftp://h/x\n", [], 2, "line 2: 'this is garbage' is not a valid URL"),
             ("http://h/a\nhttp://h/\(String(repeating: "b", count: 70_000))\n", [], 2, "line 2 of the list is longer"),
         ] as [(String, [String], Int32, String)]
     )

@@ -76,17 +76,20 @@ struct DownloadListTests {
 
     @Test("a lone CR breaks a line as LF does, and characters beyond ASCII stay whole")
     func loneCRAndUnicode() throws {
-        let text =
-            "https://example.org/é.iso\r  out=naïve.iso\r\r\nhttps://例え.jp/b.bin\thttps://example.org/ß\n\u{301}x"
+        let text = "https://example.org/é.iso\r  out=naïve.iso\r\r\nhttps://例え.jp/b.bin\thttps://example.org/ß"
 
         let list = try DownloadList(parsing: text)
 
         #expect(
             list.entries.map(\.urls) == [
-                ["https://example.org/é.iso"], ["https://例え.jp/b.bin", "https://example.org/ß"], ["\u{301}x"],
+                ["https://example.org/é.iso"], ["https://例え.jp/b.bin", "https://example.org/ß"],
             ])
         #expect(list.entries[0].output == "naïve.iso")
-        #expect(list.entries.map(\.line) == [1, 4, 5])
+        #expect(list.entries.map(\.line) == [1, 4])
+
+        // A combining mark after a line break starts a line of its own (here one that is not a URL), not the break's.
+        let error = #expect(throws: BraidError.self) { try DownloadList(parsing: text + "\n\u{301}x") }
+        #expect(error?.message.hasPrefix("line 5: ") == true, "\(error?.message ?? "")")
     }
 
     @Test("indented key=value lines set the options of the URL above them")
@@ -180,6 +183,15 @@ struct DownloadListTests {
             ("https://example.org/a\n  dir=a/../../x", 2, "has a '..' component"),
             ("https://example.org/a\n  dir=..", 2, "has a '..' component"),
             ("https://example.org/a\n  dir=a//b", 2, "has an empty component"),
+            ("https://example.org/a\nthis is garbage", 2, "'this is garbage' is not a valid URL"),
+            ("https://example.org/a\n# c\n\nftp://example.org/x", 4, "only http and https URLs are supported"),
+            ("file:///etc/passwd", 1, "only http and https URLs are supported, got 'file:'"),
+            ("example.org/a.iso", 1, "has no scheme; did you mean 'http://example.org/a.iso'?"),
+            ("https://example.org/a b.iso", 1, "it has a space, which a URL writes as %20"),
+            ("https://example.org:999999/a", 1, "its port is not from 1 to 65535"),
+            ("https:///a", 1, "has no host"),
+            ("https://example.org/a\n  out=a\nhttps://one.example/b\tftp://two.example/b", 3, "got 'ftp:'"),
+            ("https://one.example/b\thttps://two.example:0/b", 1, "its port is not from 1 to 65535"),
         ] as [(String, Int, String)]
     )
     func errors(text: String, line: Int, explanation: String) {
@@ -190,6 +202,26 @@ struct DownloadListTests {
             return error.code == .usage && error.message.hasPrefix("line \(line): ")
                 && error.message.contains(explanation)
         }
+    }
+
+    @Test("a URL with a control character is refused with its line, the character escaped")
+    func controlCharacter() {
+        let error = #expect(throws: BraidError.self) {
+            try DownloadList(parsing: "https://example.org/a\n\nhttps://example.org/b\u{1B}]0;title\u{7}")
+        }
+        #expect(error?.code == .usage)
+        #expect(
+            error?.message.hasPrefix("line 3: 'https://example.org/b\\x1B]0;title\\x07' is not a valid URL") == true)
+    }
+
+    @Test("valid URLs of every form pass: ports at the ends of their range, IPv6, userinfo, query, beyond ASCII")
+    func validURLs() throws {
+        let urls = [
+            "http://127.0.0.1:1/a", "https://example.org:65535/a?x=1&y=%20#f", "http://[::1]:8080/a",
+            "https://user:secret@example.org/a", "https://例え.jp/b.bin", "HTTPS://EXAMPLE.ORG/A",
+        ]
+        let list = try DownloadList(parsing: urls.joined(separator: "\n"))
+        #expect(list.entries.map(\.urls) == urls.map { [$0] })
     }
 
     @Test("proxy= sets the entry's proxy, empty for none; a proxy with another scheme names the line")

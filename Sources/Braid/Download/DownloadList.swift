@@ -57,8 +57,10 @@ public struct DownloadList: Sendable, Equatable {
 
     public var entries: [Entry]
 
-    /// Parses the list; a malformed line throws a usage error naming the line. A UTF-8 byte-order mark at the start,
-    /// as Windows editors write one, is skipped: it is no part of the first URL.
+    /// Parses the list; a malformed line throws a usage error naming the line. Every URL, mirrors included, is held
+    /// here to the rule a single download's is (`DownloadJob.validate(url:)`), so that a list with one Braid cannot
+    /// fetch stops before any download, at its line. A UTF-8 byte-order mark at the start, as Windows editors write
+    /// one, is skipped: it is no part of the first URL.
     public init(parsing text: String) throws(BraidError) {
         var entries: [Entry] = []
         var number = 0
@@ -76,6 +78,13 @@ public struct DownloadList: Sendable, Equatable {
             } else {
                 let urls = line.utf8.split(separator: UInt8(ascii: "\t")).map { Substring($0).trimmingWhitespace() }
                     .filter { !$0.isEmpty }
+                for url in urls {
+                    do {
+                        try DownloadJob.validate(url: url)
+                    } catch {
+                        throw .usage("line \(number): \(error.message)")
+                    }
+                }
                 entries.append(Entry(urls: urls, line: number))
             }
         }
