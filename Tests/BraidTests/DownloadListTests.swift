@@ -184,6 +184,8 @@ struct DownloadListTests {
             ("https://example.org/a\n  dir=..", 2, "has a '..' component"),
             ("https://example.org/a\n  dir=a//b", 2, "has an empty component"),
             ("https://example.org/a\nthis is garbage", 2, "'this is garbage' is not a valid URL"),
+            ("https://example.org/a\n\u{FEFF}https://example.org/b", 2, "'\\u{FEFF}https://example.org/b' is not"),
+            ("http://[::1/a", 1, "'http://[::1/a' is not a valid URL"),
             ("https://example.org/a\n# c\n\nftp://example.org/x", 4, "only http and https URLs are supported"),
             ("file:///etc/passwd", 1, "only http and https URLs are supported, got 'file:'"),
             ("example.org/a.iso", 1, "has no scheme; did you mean 'http://example.org/a.iso'?"),

@@ -432,7 +432,9 @@ final class DownloadJob: Sendable {
     }
 
     /// What is wrong with the scheme of `url`, with the URL it most likely meant when it has none: `example.com/f`
-    /// and `localhost:8080/f` (which parses as the scheme `localhost`) both mean `http://…`, as curl takes them.
+    /// and `localhost:8080/f` (which parses as the scheme `localhost`) both mean `http://…`, as curl takes them. One
+    /// with `://` that does not parse (after an invisible character, say) meant no other: adding `http://` would not
+    /// mend it.
     private static func schemeProblem(in url: String, scheme: String?) -> String {
         let afterScheme = scheme.map { url.dropFirst($0.count + 1) } ?? Substring(url)
         let looksLikeHostAndPort = scheme != nil && afterScheme.first.map(\.isNumber) == true
@@ -440,7 +442,8 @@ final class DownloadJob: Sendable {
             return "only http and https URLs are supported, got '\(scheme ?? ""):'"
         }
         let host = url.split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
-        guard !url.hasPrefix("/"), host.contains(".") || host.contains(":") || host == "localhost" else {
+        guard !url.hasPrefix("/"), !url.contains("://"), host.contains(".") || host.contains(":") || host == "localhost"
+        else {
             return "'\(url)' is not a valid URL"
         }
         return "'\(url)' has no scheme; did you mean 'http://\(url)'?"
