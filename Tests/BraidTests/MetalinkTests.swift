@@ -137,6 +137,17 @@ struct MetalinkTests {
         #expect(throws: BraidError.self) { try metalink.files[0].download(options: DownloadOptions(), from: .local) }
     }
 
+    @Test("A URL no download would take (no host, a port that is none) is left out as an ftp one is")
+    func unfetchableURLsLeftOut() throws {
+        let metalink = try parse(
+            Self.wrapping(
+                "<url>http:///f.bin</url><url>http://b.example.org:999999/f.bin</url>"
+                    + "<url>https://c.example.org/f.bin</url>"))
+        let (url, options) = try metalink.files[0].download(options: DownloadOptions(), from: .local)
+        #expect(url == "https://c.example.org/f.bin")
+        #expect(options.mirrors.isEmpty)
+    }
+
     @Test("The media type of a Metalink 4 response, with parameters and any case")
     func mediaType() {
         #expect(Metalink.isMetalink(contentType: "application/metalink4+xml"))

@@ -1,14 +1,13 @@
 extension Metalink.File {
-    /// The URLs Braid fetches this file from, the most preferred first: the http and https ones, those in one of
-    /// `locations` (country codes, as aria2's `--metalink-location`) ahead of the others, each group by priority.
+    /// The URLs Braid fetches this file from, the most preferred first: the http and https ones that a download
+    /// would take (`DownloadJob.validate(url:)`: a host, a port that is one), those
+    /// in one of `locations` (country codes, as aria2's `--metalink-location`) ahead of the others, each group by
+    /// priority. The others are left out, as a mirror that fails is: a document's one bad URL does not stop its file.
     public func fetchableURLs(preferringLocations locations: [String] = []) -> [String] {
         let preferred = Set(locations.map { $0.lowercased() })
         var seen: Set<String> = []
         return urls.enumerated()
-            .filter { _, mirror in
-                let scheme = mirror.url.prefix { $0 != ":" }.lowercased()
-                return scheme == "http" || scheme == "https"
-            }
+            .filter { _, mirror in (try? DownloadJob.validate(url: mirror.url)) != nil }
             .sorted { first, second in
                 let firstAway = !preferred.isEmpty && !preferred.contains(first.element.location ?? "")
                 let secondAway = !preferred.isEmpty && !preferred.contains(second.element.location ?? "")
@@ -40,7 +39,7 @@ extension Metalink.File {
     ) throws(BraidError) -> (url: String, options: DownloadOptions) {
         let fetchable = fetchableURLs(preferringLocations: locations)
         guard let url = fetchable.first else {
-            throw .usage("the Metalink offers no http or https URL for \(name)", option: .metalink)
+            throw .usage("the Metalink offers no http or https URL Braid can fetch for \(name)", option: .metalink)
         }
         var options = base
         options.mirrors = Array(fetchable.dropFirst())
