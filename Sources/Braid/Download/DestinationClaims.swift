@@ -50,7 +50,7 @@ final class DestinationClaims: Sendable {
     func claim(_ path: FilePath, for url: String, by label: String) -> String? {
         if let owner = reservation(of: path) { return owner }
         let key = Self.key(path)
-        let ownSuffix = DestinationPaths.ownSuffix(of: String(decoding: key, as: UTF8.self))
+        let ownSuffix = DestinationPaths.ownSuffix(ofBytes: key)
         return claims.withLock { claims in
             if let holder = claims.byPath[key], holder.url != url { return holder.label }
             // The download whose own file this path is, and those whose final paths are this one's own files.

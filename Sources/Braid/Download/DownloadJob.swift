@@ -426,9 +426,24 @@ final class DownloadJob: Sendable {
             throw .usage(schemeProblem(in: url, scheme: components?.scheme))
         }
         guard let host = components?.host, !host.isEmpty else { throw .usage("'\(url)' has no host") }
-        // A port too large for an `Int` parses, as no port at all: only its range is left to tell it is there.
-        let portInRange = components?.port.map { (1...65535).contains($0) } ?? (components?.rangeOfPort == nil)
+        // A port too large for an `Int` parses, as no port at all: only its range is left to tell it is there. It
+        // is looked for only where the authority has a colon, as few URLs' have: a list checks each of its URLs.
+        let portInRange =
+            components?.port.map { (1...65535).contains($0) }
+            ?? (!Self.authorityHasColon(url) || components?.rangeOfPort == nil)
         guard portInRange else { throw .usage("'\(url)' is not a valid URL: its port is not from 1 to 65535") }
+    }
+
+    /// Whether the part of `url` between `://` and the path, query or fragment has a `:`, where a port (or a
+    /// password, or an IPv6 address) would be.
+    private static func authorityHasColon(_ url: String) -> Bool {
+        let bytes = url.utf8
+        guard let slashes = bytes.firstRange(of: "://".utf8) else { return true }
+        for byte in bytes[slashes.upperBound...] {
+            if byte == UInt8(ascii: ":") { return true }
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return false }
+        }
+        return false
     }
 
     /// What is wrong with the scheme of `url`, with the URL it most likely meant when it has none: `example.com/f`

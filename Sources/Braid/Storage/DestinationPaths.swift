@@ -39,10 +39,14 @@ struct DestinationPaths: Sendable, Equatable {
     ]
 
     /// The suffix of `ownSuffixes` that `name` ends in after something else, if any.
-    static func ownSuffix(of name: some StringProtocol) -> String? {
-        // By bytes, as the file system compares names, and without Unicode's comparison for each of a list's files.
-        let bytes = name.utf8
-        return ownSuffixes.first { suffix in
+    static func ownSuffix(of name: String) -> String? {
+        ownSuffix(ofBytes: name.utf8)
+    }
+
+    /// The suffix of `ownSuffixes` that a name's UTF-8 `bytes` end in after something else, if any: by bytes, as
+    /// the file system compares names, and without Unicode's comparison for each of a list's files.
+    static func ownSuffix<Bytes: BidirectionalCollection<UInt8>>(ofBytes bytes: Bytes) -> String? {
+        ownSuffixes.first { suffix in
             bytes.count > suffix.utf8.count && bytes.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
         }
     }

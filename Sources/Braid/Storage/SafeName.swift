@@ -218,7 +218,7 @@ public struct SafeName: Sendable, Hashable, CustomStringConvertible {
         let bytes = text.utf8
         guard let first = bytes.first, let last = bytes.last, bytes.count <= maximumLength,
             first != UInt8(ascii: ".") || keepingLeadingDots, first != UInt8(ascii: " "), first != UInt8(ascii: "-"),
-            last != UInt8(ascii: " "), DestinationPaths.ownSuffix(of: text) == nil
+            last != UInt8(ascii: " "), DestinationPaths.ownSuffix(ofBytes: bytes) == nil
         else { return nil }
         for byte in bytes {
             guard (0x20...0x7E).contains(byte), byte != UInt8(ascii: "/"), byte != UInt8(ascii: "\\"),
