@@ -101,6 +101,13 @@ struct DaemonCommand: AsyncParsableCommand {
     )
     var insecure = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Finished, failed and removed downloads listed at most; past it the oldest is forgotten, as aria2's "
+                + "option of the same name does.",
+            valueName: "N"))
+    var maxDownloadResult = 1000
+
     @OptionGroup var cachePeerArguments: CachePeerArguments
 
     @Flag(name: [.short, .long], help: "Print nothing but errors: not even the address it listens on.")
@@ -131,6 +138,9 @@ struct DaemonCommand: AsyncParsableCommand {
             )
         }
         if let secret, secret.isEmpty { throw ValidationError("--rpc-secret: the secret must not be empty") }
+        guard (1...1_000_000).contains(maxDownloadResult) else {
+            throw ValidationError("--max-download-result: must be 1 to 1000000")
+        }
         if let maxClients, !(1...65536).contains(maxClients) {
             throw ValidationError("--max-clients: must be 1 to 65536")
         }
@@ -180,7 +190,8 @@ struct DaemonCommand: AsyncParsableCommand {
                     maximumConnectionsPerHost: maxConnectionsPerHost,
                     overallRateLimit: maxOverallLimit?.bytesPerSecond
                 ),
-                baseOptions: options
+                baseOptions: options,
+                maximumResults: maxDownloadResult
             )
         )
         let (stopRequests, stopRequested) = AsyncStream<Void>.makeStream()

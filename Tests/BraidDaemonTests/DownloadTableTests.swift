@@ -185,4 +185,27 @@ struct DownloadTableTests {
         table.purgeResults()
         #expect(table.stoppedTasks.map(\.gid) == [Self.task(2).gid])
     }
+
+    @Test("past maximumResults the oldest stopped download is forgotten, one still ending kept until it ends")
+    func resultsCapped() throws {
+        var table = DownloadTable(maximumResults: 2)
+        for number in 1...4 { _ = table.add(Self.task(number)) }
+        for number in 1...4 { _ = table.started(Self.task(number).gid) }
+        _ = try table.remove(Self.task(1).gid)
+        _ = table.finished(Self.task(2).gid, .completed(path: "/d/2", length: 1, verification: ""))
+        _ = table.finished(Self.task(3).gid, .failed(code: 3, message: "not found"))
+        #expect(table.stoppedTasks.map(\.gid) == [Self.task(1).gid, Self.task(3).gid], "the removed one still ends")
+        #expect(table.task(Self.task(2).gid) == nil)
+        _ = table.finished(Self.task(1).gid, .stopped)
+        _ = table.finished(Self.task(4).gid, .completed(path: "/d/4", length: 1, verification: ""))
+        #expect(table.stoppedTasks.map(\.gid) == [Self.task(3).gid, Self.task(4).gid])
+        #expect(table.stoppedTotal == 4)
+    }
+
+    @Test("a session with more stopped downloads than maximumResults is read back with the newest of them")
+    func readBackCapped() {
+        var table = DownloadTable(maximumResults: 2)
+        for number in 1...5 { _ = table.add(Self.task(number, .complete)) }
+        #expect(table.stoppedTasks.map(\.gid) == [Self.task(4).gid, Self.task(5).gid])
+    }
 }

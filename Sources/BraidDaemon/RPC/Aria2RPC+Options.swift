@@ -113,6 +113,7 @@ extension Aria2RPC {
             ("max-concurrent-downloads", .decimal(service.maximumActive)),
             ("max-connection-per-server", .decimal(limits.maximumConnectionsPerHost)),
             ("max-download-limit", .decimal(service.defaultRateLimit ?? 0)),
+            ("max-download-result", .decimal(service.configuration.maximumResults)),
             ("max-overall-download-limit", .decimal(service.overallRateLimit ?? 0)),
             ("split", .decimal(service.configuration.baseOptions.connections)),
         ])

@@ -24,17 +24,25 @@ public final class DaemonService: Sendable {
         public var limits: DownloadManager.Limits
         /// What every download starts from: connections, retries, timeouts. Its destination is ignored.
         public var baseOptions: DownloadOptions
+        /// The longest a change waits to be written to the session file (`SessionWriter`): what a kill can lose.
+        public var sessionInterval: Duration
+        /// Stopped downloads listed at most (aria2's `max-download-result`): past it, the oldest is forgotten.
+        public var maximumResults: Int
 
         public init(
             directory: String,
             sessionPath: String? = nil,
             limits: DownloadManager.Limits = .init(),
-            baseOptions: DownloadOptions = DownloadOptions()
+            baseOptions: DownloadOptions = DownloadOptions(),
+            sessionInterval: Duration = .milliseconds(500),
+            maximumResults: Int = 1000
         ) {
             self.directory = directory
             self.sessionPath = sessionPath
             self.limits = limits
             self.baseOptions = baseOptions
+            self.sessionInterval = sessionInterval
+            self.maximumResults = maximumResults
         }
     }
 
@@ -55,6 +63,7 @@ public final class DaemonService: Sendable {
     private let state: Mutex<State>
     private let hub = NotificationHub()
     private let session: SessionStore?
+    private let writer: SessionWriter?
     private let logger: Logger
     /// The task that reads the manager's events; it ends with them, after `stop()`.
     private let listener = Mutex<Task<Void, Never>?>(nil)
@@ -63,8 +72,10 @@ public final class DaemonService: Sendable {
         self.configuration = configuration
         self.logger = logger
         manager = DownloadManager(limits: configuration.limits)
-        state = Mutex(State(table: DownloadTable()))
-        session = configuration.sessionPath.map(SessionStore.init(path:))
+        state = Mutex(State(table: DownloadTable(maximumResults: configuration.maximumResults)))
+        let session = configuration.sessionPath.map(SessionStore.init(path:))
+        self.session = session
+        writer = session.map { SessionWriter(store: $0, interval: configuration.sessionInterval) }
         for path in session?.paths ?? [] {
             manager.reserve(Self.spelledAsDownloads(path), for: "the daemon's session file \(path)")
         }
@@ -153,7 +164,11 @@ public final class DaemonService: Sendable {
         manager.interruptAll()
         manager.finish()
         await listener.withLock { $0 }?.value
-        saveSessionLogging()
+        do throws(BraidError) {
+            try await writer?.close { state.withLock { $0.table.allTasks } }
+        } catch {
+            logger.error("\(error.message)")
+        }
         hub.finish()
     }
 
@@ -246,13 +261,13 @@ public final class DaemonService: Sendable {
             return state.downloads[gid]
         }
         download?.rateLimit = rate
-        saveSessionLogging()
+        sessionChanged()
     }
 
-    /// Writes the session now (aria2's `saveSession`).
+    /// Writes the session now (aria2's `saveSession`), rather than within `sessionInterval`.
     public func saveSession() throws(BraidError) {
-        guard let session else { throw BraidError(.usage, "no session file was given (--session)") }
-        try session.save { state.withLock { $0.table.allTasks } }
+        guard let writer else { throw BraidError(.usage, "no session file was given (--session)") }
+        try writer.write { state.withLock { $0.table.allTasks } }
     }
 
     // MARK: Reading
@@ -363,16 +378,14 @@ public final class DaemonService: Sendable {
                     ("params", .array([.object([("gid", .string(gid))])])),
                 ]).bytes)
         }
-        saveSessionLogging()
+        sessionChanged()
     }
 
-    private func saveSessionLogging() {
-        guard let session else { return }
-        do {
-            try session.save { state.withLock { $0.table.allTasks } }
-        } catch {
-            logger.error("\(error.message)")
-        }
+    /// The table changed: the session is written within `sessionInterval`, with whatever else changes meanwhile.
+    private func sessionChanged() {
+        writer?.changed(
+            { self.state.withLock { $0.table.allTasks } },
+            failed: { [logger] (error: BraidError) in logger.error("\(error.message)") })
     }
 
     /// The library's options for a task: the daemon's base, the task's request, and the path chosen before.
@@ -466,8 +479,8 @@ public final class DaemonService: Sendable {
                 break
             }
         }
-        // The chosen path is what a restart resumes into: saved as soon as it is known.
-        if pathChosen { saveSessionLogging() }
+        // The chosen path is what a restart resumes into, and finds a file finished before a kill by.
+        if pathChosen { sessionChanged() }
     }
 
     private static func makeGID(using random: inout SystemRandomNumberGenerator) -> String {

@@ -38,8 +38,13 @@ public struct DownloadTable: Sendable {
     private(set) var inFlight: Set<String> = []
     /// Stopped downloads since start, including those whose results were removed (aria2's `numStoppedTotal`).
     public private(set) var stoppedTotal = 0
+    /// Stopped downloads listed at most (aria2's `max-download-result`); the oldest goes first, as in aria2, so
+    /// that a daemon that runs for months holds, answers and saves a bounded list.
+    public let maximumResults: Int
 
-    public init() {}
+    public init(maximumResults: Int = 1000) {
+        self.maximumResults = max(0, maximumResults)
+    }
 
     // MARK: Reading
 
@@ -66,6 +71,7 @@ public struct DownloadTable: Sendable {
         case .complete, .error, .removed:
             tasks[task.gid] = task
             stopped.append(task.gid)
+            forgetOldestResults()
             return []
         }
     }
@@ -123,6 +129,7 @@ public struct DownloadTable: Sendable {
             active.removeAll { $0 == gid }
             stopped.append(gid)
             stoppedTotal += 1
+            forgetOldestResults()
             return [.cancel(gid: gid), .notify(method: "aria2.onDownloadStop", gid: gid)]
         case .waiting, .paused:
             tasks[gid] = nil
@@ -213,7 +220,28 @@ public struct DownloadTable: Sendable {
     private mutating func move(_ gid: String, toStopped: Bool) {
         active.removeAll { $0 == gid }
         waiting.removeAll { $0 == gid }
-        if toStopped, !stopped.contains(gid) { stopped.append(gid) }
+        if toStopped, !stopped.contains(gid) {
+            stopped.append(gid)
+            forgetOldestResults()
+        }
+    }
+
+    /// Forgets the oldest stopped downloads past `maximumResults`; one whose transfer has not reported back yet is
+    /// kept until it has (as `purgeResults` keeps it), and the newest is never the one forgotten.
+    private mutating func forgetOldestResults() {
+        var excess = stopped.count - maximumResults
+        guard excess > 0 else { return }
+        var kept: [String] = []
+        kept.reserveCapacity(stopped.count)
+        for gid in stopped.dropLast() {
+            if excess > 0, !inFlight.contains(gid) {
+                tasks[gid] = nil
+                excess -= 1
+            } else {
+                kept.append(gid)
+            }
+        }
+        stopped = kept + stopped.suffix(1)
     }
 
     static func notFound(_ gid: String) -> Refusal { Refusal(message: "GID \(gid) is not found") }
