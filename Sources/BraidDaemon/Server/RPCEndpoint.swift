@@ -7,8 +7,9 @@ public protocol RPCEndpoint: Sendable {
     func respond(to body: [UInt8]) async -> RPCResponse
 
     /// The notifications (`aria2.onDownloadStart` and so on) for one WebSocket client, each a UTF-8 JSON text,
-    /// from now until the daemon stops. The stream ends when the daemon stops; the server stops reading it (and
-    /// drops it) when the client goes.
+    /// from now until the daemon stops. The stream ends when the daemon stops, or when the client has fallen too far
+    /// behind to be sent them all, and the server then closes the socket; it stops reading it (and drops it) when the
+    /// client goes.
     func notifications() -> AsyncStream<[UInt8]>
 
     /// Whether the endpoint has a secret: then a WebSocket is sent notifications only once it has shown it (see

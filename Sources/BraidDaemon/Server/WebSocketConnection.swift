@@ -10,7 +10,8 @@ import NIOWebSocket
 /// pongs; a close frame is answered with a close frame carrying the same code.
 ///
 /// Notifications flow from the upgrade when `NotificationGate` opened them there, else from the first answer to a
-/// call that carried the secret; none sent before that are delivered.
+/// call that carried the secret; none sent before that are delivered. When they end (the daemon stops, or the client
+/// fell too far behind: `NotificationHub`), the socket is closed with 1001, so that no client misses one unawares.
 struct WebSocketConnection {
     /// How many requests from one socket may await the endpoint at once before reading pauses.
     static let maximumRequestsInFlight = 16
@@ -49,6 +50,11 @@ struct WebSocketConnection {
                         for await notification in stream {
                             try await outbound.write(Self.textFrame(notification))
                         }
+                        // The notifications ended without this socket ending: the daemon stops, or the client fell
+                        // too far behind to be sent them all. Either way it goes, and knows it missed some.
+                        guard !Task.isCancelled else { return }
+                        try? await outbound.write(Self.closeFrame(code: .goingAway))
+                        channel.channel.close(promise: nil)
                     }
                     defer {
                         forwarding.cancelAll()

@@ -61,7 +61,7 @@ public final class DaemonService: Sendable {
     public let configuration: Configuration
     let manager: DownloadManager
     private let state: Mutex<State>
-    private let hub = NotificationHub()
+    private let hub: NotificationHub
     private let session: SessionStore?
     private let writer: SessionWriter?
     private let logger: Logger
@@ -71,6 +71,13 @@ public final class DaemonService: Sendable {
     public init(configuration: Configuration, logger: Logger = Logger(label: "braid.daemon")) {
         self.configuration = configuration
         self.logger = logger
+        hub = NotificationHub { [logger] in
+            logger.warning(
+                """
+                a WebSocket client fell \(NotificationHub.maximumBytes >> 20) MiB of notifications behind and was \
+                disconnected, so that it knows to ask for the state again rather than miss some
+                """)
+        }
         manager = DownloadManager(limits: configuration.limits)
         state = Mutex(State(table: DownloadTable(maximumResults: configuration.maximumResults)))
         let session = configuration.sessionPath.map(SessionStore.init(path:))
