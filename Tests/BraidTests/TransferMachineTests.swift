@@ -1048,12 +1048,24 @@ struct TransferMachineTests {
             ]
         )
         #expect(machine.tick(now: 0.2) == [])
+        // No rate over a quarter of a second (`SpeedMeter.minimumSpan`); one over half a second.
         #expect(
             machine.tick(now: 0.25) == [
                 .progress(
                     Self.snapshot(
-                        downloaded: 70, bytesPerSecond: 120, active: 2, retries: 1,
+                        downloaded: 70, bytesPerSecond: 0, active: 2, retries: 1,
                         segments: [(0, 100, 40, true), (100, 200, 30, true), (200, 300, 0, false)]
+                    )
+                )
+            ]
+        )
+        machine.bytesReceived(slot: 1, count: 30)
+        #expect(
+            machine.tick(now: 0.5) == [
+                .progress(
+                    Self.snapshot(
+                        downloaded: 100, bytesPerSecond: 120, active: 2, retries: 1,
+                        segments: [(0, 100, 40, true), (100, 200, 60, true), (200, 300, 0, false)]
                     )
                 )
             ]

@@ -45,10 +45,11 @@ public struct DownloadProgress: Sendable, Equatable {
 
 extension DownloadProgress {
     /// The progress of a file fetched in one request whose body is read whole (`Prober.readsWhole`): `received`
-    /// bytes of `total` in `seconds` since its first byte.
+    /// bytes of `total` in `seconds` since its first byte. No rate before `SpeedMeter.minimumSpan`, as the meter.
     static func oneRequest(received: Int64, of total: Int64, seconds: Double) -> DownloadProgress {
         DownloadProgress(
-            downloadedBytes: received, totalBytes: total, bytesPerSecond: seconds > 0 ? Double(received) / seconds : 0,
+            downloadedBytes: received, totalBytes: total,
+            bytesPerSecond: seconds >= SpeedMeter.minimumSpan ? Double(received) / seconds : 0,
             activeConnections: 1, targetConnections: nil, connectionsReason: nil, retries: 0, peerBytes: nil,
             originBytes: nil,
             segments: [Segment(start: 0, end: total, doneBytes: received, isActive: true)])
