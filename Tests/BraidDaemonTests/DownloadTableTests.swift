@@ -174,6 +174,7 @@ struct DownloadTableTests {
         #expect(table.task(Self.task(3).gid)?.status == .waiting)
         #expect(table.task(Self.task(4).gid)?.status == .waiting)
         #expect(table.stoppedTasks.map(\.gid) == [Self.task(1).gid])
+        #expect(table.stoppedTotal == 1, "stopped ones read back count in numStoppedTotal, never below numStopped")
     }
 
     @Test("purging forgets every stopped download but one whose transfer is still ending")

@@ -69,8 +69,10 @@ public struct DownloadTable: Sendable {
             inFlight.insert(task.gid)
             return [.submit(task)]
         case .complete, .error, .removed:
+            // Read back from the session: counted, so that numStoppedTotal is never below numStopped.
             tasks[task.gid] = task
             stopped.append(task.gid)
+            stoppedTotal += 1
             forgetOldestResults()
             return []
         }
