@@ -92,6 +92,42 @@ struct Aria2RPCNameTests {
         #expect(outside.isEmpty)
     }
 
+    @Test(
+        "an out a removed download had is free for the next add once its files are gone, as aria2p's remove leaves it")
+    func outFreedWhenRemoved() async throws {
+        let fixture = try Fixture()
+        defer { Task { await fixture.stop() } }
+        let slow = TestServer.Route(
+            content: TestContent(seed: 78, size: 3 << 20), faults: [.throttle(bytesPerSecond: 64 << 10)])
+        fixture.server.setRoute("/slow.bin", slow)
+
+        let first = try await fixture.result(
+            "aria2.addUri", [.array([.string(fixture.server.url("/slow.bin"))]), .object([("out", .string("n.bin"))])])
+        let gid = try #require(first.stringValue)
+        _ = try await fixture.waitForStatus(gid) { ($0["completedLength"]?.stringValue).flatMap { Int($0) } ?? 0 > 0 }
+        _ = try await fixture.result("aria2.remove", [.string(gid)])
+        _ = try await fixture.waitForStatus(gid) { $0["status"] == .string("removed") }
+        // Its result can be removed once its transfer has ended, as aria2p's remove(clean=True) asks; and its partial
+        // files removed, as remove(files=True) does, which another URL's download would otherwise refuse as another
+        // download's.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await fixture.call("aria2.removeDownloadResult", [.string(gid)])["result"] == nil {
+            guard ContinuousClock.now < deadline else { Issue.record("the removed download never ended"); return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for leftover in ["n.bin.part", "n.bin.braid"] {
+            try? FileManager.default.removeItem(atPath: fixture.directory.appending(leftover).path)
+        }
+
+        let added = try await Self.add(fixture, [("out", .string("n.bin"))])
+        let next = try #require(added["result"]?.stringValue, "\(added.text)")
+        let done = try await fixture.waitForStatus(next) {
+            $0["status"] != .string("active") && $0["status"] != .string("waiting")
+        }
+        #expect(done["status"] == .string("complete"), "\(done.text)")
+        #expect(try Aria2RPCTests.content.firstDifference(fromFileAt: fixture.directory.appending("n.bin").path) == nil)
+    }
+
     @Test("a server's hostile name for a download without out is made safe inside the directory")
     func serverName() async throws {
         let fixture = try Fixture(faults: [.contentDisposition("attachment; filename*=UTF-8''..%2F%E2%80%AE-rf%C2%85")])

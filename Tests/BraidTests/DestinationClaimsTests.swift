@@ -42,6 +42,19 @@ struct DestinationClaimsTests {
         #expect(reversed.claim("/d/other/big.iso", for: "http://x/big.iso", by: "line 4") == nil)
     }
 
+    @Test("A released claim frees its path, and only the claims of that URL and label")
+    func release() {
+        let claims = DestinationClaims()
+        #expect(claims.claim("/d/a.bin", for: "http://x/a", by: "gid1") == nil)
+        #expect(claims.claim("/d/b.bin.part", for: "http://x/b", by: "gid2") == nil)
+        claims.release(for: "http://x/a", by: "gid1")
+        #expect(claims.claim("/d/a.bin", for: "http://y/a", by: "gid3") == nil)
+        #expect(claims.claim("/d/b.bin", for: "http://y/b", by: "gid4")?.hasPrefix("gid2") == true)
+        claims.release(for: "http://x/b", by: "gid2")
+        #expect(claims.claim("/d/b.bin", for: "http://y/b", by: "gid4") == nil)
+        #expect(!claims.isClaimed("/d/b.bin.part"))
+    }
+
     @Test("Names that only look alike are not each other's files")
     func lookAlikes() {
         let claims = DestinationClaims()

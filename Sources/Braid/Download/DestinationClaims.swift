@@ -73,6 +73,18 @@ final class DestinationClaims: Sendable {
         }
     }
 
+    /// Gives up every path `url` claimed as `label`: another download may then claim them, and finds whatever is
+    /// left there (a finished file, the partial files of a removed download) as files already there, by the usual
+    /// rules.
+    func release(for url: String, by label: String) {
+        claims.withLock { claims in
+            for (key, holder) in claims.byPath where holder.url == url && holder.label == label {
+                claims.byPath[key] = nil
+                if DestinationPaths.ownSuffix(ofBytes: key) != nil { claims.endingAsOwnFiles -= 1 }
+            }
+        }
+    }
+
     /// Whether a download claimed `path` already: its files may be there, made after the directory was listed.
     func isClaimed(_ path: FilePath) -> Bool {
         let key = Self.key(path)

@@ -189,6 +189,15 @@ public final class DownloadManager: Sendable {
             directories: directories, checksumFiles: checksumFiles, label: label, keepsOwnEvents: keepingOwnEvents)
     }
 
+    /// Lets other downloads of the manager take the final path `download` claimed, once it is over: for a program
+    /// whose downloads come and go at a user's word, such as a daemon, where a failed or removed download's name
+    /// must not stay taken for the manager's life. What it left there is then found as files already there are
+    /// (`FILE` refused as existing unless replaced, `FILE.part` resumed only by the same file). A list keeps its
+    /// claims, so that one entry never takes an earlier entry's finished file for its own.
+    public func releaseDestination(of download: Download) {
+        claims.release(for: download.url, by: download.label ?? URLUserinfo.removed(from: download.url))
+    }
+
     /// Connections in use now across the manager's downloads.
     public var connectionsInUse: Int { lanes.connectionsInUse }
 }

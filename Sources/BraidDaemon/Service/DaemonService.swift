@@ -455,6 +455,9 @@ public final class DaemonService: Sendable {
                 state.progress[gid] = nil
                 return table.finished(gid, outcome)
             }
+            // Its name is free for the next download a client adds to it: an add after a failed or removed one,
+            // as aria2 allows, finds what it left there as files already there.
+            manager.releaseDestination(of: download)
         }
     }
 
