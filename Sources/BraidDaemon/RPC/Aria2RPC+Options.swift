@@ -56,9 +56,16 @@ extension Aria2RPC {
         return service.add(request, paused: paused)
     }
 
-    /// `aria2.changeOption`: `max-download-limit` of one download, applied at once if it runs.
+    /// `aria2.changeOption`: `max-download-limit` of one download, applied at once if it runs. Any other option is
+    /// refused, and nothing is changed: an `out` or a `dir` answered "OK" and left as it was would tell a client
+    /// (AriaNg's rename) that it took.
     func changeOption(of gid: String, _ options: [(String, JSON)]) throws(JSONRPC.Failure) {
         guard service.snapshot(gid) != nil else { throw .method("GID \(gid) is not found") }
+        if let (name, _) = options.first(where: { $0.0 != "max-download-limit" }) {
+            let shown = PrintableText.escapingControlCharacters(String(name.prefix(64)))
+            throw .method(
+                "Cannot change option \(shown) for GID#\(gid): braid changes only max-download-limit of a download")
+        }
         for (name, value) in options where name == "max-download-limit" {
             let rate = try Self.rate(value, option: name)
             do throws(DownloadTable.Refusal) {
