@@ -232,6 +232,23 @@ struct ListDownloadTests {
         #expect(!fixture.requests(to: "/two/f.bin", method: "GET").isEmpty, "the mirror served segments")
     }
 
+    /// Runs braid with `arguments`, sends SIGINT once each of the files `names` checkpointed progress, and returns
+    /// what it wrote on stderr, expecting exit status 130.
+    static func interrupt(_ arguments: [String], once names: [String], checkpointIn fixture: Fixture) async throws
+        -> String
+    {
+        let run = try BraidCLI.start(arguments)
+        defer { run.stop(signal: SIGKILL) }
+        try await run.waitUntil("the running downloads to checkpoint progress", timeout: .seconds(30)) {
+            names.allSatisfy {
+                (ManifestFile(at: URL(fileURLWithPath: fixture.output($0).path + ".braid"))?.done ?? 0) > 0
+            }
+        }
+        run.send(SIGINT)
+        #expect(try await run.waitForExit(timeout: .seconds(20)) == .exited(130), "\(run.standardError)")
+        return run.standardError
+    }
+
     @Test("SIGINT interrupts every running download, never starts the queued ones, exits 130; the rerun resumes")
     func interruptAndResume() async throws {
         let content = TestContent(seed: 8, size: 2 << 20)
@@ -242,17 +259,8 @@ struct ListDownloadTests {
         let list = try fixture.list(["/a.bin", "/b.bin", "/c.bin"].map { server.url($0) }.joined(separator: "\n"))
         let arguments = ["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "2", "--no-fsync"]
 
-        let first = try BraidCLI.start(arguments)
-        defer { first.stop(signal: SIGKILL) }
-        try await first.waitUntil("both running downloads to checkpoint progress", timeout: .seconds(30)) {
-            ["a.bin", "b.bin"].allSatisfy {
-                (ManifestFile(at: URL(fileURLWithPath: fixture.output($0).path + ".braid"))?.done ?? 0) > 0
-            }
-        }
-        first.send(SIGINT)
-
-        #expect(try await first.waitForExit(timeout: .seconds(20)) == .exited(130), "\(first.standardError)")
-        let summary = Self.summaryRows(first.standardError)
+        let interrupted = try await Self.interrupt(arguments, once: ["a.bin", "b.bin"], checkpointIn: fixture)
+        let summary = Self.summaryRows(interrupted)
         #expect(summary["a.bin"]?.hasPrefix("interrupted") == true, "\(summary)")
         #expect(summary["c.bin"]?.hasPrefix("interrupted") == true, "\(summary)")
         #expect(fixture.requests(to: "/c.bin").isEmpty, "the queued download never started")
@@ -280,17 +288,10 @@ struct ListDownloadTests {
         defer { fixture.shutdown() }
         let list = try fixture.list(paths.map { fixture.server.url($0) }.joined(separator: "\n"))
 
-        let run = try BraidCLI.start(["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "2", "--no-fsync"])
-        defer { run.stop(signal: SIGKILL) }
-        try await run.waitUntil("both running downloads to checkpoint progress", timeout: .seconds(30)) {
-            ["f1.bin", "f2.bin"].allSatisfy {
-                (ManifestFile(at: URL(fileURLWithPath: fixture.output($0).path + ".braid"))?.done ?? 0) > 0
-            }
-        }
-        run.send(SIGINT)
-
-        #expect(try await run.waitForExit(timeout: .seconds(20)) == .exited(130), "\(run.standardError)")
-        let errors = run.standardError
+        let errors = try await Self.interrupt(
+            ["-i", list, "-d", fixture.output("").path, "-j", "2", "-n", "2", "--no-fsync"],
+            once: ["f1.bin", "f2.bin"],
+            checkpointIn: fixture)
         #expect(errors.contains("23 more were interrupted before they started"), "\(errors)")
         #expect(!errors.contains("before it started"), "\(errors)")
         #expect(errors.contains("f1.bin: interrupted. Progress is saved"), "\(errors)")
