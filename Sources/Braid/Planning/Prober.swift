@@ -179,9 +179,7 @@ struct Prober {
         to response: Response, of url: String, firstBytes: Int64?
     ) throws(BraidError) -> FirstGetAnswer {
         let headers = response.headers
-        if (200..<300).contains(headers.status), let problem = headers.contentLengthProblem {
-            throw .protocolViolation(problem)
-        }
+        if let problem = headers.contentLengthProblem { throw .protocolViolation(problem) }
         var resource = described(by: headers, url: url, effectiveURL: response.effectiveURL)
         switch headers.status {
         case 206:
@@ -309,9 +307,7 @@ struct Prober {
         resource.suggestedFilename =
             headers["content-disposition"].flatMap(ContentDisposition.filename) ?? resource.suggestedFilename
         resource.contentType = headers["content-type"] ?? resource.contentType
-        if (200..<300).contains(headers.status), let problem = headers.contentLengthProblem {
-            throw .protocolViolation(problem)
-        }
+        if let problem = headers.contentLengthProblem { throw .protocolViolation(problem) }
         switch headers.status {
         case 206:
             guard let contentRange = headers["content-range"].flatMap(ContentRange.init),

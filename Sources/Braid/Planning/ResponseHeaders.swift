@@ -76,12 +76,15 @@ struct ResponseHeaders: Sendable, Equatable {
         return Self.length(in: value)
     }
 
-    /// What is wrong with the response's `Content-Length`, when it has one that is no length: not digits, too large
-    /// for 64 bits, or values that differ (the field twice, or a list). Such a response is invalid (RFC 9112, section
-    /// 6.3): where its body ends cannot be known, and libcurl would wait for the larger length until the stall
-    /// timeout, so a request that gets one fails at once, as a server's violation.
+    /// What is wrong with a successful (2xx) response's `Content-Length`, when it has one that is no length: not
+    /// digits, too large for 64 bits, or values that differ (the field twice, or a list). Such a response is invalid
+    /// (RFC 9112, section 6.3): where its body ends cannot be known, and libcurl would wait for the larger length
+    /// until the stall timeout, so a request that gets one fails at once, as a server's violation. An error's body is
+    /// never kept, and its status says what went wrong: nil for those.
     var contentLengthProblem: String? {
-        guard let value = self["content-length"], Self.length(in: value) == nil else { return nil }
+        guard (200..<300).contains(status), let value = self["content-length"], Self.length(in: value) == nil else {
+            return nil
+        }
         let shown = PrintableText.escapingControlCharacters(String(value.prefix(64))) + (value.count > 64 ? "…" : "")
         return "the server's Content-Length '\(shown)' is not one length"
     }

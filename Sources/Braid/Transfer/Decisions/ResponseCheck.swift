@@ -32,9 +32,7 @@ enum ResponseCheck {
         ranged: Bool,
         wallClock: Double
     ) -> Verdict? {
-        if (200..<300).contains(status), let problem = headers.contentLengthProblem {
-            return .failure(.fatal(.protocolViolation, problem))
-        }
+        if let problem = headers.contentLengthProblem { return .failure(.fatal(.protocolViolation, problem)) }
         switch status {
         case 206 where ranged:
             // If-Range is only sent with a strong validator; without one (or from a server that ignores it), a
