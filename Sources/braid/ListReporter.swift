@@ -115,7 +115,7 @@ final class ListReporter: ListObserver {
         }
         // One interrupted before it chose its file is counted in the summary, not told of: a signal ends every
         // waiting entry of a list at once, and a line for each of a hundred thousand would bury the rest.
-        if case let .failure(error) = outcome.result, !(error.code == .interrupted && outcome.path == nil) {
+        if case let .failure(error) = outcome.result, !Self.interruptedUnstarted(error, path: outcome.path) {
             line(
                 "braid: \(tag(outcome.item)) \(outcome.name): \(error.commandLineMessage(inList: true))",
                 evenIfQuiet: true
@@ -128,7 +128,7 @@ final class ListReporter: ListObserver {
         guard !quiet else { return }
         let failed = outcomes.filter { $0.error != nil }
         // Those interrupted before they chose a file (most of a long list stopped by a signal) are one line.
-        let told = failed.filter { !Self.interruptedUnstarted($0) }
+        let told = failed.filter { !Self.interruptedUnstarted($0.error, path: $0.path) }
         let unstarted = failed.count - told.count
         let short = outcomes.count <= Self.fullTableLimit
         let rows = short ? outcomes : told
@@ -146,10 +146,10 @@ final class ListReporter: ListObserver {
         statusLine.print(text)
     }
 
-    /// Whether `outcome` is of a download interrupted before it chose its file: waiting in line, or asking the
-    /// server, when the signal came.
-    static func interruptedUnstarted(_ outcome: DownloadOutcome.Summary) -> Bool {
-        outcome.error?.code == .interrupted && outcome.path == nil
+    /// Whether a download that ended with `error`, its file at `path` (nil until it chose one), was interrupted before
+    /// it chose its file: waiting in line, or asking the server, when the signal came.
+    static func interruptedUnstarted(_ error: BraidError?, path: String?) -> Bool {
+        error?.code == .interrupted && path == nil
     }
 
     /// The summary table: file, outcome (with the bytes an earlier run left, when it resumed), size and time, one
