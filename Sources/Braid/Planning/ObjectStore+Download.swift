@@ -188,19 +188,22 @@ private struct PathPlanner {
             throw .usage("the key '\(key)' is not saved: its path below the prefix \(error.reason)")
         }
         let file = SafeName.joined(path)
-        if let earlier = files[Array(file.utf8)] {
+        let fileKey = Array(file.utf8)
+        if let earlier = files[fileKey] {
             throw .usage("the key '\(key)' is not saved: it would be saved as \(file), as the key '\(earlier)' is")
         }
-        if let earlier = directories[Array(file.utf8)] {
+        if let earlier = directories[fileKey] {
             throw .usage("the key '\(key)' is not saved: \(file) is a directory, for the key '\(earlier)'")
         }
         let parents = path.indices.dropLast().map { SafeName.joined(path[...$0]) }
-        if let parent = parents.first(where: { files[Array($0.utf8)] != nil }) {
+        let parentKeys = parents.map { Array($0.utf8) }
+        if let index = parentKeys.firstIndex(where: { files[$0] != nil }) {
             throw .usage(
-                "the key '\(key)' is not saved: \(parent) is a file, for the key '\(files[Array(parent.utf8)] ?? "")'")
+                "the key '\(key)' is not saved: \(parents[index]) is a file, for the key '\(files[parentKeys[index]] ?? "")'"
+            )
         }
-        files[Array(file.utf8)] = key
-        for parent in parents where directories[Array(parent.utf8)] == nil { directories[Array(parent.utf8)] = key }
+        files[fileKey] = key
+        for parentKey in parentKeys where directories[parentKey] == nil { directories[parentKey] = key }
         return path
     }
 }
