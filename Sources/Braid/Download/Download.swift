@@ -60,6 +60,9 @@ public final class Download: Sendable {
     /// The checksum files read already: the manager's, or this download's own.
     let checksumFiles: ChecksumFiles
     let label: String?
+    /// How another download that wants this one's final path names it, and how this one's own such error begins:
+    /// `label`, else the URL without its login.
+    var claimLabel: String { label ?? URLUserinfo.removed(from: url) }
     /// The manager's pools, shared with its other downloads, one of which the download takes as it starts
     /// (its connection budget with it); nil for a download made on its own, which runs on a pool of its own (see
     /// `performHere`).
@@ -234,7 +237,7 @@ public final class Download: Sendable {
             checksumFiles: checksumFiles,
             pool: pool,
             segmentPool: lane?.segments,
-            label: label ?? URLUserinfo.removed(from: url),
+            label: claimLabel,
             logger: logger,
             chunks: chunkChannel,
             parsedURL: parsedURL,

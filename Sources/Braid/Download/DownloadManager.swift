@@ -195,7 +195,7 @@ public final class DownloadManager: Sendable {
     /// (`FILE` refused as existing unless replaced, `FILE.part` resumed only by the same file). A list keeps its
     /// claims, so that one entry never takes an earlier entry's finished file for its own.
     public func releaseDestination(of download: Download) {
-        claims.release(for: download.url, by: download.label ?? URLUserinfo.removed(from: download.url))
+        claims.release(for: download.url, by: download.claimLabel)
     }
 
     /// Connections in use now across the manager's downloads.
