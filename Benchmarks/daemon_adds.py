@@ -31,8 +31,8 @@ from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from daemon_rpc import Listener, start_daemon  # noqa: E402
-from daemon_common import RPC, Failure, check, wait_until  # noqa: E402
+from daemon_rpc import Listener, reporting_failures, start_daemon  # noqa: E402
+from daemon_common import RPC, check, wait_until  # noqa: E402
 
 SIZE = 4096
 MAX_WAIT_SECONDS = 1.0
@@ -127,13 +127,5 @@ def main(argv):
     return 0 if all(passed for _, passed in verdicts) else 1
 
 
-def run(argv):
-    try:
-        return main(argv)
-    except Failure as failure:
-        print(f"FAIL: {failure}", file=sys.stderr)
-        return 1
-
-
 if __name__ == "__main__":
-    harness.main(run)
+    harness.main(reporting_failures(main))
