@@ -155,14 +155,16 @@ struct DaemonServerLimitsTests {
             let large = #"{"id":1,"pad":""# + String(repeating: "x", count: 900 << 10) + #""}"#
             let first = try await RawTCPClient(host: fixture.host, port: fixture.port)
             try await first.send(Self.post(large))
-            try await Polling.until("the first large body to reach the endpoint", timeout: .seconds(10)) {
+            // The deadlines are those of the answers below: a body of 900 KiB waits for the loop, which the daemon
+            // suite's other tests load on two cores (10 s ran out once in CI).
+            try await Polling.until("the first large body to reach the endpoint", timeout: .seconds(30)) {
                 endpoint.received.count == 1
             }
             let second = try await RawTCPClient(host: fixture.host, port: fixture.port)
             try await second.send(Self.post(large))
             let small = try await RawTCPClient(host: fixture.host, port: fixture.port)
             try await small.send(Self.post(Self.request))
-            try await Polling.until("a second request to reach the endpoint", timeout: .seconds(10)) {
+            try await Polling.until("a second request to reach the endpoint", timeout: .seconds(30)) {
                 endpoint.received.count == 2
             }
             #expect(endpoint.received[1] == Self.request, "the second large body did not wait")
