@@ -36,7 +36,7 @@ struct SessionWriterTests {
                 service.add(TaskRequest(uris: ["http://127.0.0.1:1/\(number)"], directory: root), paused: true)
             }
             #expect(try Self.listed(session) == nil, "nothing written before the interval")
-            try service.saveSession()
+            try await service.saveSession()
             #expect(try Self.listed(session) == gids)
             let last = service.add(TaskRequest(uris: ["http://127.0.0.1:1/last"], directory: root), paused: true)
             await service.stop()

@@ -4,7 +4,7 @@ extension BlockingThreads {
     /// Runs `body`, which blocks (on libcurl, say), on one of these threads rather than on one of Swift's few
     /// concurrency threads, and returns what it returns; cancelling the calling task makes `body`'s `isCancelled`
     /// true, which it asks between its blocking steps.
-    static func value<Value: Sendable>(
+    package static func value<Value: Sendable>(
         _ body: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws(BraidError) -> Value
     ) async throws(BraidError) -> Value {
         let cancelled = CancellationFlag()

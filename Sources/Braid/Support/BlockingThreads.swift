@@ -4,7 +4,7 @@
 /// so such work never runs there.
 ///
 /// The threads are the process's, not an owner's: an idle one ends by itself after `idleSeconds`.
-final class BlockingThreads: @unchecked Sendable {
+package final class BlockingThreads: @unchecked Sendable {
     // @unchecked: `work` and `idle` are read and written only with `lock` held.
     static let shared = BlockingThreads()
 

@@ -98,7 +98,7 @@ extension Aria2RPC {
             return .string("OK")
         case "aria2.saveSession":
             do throws(BraidError) {
-                try service.saveSession()
+                try await service.saveSession()
             } catch {
                 throw .method(error.message)
             }

@@ -172,7 +172,7 @@ public final class DaemonService: Sendable {
         manager.finish()
         await listener.withLock { $0 }?.value
         do throws(BraidError) {
-            try await writer?.close { state.withLock { $0.table.allTasks } }
+            try await writer?.close { [self] in state.withLock { $0.table.allTasks } }
         } catch {
             logger.error("\(error.message)")
         }
@@ -272,9 +272,9 @@ public final class DaemonService: Sendable {
     }
 
     /// Writes the session now (aria2's `saveSession`), rather than within `sessionInterval`.
-    public func saveSession() throws(BraidError) {
+    public func saveSession() async throws(BraidError) {
         guard let writer else { throw BraidError(.usage, "no session file was given (--session)") }
-        try writer.write { state.withLock { $0.table.allTasks } }
+        try await writer.write { [self] in state.withLock { $0.table.allTasks } }
     }
 
     // MARK: Reading

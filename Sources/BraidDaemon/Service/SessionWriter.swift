@@ -11,6 +11,10 @@ import Synchronization
 /// then is listed as it was (resumed from its manifest, or, when its file was finished, found complete by its
 /// chosen path when that was saved, else refused as an existing file). A stop (`close()`) and aria2's
 /// `saveSession` write at once.
+///
+/// Every write runs on one of Braid's blocking threads (`BlockingThreads.value`), never on one of Swift's few
+/// concurrency threads, which the daemon's RPC calls run on: a write and its flush take tens of milliseconds with
+/// thousands of results listed, and on a machine with two cores a blocked concurrency thread is half of them.
 final class SessionWriter: Sendable {
     private struct State {
         /// The write that waits for its time; nil when none is scheduled.
@@ -48,7 +52,7 @@ final class SessionWriter: Sendable {
                 }
                 guard due else { return }
                 do throws(BraidError) {
-                    try store.save(tasks)
+                    try await save(tasks)
                 } catch {
                     failed(error)
                 }
@@ -57,18 +61,22 @@ final class SessionWriter: Sendable {
     }
 
     /// Writes now (aria2's `saveSession`); a write scheduled before still happens, and writes the same or newer.
-    func write(_ tasks: () -> [DaemonTask]) throws(BraidError) {
-        try store.save(tasks)
+    func write(_ tasks: @escaping @Sendable () -> [DaemonTask]) async throws(BraidError) {
+        try await save(tasks)
     }
 
     /// Writes now, for the last time: no scheduled write comes after this one.
-    func close(_ tasks: () -> [DaemonTask]) async throws(BraidError) {
+    func close(_ tasks: @escaping @Sendable () -> [DaemonTask]) async throws(BraidError) {
         let scheduled = state.withLock { state in
             state.closed = true
             return state.scheduled
         }
         scheduled?.cancel()
         await scheduled?.value
-        try store.save(tasks)
+        try await save(tasks)
+    }
+
+    private func save(_ tasks: @escaping @Sendable () -> [DaemonTask]) async throws(BraidError) {
+        try await BlockingThreads.value { [store] _ throws(BraidError) in try store.save(tasks) }
     }
 }
