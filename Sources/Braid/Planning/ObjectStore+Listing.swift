@@ -13,7 +13,9 @@ extension ObjectStore {
     /// - Throws: `BraidError`: `.protocolViolation` (exit status 5) when the store refuses, with S3's error code and
     ///   message (`NoSuchBucket`, `AccessDenied`, `InvalidAccessKeyId`, `SignatureDoesNotMatch`, …) and the
     ///   remedies `.objectStoreCredentials` or `.objectStoreRegion` where they apply, or when its answer is not a
-    ///   listing; `.usage` for a store or options that cannot be used; `.network`; `.cancelled`.
+    ///   listing; `.usage` for a store or options that cannot be used; `.network` when a page cannot be fetched
+    ///   (a stall past `options.stallTimeoutSeconds` on each of `options.maximumAttempts`, a refused connection);
+    ///   `.cancelled`. Every message but the cancellation's starts `listing s3://BUCKET/PREFIX: `.
     public func objects(
         in bucket: String, prefix: String, options: DownloadOptions = DownloadOptions(), pageSize: Int = 1000
     ) async throws(BraidError) -> [Object] {
@@ -41,17 +43,23 @@ extension ObjectStore {
         bucket: String, prefix: String, options: DownloadOptions, pageSize: Int, isCancelled: () -> Bool
     ) throws(BraidError) -> [Object] {
         let source = "the listing of s3://\(bucket)/\(prefix)"
+        let doing = "listing s3://\(bucket)/\(prefix)"
         let requestOptions = requestOptions(for: bucket, sharing: options)
         var objects: [Object] = []
         var token: String?
         var tokens: Set<String> = []
         while true {
             let url = listingURL(bucket: bucket, prefix: prefix, pageSize: pageSize, continuationToken: token)
-            let response = try Self.get(
-                url, options: requestOptions, retryPolicy: options.retryPolicy, isCancelled: isCancelled)
-            guard response.headers.status == 200 else {
-                throw failure(response, doing: "listing s3://\(bucket)/\(prefix)")
+            let response: Response
+            do throws(BraidError) {
+                response = try Self.get(
+                    url, options: requestOptions, retryPolicy: options.retryPolicy, isCancelled: isCancelled)
+            } catch {
+                // A stalled or refused connection says nothing of what it was for: a listing that fails before
+                // any download started would otherwise read as a download's failure.
+                throw error.code == .cancelled ? error : error.doing(doing)
             }
+            guard response.headers.status == 200 else { throw failure(response, doing: doing) }
             let page = try ObjectListingParser.page(response.body, source: source)
             // By bytes: `hasPrefix` compares characters, and a combining mark after the prefix would hide it.
             for object in page.objects where !object.key.utf8.starts(with: prefix.utf8) {

@@ -80,4 +80,11 @@ public struct BraidError: Error, CustomStringConvertible, Sendable {
     }
     static func integrity(_ message: String) -> BraidError { BraidError(.integrity, message) }
     static func manifest(_ message: String) -> BraidError { BraidError(.manifest, message) }
+
+    /// The same failure, its message saying what was under way (`listing s3://b/p/: …`): for a step whose errors
+    /// come from code that does not know what it was asked to do for.
+    func doing(_ what: String) -> BraidError {
+        BraidError(
+            code, "\(what): \(message)", httpStatus: httpStatus, remedies: remedies, option: option, cause: cause)
+    }
 }
