@@ -3,10 +3,60 @@ import BraidTestSupport
 import Foundation
 import Testing
 
-/// Listing an `s3://BUCKET/PREFIX/` that stalls: the listing is bounded in time as any request is, and its failure
-/// says it was the listing.
+/// Listing an `s3://BUCKET/PREFIX/`, against moto or a server that stalls: the listing is logged and bounded in
+/// time as any request is, and its failure says it was the listing.
 @Suite("braid s3:// listings and reruns", .serialized)
 struct ObjectStoreRerunTests {
+    /// Bucket `rerun`: five single-part objects under `data/` (their `ETag`s MD5s) and one of 6 MiB uploaded in
+    /// two parts (its `ETag` `…-2`, no digest of its bytes), all made an hour old, so that an object replaced
+    /// during a test is newer by more than the second a date resolves. Appends that time (seconds since 1970),
+    /// then records the requests that come after.
+    static let setup = """
+        from datetime import datetime, timedelta, timezone
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.s3.models import s3_backends
+        s3.create_bucket(Bucket="rerun")
+        rng = random.Random(2029)
+        for i in range(5):
+            s3.put_object(Bucket="rerun", Key=f"data/small-{i}.bin", Body=rng.randbytes(1000 + i))
+        big = rng.randbytes(6 << 20)
+        upload = s3.create_multipart_upload(Bucket="rerun", Key="data/multi.bin")["UploadId"]
+        parts = []
+        for number, start in enumerate(range(0, len(big), 5 << 20), start=1):
+            part = s3.upload_part(Bucket="rerun", Key="data/multi.bin", PartNumber=number, UploadId=upload,
+                                  Body=big[start:start + (5 << 20)])
+            parts.append({"PartNumber": number, "ETag": part["ETag"]})
+        s3.complete_multipart_upload(Bucket="rerun", Key="data/multi.bin", UploadId=upload,
+                                     MultipartUpload={"Parts": parts})
+        hour_ago = (datetime.now(timezone.utc) - timedelta(hours=1)).replace(microsecond=0)
+        bucket = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets["rerun"]
+        for name in list(bucket.keys.keys()):
+            bucket.keys[name].last_modified = hour_ago.replace(tzinfo=None)
+        ready.append(str(int(hour_ago.timestamp())))
+        record_requests()
+        """
+
+    @Test("-vv logs the listing's requests as it logs every other")
+    func verboseListing() async throws {
+        try #require(await MotoS3Tests.isAvailable(), "python3 with moto[server] and boto3: run scripts/install-deps")
+        let directory = try TemporaryDirectory(prefix: "braid-s3-vv")
+        defer { directory.remove() }
+        let moto = try await MotoServer.start(setup: Self.setup, in: directory)
+        defer { moto.stop() }
+
+        let run = try await BraidCLI.run(
+            ["s3://rerun/data/", "-d", directory.appending("out").path, "--no-fsync", "-vv"],
+            environment: moto.environment())
+
+        #expect(run.status == .exited(0), "\(run.standardError.suffix(2000))")
+        let lines = run.standardError.split(separator: "\n")
+        #expect(
+            lines.contains {
+                $0.contains("request") && $0.contains("\(moto.endpoint)/rerun/?") && $0.contains("list-type=2")
+            },
+            "\(run.standardError.prefix(3000))")
+    }
+
     @Test(
         "a listing that stalls fails as a download does, within the stall timeout and tries, saying it was the listing")
     func stalledListing() async throws {

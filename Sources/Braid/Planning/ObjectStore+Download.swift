@@ -1,3 +1,5 @@
+import Logging
+
 extension ObjectStore {
     /// What becomes of one object below a prefix (`downloads(of:filter:options:)`).
     public enum PlannedObject: Sendable {
@@ -129,9 +131,10 @@ extension ObjectStore {
         let policy = {
             var policy = options.retryPolicy; policy.maximumAttempts = 1; return policy
         }()
+        let logger = Logger.current
         let explained = try? await BlockingThreads.value { isCancelled throws(BraidError) in
             let response = try Self.get(
-                url, options: requestOptions, headers: ["Range: bytes=0-0"], retryPolicy: policy,
+                url, options: requestOptions, headers: ["Range: bytes=0-0"], retryPolicy: policy, logger: logger,
                 isCancelled: isCancelled)
             let status = response.headers.status
             guard status >= 300, ObjectListingParser.serviceError(response.body) != nil || [401, 403].contains(status)

@@ -1,3 +1,5 @@
+import Logging
+
 extension ObjectStore {
     /// The most objects one listing reads: a million keys take a few hundred MiB of memory, and a server that
     /// never stops paging must not take more.
@@ -25,8 +27,12 @@ extension ObjectStore {
         guard (1...1000).contains(pageSize) else {
             throw .usage("a listing page holds 1 to 1000 keys, not \(pageSize)", option: .objectStore)
         }
+        // Bound by the caller (swift-log's `withLogger`), as a download's is when it runs (`Download`).
+        let logger = Logger.current
         return try await BlockingThreads.value { isCancelled throws(BraidError) in
-            try listing(bucket: bucket, prefix: prefix, options: options, pageSize: pageSize, isCancelled: isCancelled)
+            try listing(
+                bucket: bucket, prefix: prefix, options: options, pageSize: pageSize, logger: logger,
+                isCancelled: isCancelled)
         }
     }
 
@@ -40,7 +46,8 @@ extension ObjectStore {
     }
 
     private func listing(
-        bucket: String, prefix: String, options: DownloadOptions, pageSize: Int, isCancelled: () -> Bool
+        bucket: String, prefix: String, options: DownloadOptions, pageSize: Int, logger: Logger,
+        isCancelled: () -> Bool
     ) throws(BraidError) -> [Object] {
         let source = "the listing of s3://\(bucket)/\(prefix)"
         let doing = "listing s3://\(bucket)/\(prefix)"
@@ -53,7 +60,8 @@ extension ObjectStore {
             let response: Response
             do throws(BraidError) {
                 response = try Self.get(
-                    url, options: requestOptions, retryPolicy: options.retryPolicy, isCancelled: isCancelled)
+                    url, options: requestOptions, retryPolicy: options.retryPolicy, logger: logger,
+                    isCancelled: isCancelled)
             } catch {
                 // A stalled or refused connection says nothing of what it was for: a listing that fails before
                 // any download started would otherwise read as a download's failure.

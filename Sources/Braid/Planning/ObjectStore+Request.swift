@@ -1,4 +1,5 @@
 import CCurl
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -17,9 +18,10 @@ extension ObjectStore {
     /// GETs `url` with the store's signature (for its origin only, through `EasyHandle.configure`) and returns the
     /// answer, whatever its status but one worth retrying: a failed connection or a `429`, `5xx` is tried again
     /// (backing off as `RetryPolicy` says) until `retryPolicy.maximumAttempts`. Redirects are not followed: S3 sends
-    /// one for a bucket in another region, and its error document says so.
+    /// one for a bucket in another region, and its error document says so. Each request and its answer are logged
+    /// at `trace` to `logger`, as a download's are (`TransferEngine`): `-vv` shows them.
     static func get(
-        _ url: String, options: RequestOptions, headers: [String] = [], retryPolicy: RetryPolicy,
+        _ url: String, options: RequestOptions, headers: [String] = [], retryPolicy: RetryPolicy, logger: Logger,
         isCancelled: () -> Bool
     ) throws(BraidError) -> Response {
         var attempt = 0
@@ -28,7 +30,16 @@ extension ObjectStore {
             guard !isCancelled() else { throw BraidError(.cancelled, "cancelled") }
             let kind: FailureKind
             let retryAfter: Double?
-            switch perform(url, options: options, headers: headers) {
+            logger.trace(
+                "request", metadata: ["braid.source": "\(PrintableText.sanitised(url))", "braid.attempt": "\(attempt)"])
+            let outcome = perform(url, options: options, headers: headers)
+            switch outcome {
+            case let .success(response):
+                logger.trace("response", metadata: ["braid.status": "\(response.headers.status)"])
+            case let .failure(failure):
+                logger.trace("response", metadata: ["braid.result": "\(failure.kind): \(failure.detail)"])
+            }
+            switch outcome {
             case let .success(response):
                 let status = response.headers.status
                 guard [429, 500, 502, 503, 504].contains(status) else { return response }
