@@ -231,7 +231,9 @@ struct DownloadArguments: ParsableArguments {
     )
     var continueDownload = false
 
-    @Flag(name: [.customShort("R"), .long], help: "Give the file the server's Last-Modified time, as curl -R.")
+    @Flag(
+        name: [.customShort("R"), .long],
+        help: "Give the file the server's Last-Modified time, as curl -R (always for s3:// objects).")
     var remoteTime = false
 
     @Flag(

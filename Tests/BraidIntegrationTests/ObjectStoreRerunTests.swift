@@ -3,8 +3,9 @@ import BraidTestSupport
 import Foundation
 import Testing
 
-/// Listing an `s3://BUCKET/PREFIX/`, against moto or a server that stalls: the listing is logged and bounded in
-/// time as any request is, and its failure says it was the listing.
+/// Listing an `s3://BUCKET/PREFIX/` and running it again, against moto (or a server that stalls): a file whose
+/// object changed is not taken for complete; the listing is logged and bounded in time as any request is, and its
+/// failure says it was the listing.
 @Suite("braid s3:// listings and reruns", .serialized)
 struct ObjectStoreRerunTests {
     /// Bucket `rerun`: five single-part objects under `data/` (their `ETag`s MD5s) and one of 6 MiB uploaded in
@@ -35,6 +36,77 @@ struct ObjectStoreRerunTests {
         ready.append(str(int(hour_ago.timestamp())))
         record_requests()
         """
+
+    /// Replaces `data/small-0.bin` and the multipart `data/multi.bin` with other bytes of the same sizes, as the
+    /// same uploads (single-part, two parts) made now.
+    static let replace = """
+        import random, sys, boto3
+        from botocore.config import Config
+        s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="setup",
+                          aws_secret_access_key="setup", config=Config(signature_version="s3v4"))
+        rng = random.Random(2030)
+        s3.put_object(Bucket="rerun", Key="data/small-0.bin", Body=rng.randbytes(1000))
+        big = rng.randbytes(6 << 20)
+        upload = s3.create_multipart_upload(Bucket="rerun", Key="data/multi.bin")["UploadId"]
+        parts = []
+        for number, start in enumerate(range(0, len(big), 5 << 20), start=1):
+            part = s3.upload_part(Bucket="rerun", Key="data/multi.bin", PartNumber=number, UploadId=upload,
+                                  Body=big[start:start + (5 << 20)])
+            parts.append({"PartNumber": number, "ETag": part["ETag"]})
+        s3.complete_multipart_upload(Bucket="rerun", Key="data/multi.bin", UploadId=upload,
+                                     MultipartUpload={"Parts": parts})
+        open(sys.argv[2], "wb").write(s3.get_object(Bucket="rerun", Key="data/small-0.bin")["Body"].read())
+        open(sys.argv[3], "wb").write(s3.get_object(Bucket="rerun", Key="data/multi.bin")["Body"].read())
+        """
+
+    static let names = ["multi.bin"] + (0..<5).map { "small-\($0).bin" }
+
+    /// The modification time of the file at `path`, in seconds since 1970.
+    static func modified(_ path: String) throws -> Double? {
+        (try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)?.timeIntervalSince1970
+    }
+
+    @Test(
+        "a rerun after objects were replaced by others of the same size refuses their stale files; --force fetches them"
+    )
+    func replacedObjects() async throws {
+        try #require(await MotoS3Tests.isAvailable(), "python3 with moto[server] and boto3: run scripts/install-deps")
+        let directory = try TemporaryDirectory(prefix: "braid-s3-replaced")
+        defer { directory.remove() }
+        let moto = try await MotoServer.start(setup: Self.setup, in: directory)
+        defer { moto.stop() }
+        let out = directory.appending("out")
+        let arguments = ["s3://rerun/data/", "-d", out.path, "--no-fsync"]
+        let first = try await BraidCLI.run(arguments, environment: moto.environment())
+        #expect(first.status == .exited(0), "\(first.standardError.suffix(2000))")
+        let stale = try Self.names.map { try Data(contentsOf: out.appendingPathComponent($0)) }
+        let newSmall = directory.appending("small-0.new").path
+        let newMulti = directory.appending("multi.new").path
+        let replaced = try await ChildProcess.run(
+            "python3", ["-c", Self.replace, moto.endpoint, newSmall, newMulti])
+        try #require(replaced.status == .exited(0), "\(replaced.standardError)")
+
+        let again = try await BraidCLI.run(arguments, environment: moto.environment())
+
+        #expect(again.status == .exited(8), "\(again.standardError.suffix(2000))")
+        #expect(!again.standardError.contains("multi.bin is already complete"), "\(again.standardError)")
+        #expect(!again.standardError.contains("small-0.bin is already complete"), "\(again.standardError)")
+        #expect(again.standardError.contains("multi.bin exists"), "\(again.standardError)")
+        #expect(again.standardError.contains("small-0.bin exists"), "\(again.standardError)")
+        #expect(again.standardError.contains("use --force to replace it"))
+        // Refused, not replaced: the stale files stay as they were until the user says otherwise.
+        #expect(try Self.names.map { try Data(contentsOf: out.appendingPathComponent($0)) } == stale)
+
+        let forced = try await BraidCLI.run(arguments + ["--force"], environment: moto.environment())
+
+        #expect(forced.status == .exited(0), "\(forced.standardError.suffix(2000))")
+        #expect(
+            try Data(contentsOf: out.appendingPathComponent("multi.bin"))
+                == Data(contentsOf: URL(fileURLWithPath: newMulti)))
+        #expect(
+            try Data(contentsOf: out.appendingPathComponent("small-0.bin"))
+                == Data(contentsOf: URL(fileURLWithPath: newSmall)))
+    }
 
     @Test("-vv logs the listing's requests as it logs every other")
     func verboseListing() async throws {

@@ -98,36 +98,86 @@ extension DownloadJob {
         return try verifyExisting(paths: paths, resource: resource, started: started)
     }
 
-    /// Checks a file already at the destination against the server's length and the expected digest.
+    /// Checks a file already at the destination against the server's file (`judgeExisting`): skipped when it is
+    /// that file, else refused with `.fileExists`, whose remedy is to overwrite it.
     private func verifyExisting(
         paths: DestinationPaths,
         resource: RemoteResource,
         started: Double
     ) throws(BraidError) -> DownloadResult {
         emit(.state(.verifying))
+        switch try judgeExisting(paths: paths, resource: resource) {
+        case let .complete(size, digest, dated):
+            return alreadyComplete(paths: paths, size: size, digest: digest, dated: dated, started: started)
+        case let .differs(refusal):
+            throw refusal
+        }
+    }
+
+    /// What a file already at the destination is, against the server's file.
+    private enum ExistingFile {
+        /// It is the server's file: of its length, and of the digest it is held to, or, without one, when the
+        /// download gives files the server's date (`dated`), not older than the server's file.
+        case complete(size: Int64, digest: ExpectedDigest?, dated: Bool)
+        /// It is not, as its refusal says.
+        case differs(BraidError)
+    }
+
+    /// The one rule for a file already at the destination in list mode: the same length as the server's file,
+    /// and its digest, where one is held (`heldDigest`); without a digest, where the download gives its files the
+    /// server's `Last-Modified` (`DownloadOptions.setsRemoteTime`, as object-store downloads do), a modification time
+    /// not older than the server's, as `aws s3 sync` judges: an object replaced by another of the same length
+    /// is newer than the file.
+    private func judgeExisting(paths: DestinationPaths, resource: RemoteResource) throws(BraidError) -> ExistingFile {
         let size = DestinationPaths.size(of: paths.final) ?? -1
         guard resource.length == nil || resource.length == size else {
-            throw BraidError(
+            let refusal = BraidError(
                 .fileExists,
                 "\(paths.final) exists with \(size) bytes but the server's file has \(resource.length ?? -1)",
                 remedies: [.overwrite]
             )
+            return .differs(refusal)
         }
-        let digest = try heldDigest(for: resource, paths: paths)
-        if let digest {
+        if let digest = try heldDigest(for: resource, paths: paths) {
             guard try Self.file(at: paths.final, size: size, matches: digest) else {
-                throw BraidError(
+                let refusal = BraidError(
                     .fileExists,
                     "\(paths.final) exists but its \(digest.algorithm) does not match (from "
                         + "\(digest.source.rawValue))",
                     remedies: [.overwrite]
                 )
+                return .differs(refusal)
             }
+            return .complete(size: size, digest: digest, dated: false)
         }
-        emit(
-            .notice(
-                "\(paths.final) is already complete (\(digest.map { "\($0.algorithm) verified" } ?? "length verified"))"
-            ))
+        guard options.setsRemoteTime, let copy = LocalCopy.at(paths.final) else {
+            return .complete(size: size, digest: nil, dated: false)
+        }
+        switch copy.freshness(of: resource, wallClock: TransferEngine.wallClock()) {
+        case .serverNewer:
+            let refusal = BraidError(
+                .fileExists,
+                "\(paths.final) exists but the server's file is newer (modified \(resource.lastModified ?? ""), this "
+                    + "one \(HTTPDate.format(secondsSince1970: copy.modified)))",
+                remedies: [.overwrite]
+            )
+            return .differs(refusal)
+        case .upToDate:
+            return .complete(size: size, digest: nil, dated: true)
+        case .sizeDiffers, .undated:
+            // The length was compared above; without the server's date, it is all there is to go by.
+            return .complete(size: size, digest: nil, dated: false)
+        }
+    }
+
+    /// Reports a file already at the destination as complete, shown by `digest`, or by its length and, when
+    /// `dated`, its date, and returns the result of leaving it as it is.
+    private func alreadyComplete(
+        paths: DestinationPaths, size: Int64, digest: ExpectedDigest?, dated: Bool, started: Double
+    ) -> DownloadResult {
+        let evidence =
+            digest.map { "\($0.algorithm) verified" } ?? (dated ? "length and date verified" : "length verified")
+        emit(.notice("\(paths.final) is already complete (\(evidence))"))
         let result = DownloadResult(
             path: paths.finalPath.string,
             bytes: size,
