@@ -3,9 +3,10 @@ import BraidTestSupport
 import Foundation
 import Testing
 
-/// Listing an `s3://BUCKET/PREFIX/` and running it again, against moto (or a server that stalls): a file whose
-/// object changed is not taken for complete; the listing is logged and bounded in time as any request is, and its
-/// failure says it was the listing.
+/// Running `braid s3://BUCKET/PREFIX/ -d DIR` again, against moto: files already in place are shown to be their
+/// objects by what the listing says (an MD5 `ETag`, or the size and `LastModified`), with no request per object;
+/// a file whose object changed is not taken for complete; and the listing itself is logged and bounded in time as
+/// any request is (against a server that stalls), its failure saying it was the listing.
 @Suite("braid s3:// listings and reruns", .serialized)
 struct ObjectStoreRerunTests {
     /// Bucket `rerun`: five single-part objects under `data/` (their `ETag`s MD5s) and one of 6 MiB uploaded in
@@ -64,6 +65,48 @@ struct ObjectStoreRerunTests {
     /// The modification time of the file at `path`, in seconds since 1970.
     static func modified(_ path: String) throws -> Double? {
         (try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)?.timeIntervalSince1970
+    }
+
+    /// Whether `request` is one of the listing's: a GET of the bucket itself, its query left aside.
+    static func isListing(_ request: MotoServer.Request) -> Bool {
+        request.method == "GET" && (request.path == "/rerun/" || request.path == "/rerun")
+    }
+
+    @Test("a rerun with every file in place costs the listing alone: each file is shown to be its listed object")
+    func rerunCostsTheListing() async throws {
+        try #require(await MotoS3Tests.isAvailable(), "python3 with moto[server] and boto3: run scripts/install-deps")
+        let directory = try TemporaryDirectory(prefix: "braid-s3-rerun")
+        defer { directory.remove() }
+        let moto = try await MotoServer.start(setup: Self.setup, in: directory)
+        defer { moto.stop() }
+        let hourAgo = try #require(Double(moto.values.first ?? ""))
+        let out = directory.appending("out")
+        let arguments = ["s3://rerun/data/", "-d", out.path, "--no-fsync", "--json"]
+
+        let first = try await BraidCLI.run(arguments, environment: moto.environment())
+        #expect(first.status == .exited(0), "\(first.standardError.suffix(2000))")
+        // Each file has its object's LastModified, as `aws s3 cp` leaves it: what a rerun compares with.
+        for name in Self.names {
+            #expect(try Self.modified(out.appendingPathComponent(name).path) == hourAgo, "\(name)")
+        }
+        let firstRequests = try moto.requests().count
+
+        let again = try await BraidCLI.run(arguments, environment: moto.environment())
+
+        #expect(again.status == .exited(0), "\(again.standardError.suffix(2000))")
+        let rerun = try moto.requests().dropFirst(firstRequests)
+        #expect(
+            rerun.count == 1 && rerun.allSatisfy(Self.isListing),
+            "\(rerun.map { "\($0.method) \($0.path)" })")
+        let events = try JSONEvents(again.standardOutput)
+        let notices = events.named("notice").compactMap { $0["message"] as? String }
+        for index in 0..<5 {
+            #expect(notices.contains { $0.hasSuffix("/small-\(index).bin is already complete (md5 verified)") })
+        }
+        #expect(
+            notices.contains { $0.hasSuffix("/multi.bin is already complete (length and date verified)") },
+            "\(notices)")
+        #expect(events.named("done").filter { $0["skipped"] as? Bool == true }.count == 6)
     }
 
     @Test(

@@ -64,6 +64,35 @@ struct HTTPDateTests {
     }
 
     @Test(
+        "An S3 listing's LastModified reads to the second, its fraction dropped; other forms are refused",
+        arguments: [
+            ("1994-11-06T08:49:37.000Z", 784_111_777.0),
+            ("1994-11-06T08:49:37.999Z", 784_111_777),
+            ("1994-11-06T08:49:37Z", 784_111_777),
+            ("2000-02-29T12:00:00.5Z", 951_825_600),
+            ("1970-01-01T00:00:00.000Z", 0),
+            ("9999-12-31T23:59:59.000Z", 253_402_300_799),
+            ("1994-11-06T08:49:37.000", nil),
+            ("1994-11-06T08:49:37+00:00", nil),
+            ("1994-11-06 08:49:37Z", nil),
+            ("94-11-06T08:49:37Z", nil),
+            ("1994-11-6T08:49:37Z", nil),
+            ("1994-11-06T8:49:37Z", nil),
+            ("1994-13-06T08:49:37Z", nil),
+            ("2100-02-29T08:49:37Z", nil),
+            ("1994-11-06T24:00:00Z", nil),
+            ("1994-11-06T08:49:37.Z", nil),
+            ("1994-11-06T08:49:37.x1Z", nil),
+            ("1969-12-31T23:59:59Z", nil),
+            ("Sun, 06 Nov 1994 08:49:37 GMT", nil),
+            ("", nil),
+        ] as [(String, Double?)]
+    )
+    func listingTime(text: String, seconds: Double?) {
+        #expect(HTTPDate.parse(listingTime: text) == seconds)
+    }
+
+    @Test(
         "Times are sent as IMF-fixdates",
         arguments: [
             (0, "Thu, 01 Jan 1970 00:00:00 GMT"),

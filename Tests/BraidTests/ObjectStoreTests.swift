@@ -117,12 +117,37 @@ struct ObjectStoreTests {
         #expect(options.destination == .below("/tmp/out", subdirectory: "sub/deeper", name: "c d.bin"))
         #expect(options.awsSignature == store.signature)
         #expect(options.headers == ["X-Trace: 1", "x-amz-checksum-mode: ENABLED"])
-        // The listed size, by which a small object is asked for whole (`DownloadJob.isListedSmall`).
-        #expect(options.listedLength == 10)
+        // The listed object, whose size asks a small one whole (`DownloadJob.isListedSmall`) and whose size, ETag
+        // and date judge a file already in place (`DownloadJob.listedExisting`), which gets its date.
+        #expect(options.listed?.size == 10)
+        #expect(options.listed?.key == "data/sub/deeper/c d.bin")
+        #expect(options.setsRemoteTime)
         let scope = try #require(options.credentialScope)
         #expect(scope.permits(.awsSignature, to: "http://127.0.0.1:9000/bkt/other"))
         #expect(!scope.permits(.awsSignature, to: "http://127.0.0.1:9001/bkt/data/a.txt"))
         #expect(!scope.permits(.header, to: "https://bkt.s3.us-east-1.amazonaws.com/data/a.txt"))
+    }
+
+    @Test(
+        "A listed object is evidence: its size, its date to the second, and its ETag's MD5 unless uploaded in parts",
+        arguments: [
+            ("\"9e107d9d372bb6826bd81d3542a419d6\"", "9e107d9d372bb6826bd81d3542a419d6"),
+            ("\"9e107d9d372bb6826bd81d3542a419d6-3\"", nil),
+            ("W/\"9e107d9d372bb6826bd81d3542a419d6\"", nil),
+            ("\"not-an-md5\"", nil),
+        ] as [(String, String?)]
+    )
+    func listedEvidence(entityTag: String, md5: String?) {
+        let object = ObjectStore.Object(
+            key: "data/a.bin", size: 43, entityTag: entityTag, lastModified: "1994-11-06T08:49:37.250Z")
+
+        let resource = object.resource(at: "http://127.0.0.1:9000/bkt/data/a.bin")
+
+        #expect(resource.length == 43)
+        #expect(resource.etag == entityTag)
+        #expect(resource.lastModified == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(resource.digests.map(\.hex) == (md5.map { [$0] } ?? []))
+        #expect(resource.digests.allSatisfy { $0.algorithm == .md5 && $0.source == .entityTag })
     }
 
     @Test("An object is cut in pieces of 8 MiB at least: one GET for a small one, several connections for a large one")

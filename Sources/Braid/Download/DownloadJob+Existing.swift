@@ -98,6 +98,36 @@ extension DownloadJob {
         return try verifyExisting(paths: paths, resource: resource, started: started)
     }
 
+    /// In list mode, a file already at the destination of an object a listing described (`DownloadOptions.listed`),
+    /// judged against the listing as `verifyExisting` judges it against a probe: the result of skipping it with
+    /// no request when the listing shows it to be the object, by the MD5 its `ETag` is or, without one (a multipart
+    /// upload), by its length and date; refused as a probe's answer would refuse it when the listing shows it is
+    /// not. Nil, leaving the download to probe as usual, when nothing is there, a manifest is (a resume), or the
+    /// listing cannot tell: a file that does not match an `ETag` shaped like an MD5 (which an object encrypted with
+    /// KMS or a customer key has without being one; the `HEAD` says), or nothing but a length to go by.
+    func listedExisting(started: Double) throws(BraidError) -> DownloadResult? {
+        guard let listed = options.listed, options.skipExistingIfVerified, !options.overwrite, !options.timestamping,
+            !options.measures, options.stream == nil,
+            let place = try? place(suggestedFilename: nil, url: url),
+            let present = try? DestinationPaths.openIfPresent(place, known: directories),
+            LocalCopy.at(present.final) != nil, (try? present.refuseLinks()) == true
+        else { return nil }
+        let (paths, _) = try ReadWhole.claim(
+            place, opened: DestinationPaths.Opened(place: place, paths: present), for: url, by: label,
+            options: options, in: claims, directories: directories)
+        emit(.state(.verifying))
+        switch try judgeExisting(paths: paths, resource: listed.resource(at: url)) {
+        case let .complete(size, digest, dated) where digest != nil || dated:
+            return alreadyComplete(paths: paths, size: size, digest: digest, dated: dated, started: started)
+        case .complete:
+            return nil
+        case .differs(_, failed: let digest?) where digest.source == .entityTag:
+            return nil
+        case let .differs(refusal, _):
+            throw refusal
+        }
+    }
+
     /// Checks a file already at the destination against the server's file (`judgeExisting`): skipped when it is
     /// that file, else refused with `.fileExists`, whose remedy is to overwrite it.
     private func verifyExisting(
@@ -109,7 +139,7 @@ extension DownloadJob {
         switch try judgeExisting(paths: paths, resource: resource) {
         case let .complete(size, digest, dated):
             return alreadyComplete(paths: paths, size: size, digest: digest, dated: dated, started: started)
-        case let .differs(refusal):
+        case let .differs(refusal, _):
             throw refusal
         }
     }
@@ -119,8 +149,8 @@ extension DownloadJob {
         /// It is the server's file: of its length, and of the digest it is held to, or, without one, when the
         /// download gives files the server's date (`dated`), not older than the server's file.
         case complete(size: Int64, digest: ExpectedDigest?, dated: Bool)
-        /// It is not, as its refusal says.
-        case differs(BraidError)
+        /// It is not, as `refusal` says; `failed` is the digest it did not match, when that was how.
+        case differs(BraidError, failed: ExpectedDigest?)
     }
 
     /// The one rule for a file already at the destination in list mode: the same length as the server's file,
@@ -136,7 +166,7 @@ extension DownloadJob {
                 "\(paths.final) exists with \(size) bytes but the server's file has \(resource.length ?? -1)",
                 remedies: [.overwrite]
             )
-            return .differs(refusal)
+            return .differs(refusal, failed: nil)
         }
         if let digest = try heldDigest(for: resource, paths: paths) {
             guard try Self.file(at: paths.final, size: size, matches: digest) else {
@@ -146,7 +176,7 @@ extension DownloadJob {
                         + "\(digest.source.rawValue))",
                     remedies: [.overwrite]
                 )
-                return .differs(refusal)
+                return .differs(refusal, failed: digest)
             }
             return .complete(size: size, digest: digest, dated: false)
         }
@@ -161,7 +191,7 @@ extension DownloadJob {
                     + "one \(HTTPDate.format(secondsSince1970: copy.modified)))",
                 remedies: [.overwrite]
             )
-            return .differs(refusal)
+            return .differs(refusal, failed: nil)
         case .upToDate:
             return .complete(size: size, digest: nil, dated: true)
         case .sizeDiffers, .undated:

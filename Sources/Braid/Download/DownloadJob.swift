@@ -110,6 +110,8 @@ final class DownloadJob: Sendable {
     func run(continuing start: PooledStart.Handover? = nil) throws(BraidError) -> DownloadResult {
         let started = start?.started ?? TransferEngine.now()
         if start == nil { try checkBeforeStart() }
+        // A start on the pool that probed found nothing in place (`PooledStart`).
+        if start?.probed == nil, let result = try listedExisting(started: started) { return result }
         var lifecycle = DownloadLifecycle()
         var firstContact = true
         while true {
@@ -323,9 +325,9 @@ final class DownloadJob: Sendable {
     }
 
     /// Whether a listing said, before any request, that the file is fetched in one request
-    /// (`DownloadOptions.listedLength`): an S3 object then asked for its checksums with a GET of all of it.
+    /// (`DownloadOptions.listed`): an S3 object then asked for its checksums with a GET of all of it.
     static func isListedSmall(_ options: DownloadOptions) -> Bool {
-        options.listedLength.map { $0 <= oneRequestLength } ?? false
+        options.listed.map { $0.size <= oneRequestLength } ?? false
     }
 
     /// Whether the download starts afresh, so that its first request can be a GET of the file from its start

@@ -193,10 +193,11 @@ public struct DownloadOptions: Sendable {
     /// Whether this is a measurement (a byte limit or discarded data): the transfer runs, nothing is kept.
     var measures: Bool { byteLimit != nil || discardData }
 
-    /// The file's length as a listing gave it before any request (an S3 listing's `Size`, set by
-    /// `ObjectStore.plan`): a file it says is small is asked for whole (`DownloadJob.isListedSmall`).
-    /// Only a hint: the response's own length is the file's.
-    var listedLength: Int64?
+    /// The object as a listing described it before any request (an S3 listing's `Size`, `ETag` and
+    /// `LastModified`, set by `ObjectStore.plan`): one it says is small is asked for whole
+    /// (`DownloadJob.isListedSmall`), and a file already in place that it shows to be the object is skipped
+    /// with no request (`DownloadJob.listedExisting`). Else only a hint: the response's own length is the file's.
+    var listed: ObjectStore.Object?
 
     public init() {}
 

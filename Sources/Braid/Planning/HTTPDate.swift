@@ -66,6 +66,24 @@ enum HTTPDate {
         return seconds <= latest ? Double(seconds) : nil
     }
 
+    /// Seconds since 1970 UTC of an S3 listing's `LastModified`, ISO 8601 in UTC as S3 writes it
+    /// (`2024-05-01T12:00:00.000Z`, the fraction optional and dropped: HTTP dates have none), or nil for any other
+    /// form.
+    static func parse(listingTime text: String) -> Double? {
+        guard text.hasSuffix("Z") else { return nil }
+        let parts = text.dropLast().split(separator: "T", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        let clock = parts[1].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard date.count == 3, let year = number(date[0], digits: 4...4), let month = number(date[1], digits: 2...2),
+            let day = number(date[2], digits: 2...2), (1970...9999).contains(year), (1...12).contains(month),
+            (1...daysIn(month: month, of: year)).contains(day), clock[0].utf8.count == 8,
+            let time = timeOfDay(clock[0]), clock.count == 1 || number(clock[1], digits: 1...9) != nil
+        else { return nil }
+        let seconds = days(year: year, month: month, day: day) * secondsPerDay + time
+        return seconds <= latest ? Double(seconds) : nil
+    }
+
     /// The year of a two-digit `year`: in this century, unless that is more than 50 years after `wallClock`.
     private static func fullYear(_ year: Int64, month: Int64, day: Int64, time: Substring, wallClock: Double) -> Int64 {
         let now = Int64(max(0, min(wallClock, Double(latest))))

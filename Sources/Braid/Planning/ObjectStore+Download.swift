@@ -74,7 +74,7 @@ extension ObjectStore {
             }
             var objectOptions = signed(options, bucket: prefix.bucket)
             Self.cut(&objectOptions, size: object.size)
-            objectOptions.listedLength = object.size
+            objectOptions.listed = object
             objectOptions.destination = .below(directory, path: path)
             planned.append(
                 .download(

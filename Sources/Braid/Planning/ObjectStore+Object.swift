@@ -21,6 +21,20 @@ extension ObjectStore {
             self.lastModified = lastModified
         }
 
+        /// The object as a probe would find it at `url`, from the listing alone: its size, `ETag` and
+        /// `LastModified` (as an HTTP date, to the second), and the MD5 its `ETag` has the shape of as its digest.
+        /// Evidence for a file already in place (`DownloadJob.listedExisting`): a listing does not say whether an
+        /// object is encrypted with KMS or a customer key, whose tags are no MD5s.
+        func resource(at url: String) -> RemoteResource {
+            let modified = lastModified.flatMap(HTTPDate.parse(listingTime:)).map {
+                HTTPDate.format(secondsSince1970: Int64($0))
+            }
+            return RemoteResource(
+                requestedURL: url, resolvedURL: url, length: size, acceptsRanges: true, etag: entityTag,
+                lastModified: modified, suggestedFilename: nil,
+                digests: entityTag.flatMap(DigestHeaders.md5(ofEntityTag:)).map { [$0] } ?? [])
+        }
+
         /// Whether it was uploaded in parts, its `ETag` then no MD5 of its bytes.
         public var isMultipartUpload: Bool {
             // An MD5 in hexadecimal has no '-'; a multipart upload's tag ends in '-' and its part count.

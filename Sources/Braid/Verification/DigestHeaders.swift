@@ -127,8 +127,17 @@ enum DigestHeaders {
             || headers["x-amz-id-2"] != nil || headers["x-amzn-requestid"] != nil
         guard isS3,
             headers["x-amz-server-side-encryption-customer-algorithm"] == nil,
-            headers["x-amz-server-side-encryption"]?.lowercased().hasPrefix("aws:kms") != true,
-            tag.hasPrefix("\""), tag.hasSuffix("\""),
+            headers["x-amz-server-side-encryption"]?.lowercased().hasPrefix("aws:kms") != true
+        else { return nil }
+        return md5(ofEntityTag: tag)
+    }
+
+    /// The MD5 an S3 `ETag` has the shape of: a strong, quoted tag of 32 hexadecimal digits (not a multipart
+    /// upload's `…-N`). Whether it is the MD5 of the bytes depends on the object's encryption too, which a listing
+    /// does not say (`amazonEntityTag(in:)`).
+    static func md5(ofEntityTag tag: String) -> ExpectedDigest? {
+        let tag = tag.trimmingWhitespace()
+        guard tag.utf8.count == 34, tag.hasPrefix("\""), tag.hasSuffix("\""),
             let bytes = ExpectedDigest.decodeHex(String(tag.dropFirst().dropLast())), bytes.count == 16
         else { return nil }
         return ExpectedDigest(algorithm: .md5, bytes: bytes, source: .entityTag)
