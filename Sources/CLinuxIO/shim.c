@@ -32,6 +32,10 @@ int braid_start_writeback(int descriptor, int64_t offset, int64_t length) {
 #endif
 }
 
+int64_t braid_seek_data(int descriptor, int64_t offset) {
+    return lseek(descriptor, offset, SEEK_DATA);
+}
+
 int braid_sync_file_system(int descriptor) {
     return syncfs(descriptor);
 }

@@ -42,4 +42,31 @@ struct DiskFullTests {
         #expect(try content.firstDifference(fromFileAt: output) == nil)
         if manifest.done > 0 { #expect(freed.standardError.contains("resuming at")) }
     }
+
+    @Test("a disk with no room for a byte: exit 3, and nothing is left beside the files that were there")
+    func noRoomAtAll() async throws {
+        guard let filesystem = try SmallFilesystem.mount(megabytes: 1) else {
+            print("skipped: mounting a tmpfs needs root and CAP_SYS_ADMIN, which this environment does not give")
+            return
+        }
+        defer { filesystem.unmount() }
+        // One file large enough to keep a manifest, one small enough to come in the probe's one response.
+        let large = TestContent(seed: 22, size: 3 << 20)
+        let small = TestContent(seed: 23, size: 5000)
+        let server = TestServer(routes: ["/large.bin": .init(content: large), "/small.bin": .init(content: small)])
+        try server.start()
+        defer { server.shutdown() }
+        try filesystem.fill("filler")
+        let list = try TemporaryDirectory(prefix: "braid-full-list")
+        defer { list.remove() }
+        let listFile = list.appending("list.txt")
+        try Data("\(server.url("/large.bin"))\n\(server.url("/small.bin"))\n".utf8).write(to: listFile)
+
+        let run = try await BraidCLI.run(["-i", listFile.path, "-d", filesystem.mountPoint, "--no-fsync"])
+
+        #expect(run.status == .exited(3), "\(run.standardError)")
+        #expect(run.standardError.contains("no space left on device"), "\(run.standardError)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: filesystem.mountPoint)
+        #expect(left == ["filler"], "\(run.standardError)")
+    }
 }

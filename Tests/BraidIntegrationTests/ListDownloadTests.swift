@@ -550,6 +550,43 @@ struct ListDownloadTests {
         #expect(try content.firstDifference(fromFileAt: fixture.output("fine.bin").path) == nil)
     }
 
+    @Test(
+        "failures leave no file that holds no downloaded byte, and keep the partial data and manifest that hold some"
+    )
+    func failuresLeaveNoEmptyFiles() async throws {
+        let content = TestContent(seed: 31, size: 2 << 20)
+        let fromSecondRequest: (TestServer.Fault) -> [TestServer.Fault] = { [.afterFirst(requests: 1, $0)] }
+        let fixture = try Fixture(routes: [
+            // Every range past the first is refused with 416, as if the file changed: restarts until they run out.
+            "/changing.bin": .init(content: content, faults: [.claimLength(String(3 << 20))]),
+            // The probe (a conditional GET, for -N) is answered; the GET of the file is not.
+            "/gone.bin": .init(content: content, faults: fromSecondRequest(.status(404, retryAfter: nil))),
+            "/cut.bin": .init(content: content, faults: fromSecondRequest(.closeAfter(bytes: 0))),
+            // Every response ends 100 bytes short: the bytes before are what a rerun resumes from.
+            "/kept.bin": .init(content: TestContent(seed: 32, size: 5 << 20), faults: [.shortBody(missingBytes: 100)]),
+        ])
+        defer { fixture.shutdown() }
+        let older = Date(timeIntervalSince1970: 946_684_800)
+        for name in ["gone.bin", "cut.bin"] {
+            try Data("older".utf8).write(to: fixture.output(name))
+            try FileManager.default.setAttributes([.modificationDate: older], ofItemAtPath: fixture.output(name).path)
+        }
+        let list = try fixture.list(
+            ["/changing.bin", "/gone.bin", "/cut.bin"].map { "\(fixture.server.url($0))\n" }.joined()
+                + "\(fixture.server.url("/kept.bin"))\n")
+
+        let run = try await BraidCLI.run([
+            "-i", list, "-d", fixture.output("").path, "-N", "--max-tries", "1", "--no-fsync",
+        ])
+
+        #expect(run.status == .exited(5), "\(run.standardError)")
+        #expect(run.standardError.contains("0 of 4 succeeded"), "\(run.standardError)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.output("").path).sorted()
+        #expect(left == ["cut.bin", "gone.bin", "kept.bin.braid", "kept.bin.part"], "\(run.standardError)")
+        let manifest = try #require(ManifestFile(at: fixture.output("kept.bin.braid")))
+        #expect(manifest.done > 0, "the bytes received are recorded")
+    }
+
     @Test("a list on standard input works like a list file")
     func standardInput() async throws {
         let content = TestContent(seed: 9, size: 512 << 10)

@@ -93,13 +93,25 @@ extension DownloadJob {
             lifecycle.alreadyComplete()
             return .done(try existingFinal(paths: paths, resource: resource, started: started))
         }
-        let plan = try resumeOrPlan(resource, offered: offered, paths: paths, file: file, store: store)
-        let adopted = first.flatMap { plan.begins(with: $0) ? $0 : nil }
-        if adopted == nil { first?.cancel() }
-        lifecycle.advance()
-        return try fetch(
-            resource, mirrors: mirrors, plan: plan, adopting: adopted, file: file, store: store, paths: paths,
-            keepsFinal: keepsFinal, replacesFinal: replacesFinal, started: started, lifecycle: &lifecycle)
+        // An attempt that ends without its file leaves no file that holds no downloaded byte: a failure before the
+        // first byte (a refusal, a full disk) or a fresh start would otherwise leave an empty FILE.part until the
+        // next run. An interruption leaves its files as they are, for the resume its message promises.
+        do throws(BraidError) {
+            let plan = try resumeOrPlan(resource, offered: offered, paths: paths, file: file, store: store)
+            let adopted = first.flatMap { plan.begins(with: $0) ? $0 : nil }
+            if adopted == nil { first?.cancel() }
+            lifecycle.advance()
+            let outcome = try fetch(
+                resource, mirrors: mirrors, plan: plan, adopting: adopted, file: file, store: store, paths: paths,
+                keepsFinal: keepsFinal, replacesFinal: replacesFinal, started: started, lifecycle: &lifecycle)
+            if case .restart = outcome { removeWhatHoldsNoBytes(file, paths: paths, store: store, resource: resource) }
+            return outcome
+        } catch {
+            if error.code != .interrupted && error.code != .cancelled {
+                removeWhatHoldsNoBytes(file, paths: paths, store: store, resource: resource)
+            }
+            throw error
+        }
     }
 
     /// The transfer of a planned download, then its checks and its rename: what `attempt` does once the file is

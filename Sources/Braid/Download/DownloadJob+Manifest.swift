@@ -108,6 +108,28 @@ extension DownloadJob {
         try store.save(record, durable: options.syncOnCompletion)
     }
 
+    /// After an attempt that ended without its file (it failed, or starts afresh), removes what it leaves that holds
+    /// no downloaded byte, while it still holds the lock on `file`: a manifest that records none (the record of a
+    /// digest that outlives the data stays, see `keepOnlyRecord`), and a `FILE.part` nothing was written to. A
+    /// manifest that records bytes, and partial data, always stay: they are what the next run resumes from. A
+    /// manifest that cannot be read is left as it is, for the error that names it.
+    func removeWhatHoldsNoBytes(
+        _ file: PartFile, paths: DestinationPaths, store: ManifestStore, resource: RemoteResource
+    ) {
+        let manifest: Manifest?
+        do {
+            manifest = try store.load()
+        } catch {
+            return
+        }
+        if let manifest {
+            guard !manifest.recordsDownloadedBytes else { return }
+            if manifest.keepsData { try? keepOnlyRecord(of: manifest.expectedDigest, store: store, resource: resource) }
+        }
+        guard !file.holdsData, file.isStill(at: paths.part) else { return }
+        try? paths.part.unlink()
+    }
+
     /// Removes the partial file after a failure that leaves nothing to resume, keeping the record of the digest
     /// the file is held to when it outlives the data (best effort: if the record cannot be written, the old
     /// manifest stays, and it records the digest too).

@@ -37,6 +37,17 @@ extension FileDescriptor {
         }
     }
 
+    /// The offset of the first byte of data at or after `offset` (`lseek` with `SEEK_DATA`), nil when there is none
+    /// from there on: the rest of a sparse file is a hole. A file system that cannot tell holes from data counts all
+    /// of the file as data.
+    func offsetOfData(from offset: Int64 = 0, retryOnInterrupt: Bool = true) throws(Errno) -> Int64? {
+        do {
+            return try Errno.check(retryOnInterrupt: retryOnInterrupt) { braid_seek_data(rawValue, offset) }
+        } catch .noSuchAddressOrDevice {
+            return nil
+        }
+    }
+
     /// Sets the file's modification time (`futimens`), leaving its access time as it is.
     func setModificationTime(secondsSince1970 seconds: Double, retryOnInterrupt: Bool = true) throws(Errno) {
         let whole = seconds.rounded(.down)

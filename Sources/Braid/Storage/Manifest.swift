@@ -60,6 +60,12 @@ struct Manifest: Codable, Equatable, Sendable {
     /// Whether `FILE.part` holds data this manifest describes; one that keeps none only records the digest.
     var keepsData: Bool { !segments.isEmpty }
 
+    /// Whether it records any downloaded byte: written to a segment, released from a stream, or kept for a repair.
+    /// One that records none gives a rerun nothing to resume, only the digest it holds the file to.
+    var recordsDownloadedBytes: Bool {
+        failedDigest != nil || repair != nil || stream != nil || segments.contains { $0.done > 0 }
+    }
+
     var expectedDigest: ExpectedDigest? {
         guard let algorithm = digestAlgorithm, let hex = digestHex, let source = digestSource,
             let bytes = ExpectedDigest.decodeHex(hex), bytes.count == algorithm.byteCount

@@ -13,7 +13,8 @@ import SystemPackage
 
 /// The partial download, `FILE.part`: a sparse file of the final length, written with positional writes in any
 /// order. Opening it locks the download (an exclusive `flock`, held until it is closed, through the rename to the
-/// final name), so partial data is discarded by truncating it, never by unlinking it.
+/// final name), so partial data is discarded by truncating it, never by unlinking it; only a file nothing was
+/// written to is unlinked, by the download holding its lock (`DownloadJob.removeWhatHoldsNoBytes`).
 ///
 /// Design: `docs/design/durability.md#the-partial-file`.
 final class PartFile: Sendable {
@@ -124,6 +125,17 @@ final class PartFile: Sendable {
             return try descriptor.seek(offset: 0, from: .end)
         } catch {
             throw .localIO("reading the size of \(path)", error)
+        }
+    }
+
+    /// Whether any byte was ever written to the file, as the file system sees it (`SEEK_DATA`): the file is sparse
+    /// until then. A file system that cannot tell holes from data counts all of a file that is not empty as data,
+    /// and a failed look counts as data too: an unsure answer is yes.
+    var holdsData: Bool {
+        do {
+            return try descriptor.offsetOfData() != nil
+        } catch {
+            return true
         }
     }
 

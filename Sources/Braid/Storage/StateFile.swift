@@ -64,18 +64,27 @@ package struct StateFile: Sendable {
     package func replace(with data: Data, durable: Bool) throws(BraidError) {
         if temporaryLocation.isSymbolicLink { throw .symbolicLink(temporaryPath) }
         try? temporaryLocation.unlink()
+        let file: FileDescriptor
         do {
-            let file = try temporaryLocation.open(.writeOnly, options: [.create, .exclusiveCreate])
+            file = try temporaryLocation.open(.writeOnly, options: [.create, .exclusiveCreate])
+        } catch {
+            throw .localIO("cannot write \(temporaryPath)", error)
+        }
+        // A temporary file this call made and could not write whole, or name, holds no state: it goes at once
+        // (on a full disk it is empty), rather than stay beside the file until the next replace.
+        do {
             try file.closeAfter {
                 _ = try data.withUnsafeBytes { try file.writeAll($0) }
                 if durable { try file.synchronize(includingMetadata: true) }
             }
         } catch {
+            try? temporaryLocation.unlink()
             throw .localIO("cannot write \(temporaryPath)", error)
         }
         do {
             try temporaryLocation.rename(to: location, replacing: true)
         } catch {
+            try? temporaryLocation.unlink()
             throw .localIO("cannot replace \(path)", error)
         }
         if durable {

@@ -12,6 +12,10 @@ int braid_start_writeback(int descriptor, int64_t offset, int64_t length);
 /// file of it failed since `descriptor` was opened (before, such a failure went unreported).
 int braid_sync_file_system(int descriptor);
 
+/// The offset of the first byte of data at or after `offset` (lseek with SEEK_DATA, a GNU extension that Swift's
+/// Glibc module does not expose). Returns it, or -1 with errno set: ENXIO when there is no data from there on.
+int64_t braid_seek_data(int descriptor, int64_t offset);
+
 /// The bytes the whole system has written and not yet on disk: Dirty and Writeback of /proc/meminfo. Returns -1
 /// where that cannot be read.
 int64_t braid_unwritten_bytes(void);
