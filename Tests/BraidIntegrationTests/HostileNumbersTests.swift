@@ -65,6 +65,27 @@ struct HostileNumbersTests {
         Self.expectCleanExit(run, 5, mentioning: "Content-Range", output: harness.output)
     }
 
+    /// One header line longer than libcurl takes (100 KB), or lines of 8 KB longer than it takes in all (300 KB).
+    static let oversizedHeads: [[TestServer.Fault]] = [
+        [.rawHeader(name: "X-Large", value: Array(repeating: UInt8(ascii: "a"), count: 200_000))],
+        (0..<40).map { .rawHeader(name: "X-Line-\($0)", value: Array(repeating: UInt8(ascii: "b"), count: 8_000)) },
+    ]
+
+    @Test(
+        "Response headers larger than libcurl takes are the server's violation (exit 5), not retried",
+        arguments: oversizedHeads)
+    func oversizedHead(faults: [TestServer.Fault]) async throws {
+        let harness = try Harness(faults: faults)
+        defer { harness.shutdown() }
+        let run = try await harness.run(["-q"])
+        Self.expectCleanExit(run, 5, mentioning: "response headers are larger than", output: harness.output)
+        #expect(!run.standardError.contains("Out of memory"), "\(run.standardError)")
+        #expect(harness.server.waitUntilIdle())
+        #expect(harness.server.requestLog.count == 1, "nothing was retried")
+        let left = try FileManager.default.contentsOfDirectory(atPath: harness.directory.appending("").path)
+        #expect(left.isEmpty, "\(left)")
+    }
+
     /// Whether the scratch file system refuses a sparse file of Braid's largest length, as ext4 does (EFBIG).
     static let refusesLargestFile: Bool = {
         guard let directory = try? TemporaryDirectory(prefix: "braid-efbig") else { return false }

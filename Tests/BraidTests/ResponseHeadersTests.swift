@@ -19,6 +19,21 @@ struct ResponseHeadersTests {
         #expect(headers.contentLength == nil)
     }
 
+    @Test("A head is open from its status line to its blank line, and again for the next response's")
+    func headOpen() {
+        var headers = ResponseHeaders()
+        #expect(!headers.isHeadOpen)
+        for (line, open) in [
+            ("HTTP/1.1 302 Found", true), ("Location: /x", true), ("", false), ("HTTP/1.1 200 OK", true),
+            ("Content-Length: 5", true), ("", false),
+        ] {
+            let bytes = Array((line + "\r\n").utf8)
+            bytes.withUnsafeBytes { headers.consume(bytes: $0) }
+            #expect(headers.isHeadOpen == open, "after '\(line)'")
+        }
+        #expect(headers.status == 200 && headers.contentLength == 5)
+    }
+
     @Test(
         "The status line gives the status code, in every HTTP version",
         arguments: [

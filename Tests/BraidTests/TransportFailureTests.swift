@@ -69,11 +69,30 @@ struct TransportFailureTests {
                     retryAfter: nil, refusedConnection: false))
     }
 
+    @Test(
+        "A head larger than libcurl takes is the server's violation, not retried; out of memory elsewhere is not one",
+        arguments: [
+            (CURLE_OUT_OF_MEMORY, "Out of memory", "a header line longer than 100 KB"),
+            (
+                CURLE_RECV_ERROR, "Too large response headers: 312377 > 307200",
+                "Too large response headers: 312377 > 307200"
+            ),
+        ] as [(CURLcode, String, String)]
+    )
+    func oversizedHead(code: CURLcode, detail: String, said: String) {
+        let failure = TransportFailure(code, detail: detail, inHead: true)
+        #expect(failure.kind == .oversizedHead)
+        #expect(
+            FailureKind.classify(failure)
+                == .fatal(.protocolViolation, "the server's response headers are larger than libcurl takes: \(said)"))
+        #expect(TransportFailure(CURLE_OUT_OF_MEMORY, detail: "Out of memory", inHead: false).kind == .other)
+    }
+
     @Test("Only an untrusted certificate has a remedy other than waiting")
     func remedies() {
         let kinds: [TransportFailure.Kind] = [
             .nameNotResolved, .couldNotConnect, .timedOut, .connectionBroken, .tooManyRedirects, .unsupportedScheme,
-            .malformedURL, .tlsHandshakeFailed, .writeAborted, .other, .malformedResponse,
+            .malformedURL, .tlsHandshakeFailed, .writeAborted, .other, .malformedResponse, .oversizedHead,
         ]
         #expect(FailureKind.remedies(for: .untrustedCertificate) == [.trustCertificate])
         #expect(kinds.allSatisfy { FailureKind.remedies(for: $0).isEmpty })

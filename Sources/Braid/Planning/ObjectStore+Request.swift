@@ -92,7 +92,10 @@ extension ObjectStore {
                     kind: .connectionBroken,
                     detail: "the answer to \(url) is longer than \(maximumResponseBytes >> 20) MiB"))
         }
-        guard code == CURLE_OK else { return .failure(TransportFailure(code, detail: handle.describe(code))) }
+        guard code == CURLE_OK else {
+            return .failure(
+                TransportFailure(code, detail: handle.describe(code), inHead: collector.headers.isHeadOpen))
+        }
         return .success(Response(headers: collector.headers, body: collector.body))
     }
 

@@ -506,7 +506,8 @@ struct Prober {
             return .response(response)
         }
         if !hop.collector.responseCame(endingWith: code) {
-            let failure = TransportFailure(code, detail: hop.handle.describe(code))
+            let failure = TransportFailure(
+                code, detail: hop.handle.describe(code), inHead: hop.collector.headers.isHeadOpen)
             throw ProbeFailure(
                 kind: FailureKind.classify(failure),
                 headers: nil,

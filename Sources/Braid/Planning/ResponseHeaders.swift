@@ -7,6 +7,9 @@ struct ResponseHeaders: Sendable, Equatable {
     /// Whether the response came as a stream of a connection that carries several (HTTP/2 or HTTP/3): ending it
     /// early leaves the connection open, where ending an HTTP/1.x response early closes it.
     private(set) var isMultiplexed = false
+    /// Whether a response's head is arriving: its status line came, and the blank line that ends it has not yet. A
+    /// request that fails meanwhile failed on the head itself (`TransportFailure.Kind.oversizedHead`).
+    private(set) var isHeadOpen = false
     private var fields: [String: String] = [:]
 
     /// Feeds one header line as libcurl's header callback delivers it. A field line of ASCII (nearly every one) is
@@ -34,6 +37,8 @@ struct ResponseHeaders: Sendable, Equatable {
     /// Feeds one raw header line, including its CRLF.
     mutating func consume(line raw: String) {
         let line = raw.trimmingWhitespace()
+        // The blank line that ends the head.
+        if line.isEmpty { return isHeadOpen = false }
         if line.hasPrefix("HTTP/") {
             return startResponse(statusLine: Array(line.utf8)[...])
         }
@@ -47,6 +52,7 @@ struct ResponseHeaders: Sendable, Equatable {
         // Room for a response's dozen fields from the start, not grown field by field: four allocations, not one.
         fields.removeAll(keepingCapacity: true)
         fields.reserveCapacity(16)
+        isHeadOpen = true
         let afterVersion = line.drop { $0 != 0x20 }.drop { $0 == 0x20 }
         let code = afterVersion.prefix { $0 != 0x20 }
         status =

@@ -26,6 +26,9 @@ enum FailureKind: Equatable, Sendable {
             return .transient(
                 .protocolViolation, "the server's answer is not valid HTTP: \(detail)", retryAfter: nil,
                 refusedConnection: false)
+        case .oversizedHead:
+            // Sent again to every request: not retried.
+            return .fatal(.protocolViolation, "the server's response headers are larger than libcurl takes: \(detail)")
         case .unsupportedScheme:
             return .fatal(.protocolViolation, "refusing a URL or redirect that is not http or https: \(detail)")
         case .malformedURL:

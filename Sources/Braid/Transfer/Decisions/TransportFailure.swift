@@ -15,6 +15,9 @@ struct TransportFailure: Equatable, Sendable {
         /// The server's answer broke HTTP: not HTTP at all, or a head libcurl could not read (an invalid
         /// `Content-Length`, a malformed status line).
         case malformedResponse
+        /// The server's response head is larger than libcurl takes: a header line over 100 KB, or over 300 KB of
+        /// them in all. Only a server that breaks HTTP's norms sends one, and it sends it again to every request.
+        case oversizedHead
         /// The URL, or a redirect, is not http or https.
         case unsupportedScheme
         case malformedURL

@@ -391,7 +391,11 @@ final class TransferEngine {
         }
         // libcurl's code becomes Braid's own kind of failure here, at the boundary: the machine never sees libcurl.
         let result: TransferResult =
-            code == CURLE_OK ? .finished : .failed(TransportFailure(code, detail: connection.easy.describe(code)))
+            code == CURLE_OK
+            ? .finished
+            : .failed(
+                TransportFailure(
+                    code, detail: connection.easy.describe(code), inHead: connection.headers.isHeadOpen))
         end(connection, result: result)
     }
 

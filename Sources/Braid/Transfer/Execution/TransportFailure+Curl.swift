@@ -1,13 +1,26 @@
 import CCurl
 
 extension TransportFailure {
-    /// libcurl's failure `code` in Braid's terms, with libcurl's `detail` and the code kept as the cause.
-    init(_ code: CURLcode, detail: String) {
-        self.init(kind: Self.kind(of: code, detail: detail), detail: detail, cause: .curl(code: Int(code.rawValue)))
+    /// libcurl's failure `code` in Braid's terms, with libcurl's `detail` and the code kept as the cause; `inHead`
+    /// says whether it came while a response's head was arriving (`ResponseHeaders.isHeadOpen`).
+    init(_ code: CURLcode, detail: String, inHead: Bool = false) {
+        let cause = BraidError.Cause.curl(code: Int(code.rawValue))
+        // libcurl 7.88 refuses a header line longer than CURL_MAX_HTTP_HEADER with the code of a failed allocation
+        // and no message of its own. Its allocations failing just then, and only then, is all but impossible;
+        // elsewhere the code keeps its meaning.
+        if code == CURLE_OUT_OF_MEMORY && inHead {
+            self.init(
+                kind: .oversizedHead, detail: "a header line longer than \(CURL_MAX_HTTP_HEADER >> 10) KB",
+                cause: cause)
+            return
+        }
+        self.init(kind: Self.kind(of: code, detail: detail), detail: detail, cause: cause)
     }
 
     private static func kind(of code: CURLcode, detail: String) -> Kind {
         switch code {
+        // libcurl's cap on a whole head, since 8.3 and in Debian's 7.88: "Too large response headers: N > 307200".
+        case CURLE_RECV_ERROR where detail.contains("Too large response headers"): .oversizedHead
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .nameNotResolved
         case CURLE_COULDNT_CONNECT: .couldNotConnect
         case CURLE_OPERATION_TIMEDOUT: .timedOut
