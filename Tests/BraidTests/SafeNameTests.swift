@@ -110,6 +110,19 @@ struct SafeNameTests {
         #expect(try SafeName.path(sanitising: proposed + "/a").map(\.string) == [safe, "a"])
     }
 
+    /// curl -OJ, wget and wget2 --content-disposition and aria2c all save `filename=" .bin"` as ` .bin`. Braid
+    /// removes the blank, and then the dot it would leave first, as it does for `.bin`: a blank in front is no way
+    /// to plant a hidden file.
+    @Test(
+        "Blanks before a server's leading dot go with it; a key keeps the dot",
+        arguments: [(" .bin", "bin", ".bin"), ("\u{2003}..bin", "bin", "..bin"), (" . x.bin", "x.bin", ". x.bin")])
+    func blanksBeforeDots(proposed: String, safe: String, keyed: String) {
+        #expect(SafeName.lastComponent(of: proposed)?.string == safe)
+        #expect(ContentDisposition.filename(from: "attachment; filename=\"\(proposed)\"") == safe)
+        #expect(SafeName(sanitising: proposed, keepingLeadingDots: true)?.string == keyed)
+        #expect(throws: SafeName.Refusal.self) { try SafeName(validating: proposed) }
+    }
+
     @Test(
         "Plain names pass as they are",
         arguments: [
