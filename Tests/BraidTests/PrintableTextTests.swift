@@ -36,6 +36,29 @@ struct PrintableTextTests {
         #expect(PrintableText.sanitised(raw) == printed)
     }
 
+    @Test(
+        "A URL in a log line hides its password and the values of its signing and secret query parameters",
+        arguments: [
+            (
+                "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F1&X-Amz-Date=1"
+                    + "&X-Amz-Expires=60&X-Amz-Security-Token=tok&X-Amz-SignedHeaders=host&X-Amz-Signature=abc1",
+                "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Date=1"
+                    + "&X-Amz-Expires=60&X-Amz-Security-Token=***&X-Amz-SignedHeaders=***&X-Amz-Signature=***"
+            ),
+            (
+                "https://a.blob.core.windows.net/c/f?sv=2024&se=2030&sp=r&sig=c2ln%3D",
+                "https://a.blob.core.windows.net/c/f?sv=2024&se=2030&sp=r&sig=***"
+            ),
+            ("http://u:p@h/f?expires=9&signature=ff#frag", "http://u:***@h/f?expires=9&signature=***#frag"),
+            ("http://h/f?access_token=t&key&page=2", "http://h/f?access_token=***&key&page=2"),
+            ("http://h/f?q=1&x=2", "http://h/f?q=1&x=2"),
+            ("http://h/f", "http://h/f"),
+        ]
+    )
+    func hidesSignedQueries(raw: String, printed: String) {
+        #expect(PrintableText.sanitised(url: raw) == printed)
+    }
+
     @Test("An error's message is always printable")
     func errorMessages() {
         let error = BraidError(.protocolViolation, "the server said \u{1B}[2J at https://u:secret@h/")

@@ -244,7 +244,7 @@ final class DirectRequest: PoolErrand {
     /// Logs the events of `end` as a download logs them.
     private func write(_ end: End) {
         var logger = logger
-        logger[metadataKey: "braid.url"] = .string(PrintableText.sanitised(file.url))
+        logger[metadataKey: "braid.url"] = .string(PrintableText.sanitised(url: file.url))
         switch end {
         case let .completed(_, events), let .stopped(_, events), let .goOn(_, events), let .named(_, events):
             for event in events { Download.log(event, to: logger) }

@@ -254,11 +254,11 @@ public final class Download: Sendable {
         }
     }
 
-    /// A URL in a log line's metadata, made safe to print (`PrintableText.sanitised`) only when a line shows it:
+    /// A URL in a log line's metadata, made safe to log (`PrintableText.sanitised(url:)`) only when a line shows it:
     /// each file of a list is given one, and most are never logged.
     private struct PrintableURL: CustomStringConvertible, Sendable {
         let url: String
-        var description: String { PrintableText.sanitised(url) }
+        var description: String { PrintableText.sanitised(url: url) }
     }
 
     /// Reports how a run of the download ended, and returns it.

@@ -5,7 +5,8 @@
 /// characters (C0, DEL, C1), the bidirectional controls that reorder what a line appears to say, and the invisible
 /// characters that hide what it says (zero-width characters, line and paragraph separators) are shown as escapes
 /// instead (`\x1B`, `\u{202E}`), and the password of any `scheme://user:password@host` in the text is replaced with
-/// `***`, so neither a message nor a log line repeats a secret.
+/// `***`, so neither a message nor a log line repeats a secret; a URL in a log line has its signature hidden too
+/// (`sanitised(url:)`).
 ///
 /// `escapingControlCharacters(_:)` is the one function every name and path goes through on its way to a terminal.
 public enum PrintableText {
@@ -13,6 +14,39 @@ public enum PrintableText {
     public static func sanitised(_ text: String) -> String {
         escapingControlCharacters(hidingPasswords(text))
     }
+
+    /// `url` as a log line shows it: `sanitised`, and the value of every query parameter that signs or authorises
+    /// the request replaced with `***` (`isSecretParameter`). A presigned URL works for anyone who holds it until it
+    /// expires: a `-vv` log pasted into an issue must not hand it over. Messages keep the query, which tells a user
+    /// which URL failed; the manifest keeps it too, readable by its owner only.
+    public static func sanitised(url: String) -> String {
+        sanitised(hidingSecretParameters(url))
+    }
+
+    /// `url` with the values of its secret query parameters (`isSecretParameter`) replaced with `***`.
+    private static func hidingSecretParameters(_ url: String) -> String {
+        guard let question = url.firstIndex(of: "?") else { return url }
+        let end = url[question...].firstIndex(of: "#") ?? url.endIndex
+        let parameters = url[url.index(after: question)..<end].split(separator: "&", omittingEmptySubsequences: false)
+        guard parameters.contains(where: { isSecretParameter($0.prefix { $0 != "=" }) }) else { return url }
+        let query = parameters.map { parameter -> Substring in
+            let name = parameter.prefix { $0 != "=" }
+            return isSecretParameter(name) && name.endIndex < parameter.endIndex ? name + "=***" : parameter
+        }
+        return String(url[...question]) + query.joined(separator: "&") + url[end...]
+    }
+
+    /// Whether a query parameter named `name` carries a secret: a signature (S3's and GCS's `X-Amz-Signature`,
+    /// `X-Goog-Signature`, Azure's `sig`, CloudFront's `Signature`), a credential or token (`X-Amz-Credential`,
+    /// `X-Amz-Security-Token`, `access_token`), a key (`key`, `api_key`, `Key-Pair-Id`), a password. Matched on
+    /// parts of the name, so that a store's own spelling of them is hidden too: a harmless parameter hidden costs a
+    /// log line some detail, a secret shown costs the secret.
+    private static func isSecretParameter(_ name: Substring) -> Bool {
+        let lowered = name.lowercased()
+        return secretParameterParts.contains { lowered.contains($0) }
+    }
+
+    private static let secretParameterParts = ["sig", "token", "key", "credential", "secret", "pass", "auth"]
 
     /// `text` with C0, DEL, C1, bidirectional control and invisible characters written as visible escapes: a name or
     /// a path as a terminal is to show it. Escaping twice changes nothing more.
