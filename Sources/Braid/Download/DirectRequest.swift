@@ -107,6 +107,7 @@ final class DirectRequest: PoolErrand {
             isCancelled: { [file] in file.stopAsked != nil })
         prober.isFirstContact = true
         prober.readsWhole = DownloadJob.oneRequestLength
+        prober.requestLog = RequestLog(logger)
         // As a download reports a body read whole that comes in pieces (`DownloadJob.makeProber`).
         prober.onWholeBodyStart = { [log] resource in
             let place = try? DestinationPaths.resolve(

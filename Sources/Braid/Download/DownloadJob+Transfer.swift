@@ -228,6 +228,7 @@ extension DownloadJob {
             isCancelled: { [interrupter] in interrupter.isEnding || abandoned() }
         )
         prober.multiplexes = !usesRanges
+        prober.requestLog = requestLog
         do throws(BraidError) {
             let resource = try prober.probe(source.resource.requestedURL)
             return .success(Source(resource: resource, usesRanges: usesRanges))

@@ -43,6 +43,8 @@ final class DownloadJob: Sendable {
     /// How messages name this download to the user: "line 3" of a list, else its URL without credentials.
     let label: String
     let logger: Logger
+    /// Where the probe's requests are logged, at `-vv` only (the transfer's own are logged by its engine).
+    let requestLog: RequestLog?
     /// Where `Download.chunks` takes a streamed download's bytes from.
     let chunks: ChunkChannel?
     /// `url` parsed, once: it is checked (`validate(url:parsed:)`) and names the file (`nameFromURL`).
@@ -76,6 +78,7 @@ final class DownloadJob: Sendable {
         self.segmentPool = segmentPool
         self.label = label
         self.logger = logger
+        requestLog = RequestLog(logger)
         self.chunks = chunks
         self.parsedURL = parsedURL
         self.nameFromURL = nameFromURL
@@ -258,6 +261,7 @@ final class DownloadJob: Sendable {
         prober.trustsHead = !lifecycle.distrustsHead
         prober.isFirstContact = firstContact
         prober.multiplexes = probeMultiplexes
+        prober.requestLog = requestLog
         if readsWholeFirstResponse {
             prober.readsWhole = Self.oneRequestLength
             prober.onWholeBodyStart = { [self] resource in

@@ -131,10 +131,10 @@ extension ObjectStore {
         let policy = {
             var policy = options.retryPolicy; policy.maximumAttempts = 1; return policy
         }()
-        let logger = Logger.current
+        let log = RequestLog(Logger.current)
         let explained = try? await BlockingThreads.value { isCancelled throws(BraidError) in
             let response = try Self.get(
-                url, options: requestOptions, headers: ["Range: bytes=0-0"], retryPolicy: policy, logger: logger,
+                url, options: requestOptions, headers: ["Range: bytes=0-0"], retryPolicy: policy, log: log,
                 isCancelled: isCancelled)
             let status = response.headers.status
             guard status >= 300, ObjectListingParser.serviceError(response.body) != nil || [401, 403].contains(status)

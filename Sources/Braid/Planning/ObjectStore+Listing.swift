@@ -28,10 +28,10 @@ extension ObjectStore {
             throw .usage("a listing page holds 1 to 1000 keys, not \(pageSize)", option: .objectStore)
         }
         // Bound by the caller (swift-log's `withLogger`), as a download's is when it runs (`Download`).
-        let logger = Logger.current
+        let log = RequestLog(Logger.current)
         return try await BlockingThreads.value { isCancelled throws(BraidError) in
             try listing(
-                bucket: bucket, prefix: prefix, options: options, pageSize: pageSize, logger: logger,
+                bucket: bucket, prefix: prefix, options: options, pageSize: pageSize, log: log,
                 isCancelled: isCancelled)
         }
     }
@@ -46,7 +46,7 @@ extension ObjectStore {
     }
 
     private func listing(
-        bucket: String, prefix: String, options: DownloadOptions, pageSize: Int, logger: Logger,
+        bucket: String, prefix: String, options: DownloadOptions, pageSize: Int, log: RequestLog?,
         isCancelled: () -> Bool
     ) throws(BraidError) -> [Object] {
         let source = "the listing of s3://\(bucket)/\(prefix)"
@@ -60,7 +60,7 @@ extension ObjectStore {
             let response: Response
             do throws(BraidError) {
                 response = try Self.get(
-                    url, options: requestOptions, retryPolicy: options.retryPolicy, logger: logger,
+                    url, options: requestOptions, retryPolicy: options.retryPolicy, log: log,
                     isCancelled: isCancelled)
             } catch {
                 // A stalled or refused connection says nothing of what it was for: a listing that fails before

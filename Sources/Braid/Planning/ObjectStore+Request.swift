@@ -19,9 +19,9 @@ extension ObjectStore {
     /// answer, whatever its status but one worth retrying: a failed connection or a `429`, `5xx` is tried again
     /// (backing off as `RetryPolicy` says) until `retryPolicy.maximumAttempts`. Redirects are not followed: S3 sends
     /// one for a bucket in another region, and its error document says so. Each request and its answer are logged
-    /// at `trace` to `logger`, as a download's are (`TransferEngine`): `-vv` shows them.
+    /// to `log`, as a download's are: `-vv` shows them.
     static func get(
-        _ url: String, options: RequestOptions, headers: [String] = [], retryPolicy: RetryPolicy, logger: Logger,
+        _ url: String, options: RequestOptions, headers: [String] = [], retryPolicy: RetryPolicy, log: RequestLog?,
         isCancelled: () -> Bool
     ) throws(BraidError) -> Response {
         var attempt = 0
@@ -30,14 +30,16 @@ extension ObjectStore {
             guard !isCancelled() else { throw BraidError(.cancelled, "cancelled") }
             let kind: FailureKind
             let retryAfter: Double?
-            logger.trace(
-                "request", metadata: ["braid.source": "\(PrintableText.sanitised(url))", "braid.attempt": "\(attempt)"])
+            let logged = log?.entry("GET", url, ["braid.attempt": "\(attempt)"])
+            logged?.sent()
             let outcome = perform(url, options: options, headers: headers)
-            switch outcome {
-            case let .success(response):
-                logger.trace("response", metadata: ["braid.status": "\(response.headers.status)"])
-            case let .failure(failure):
-                logger.trace("response", metadata: ["braid.result": "\(failure.kind): \(failure.detail)"])
+            if let logged {
+                switch outcome {
+                case let .success(response):
+                    logged.answered(status: response.headers.status)
+                case let .failure(failure):
+                    logged.answered(status: 0, ["braid.result": "\(failure.kind): \(failure.detail)"])
+                }
             }
             switch outcome {
             case let .success(response):

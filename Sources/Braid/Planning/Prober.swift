@@ -1,4 +1,5 @@
 import CCurl
+import Logging
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -54,6 +55,8 @@ struct Prober {
     /// transfer starts there. Not told when those bytes are all of it: the download reports the start then, off the
     /// pool's thread, which every request of the list waits for (`ParkedResponse.startReported`).
     var onWholeBodyStart: (@Sendable (RemoteResource) -> Void)?
+    /// Where each request and its answer are logged (`-vv`), each redirect hop and each retry apart.
+    var requestLog: RequestLog?
 
     /// What a conditional probe found.
     enum Answer: Equatable {
@@ -408,8 +411,25 @@ struct Prober {
         handle.configure(
             url: current, options: options, headers: conditions + ["Want-Content-Digest: sha-256=10, sha-512=5"])
         handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: http2Failed)
-        if !asksS3ForChecksums(options.headers) {
-            handle.set(CURLOPT_RANGE, firstBytes.map { "0-\($0 - 1)" } ?? "0-")
+        if let range = firstGetRange(firstBytes: firstBytes, options: options) { handle.set(CURLOPT_RANGE, range) }
+    }
+
+    /// The range a first GET asks for: none when it asks S3 for its checksums (`configureFirstGet`).
+    private static func firstGetRange(firstBytes: Int64?, options: RequestOptions) -> String? {
+        asksS3ForChecksums(options.headers) ? nil : firstBytes.map { "0-\($0 - 1)" } ?? "0-"
+    }
+
+    /// What `-vv` says of a hop of a request of `method` to `current`; nil when nothing is logged.
+    private func logged(_ method: Method, to current: String) -> RequestLog.Entry? {
+        guard let requestLog else { return nil }
+        switch method {
+        case .head:
+            return requestLog.entry("HEAD", current)
+        case .rangedGet:
+            return requestLog.entry("GET", current, ["braid.range": "0-0"])
+        case let .firstGet(bytes):
+            let range = Self.firstGetRange(firstBytes: bytes, options: options)
+            return requestLog.entry("GET", current, range.map { ["braid.range": "\($0)"] } ?? [:])
         }
     }
 
@@ -451,7 +471,9 @@ struct Prober {
             let (collector, fallenBack) = configureHop(
                 handle, of: url, to: current, method: method, conditions: conditions)
             let stops = stops(method)
-            let request = PoolRequest(handle, context: collector, isCancelled: stops) { collector.parked }
+            let request = PoolRequest(
+                handle, context: collector, logged: logged(method, to: current), isCancelled: stops
+            ) { collector.parked }
             let code: CURLcode
             switch request.perform(on: pool) {
             case .parked:
@@ -679,7 +701,9 @@ extension Prober {
         let method = Method.firstGet(firstBytes)
         let stops = stops(method)
         let (collector, fallenBack) = configureHop(handle, of: url, to: current, method: method, conditions: [])
-        let request = PoolRequest(handle, context: collector, isCancelled: stops) { collector.parked }
+        let request = PoolRequest(
+            handle, context: collector, logged: logged(method, to: current), isCancelled: stops
+        ) { collector.parked }
         request.start(on: pool) { [self] outcome in
             let unsettled = { (kind: FirstGetEnd.Kind) in then(.unsettled(FirstGetEnd(kind: kind))) }
             switch outcome {

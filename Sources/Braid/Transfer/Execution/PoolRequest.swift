@@ -1,4 +1,5 @@
 import CCurl
+import Logging
 import Synchronization
 
 /// One request run on a `TransferPool` for a thread that waits for it, such as a probe's: its connection comes from
@@ -20,6 +21,8 @@ final class PoolRequest: PoolClient {
     }
 
     let easy: EasyHandle
+    /// What `-vv` says of the request as it is sent, and of its answer; nil when nothing is logged.
+    private let logged: RequestLog.Entry?
     private let isCancelled: @Sendable () -> Bool
     /// Whether the body has been paused to wait for an adopter; read on the pool's thread.
     private let parks: () -> Bool
@@ -44,10 +47,12 @@ final class PoolRequest: PoolClient {
     init(
         _ easy: EasyHandle,
         context: AnyObject? = nil,
+        logged: RequestLog.Entry? = nil,
         isCancelled: @escaping @Sendable () -> Bool,
         parks: @escaping () -> Bool = { false }
     ) {
         self.easy = easy
+        self.logged = logged
         self.context = context
         self.isCancelled = isCancelled
         self.parks = parks
@@ -73,6 +78,7 @@ final class PoolRequest: PoolClient {
     /// Puts the request on `pool`, which a cancellation then wakes.
     private func send(on pool: TransferPool) {
         easy.clearError()
+        logged?.sent()
         shared.withLock { $0.wakeAddress = pool.driver.multiAddress }
         pool.attach(self)
     }
@@ -155,6 +161,14 @@ final class PoolRequest: PoolClient {
     /// which a list of small files makes one each. The pool's thread holds this request (`Driver.clients`) until
     /// the call returns, so it outlives the broadcast even when its caller has gone on and let it go.
     private func report(_ outcome: Outcome) {
+        if let logged {
+            switch outcome {
+            case .parked: logged.answered(status: easy.responseCode, ["braid.body": "paused"])
+            case .ended(CURLE_OK): logged.answered(status: easy.responseCode)
+            case let .ended(code):
+                logged.answered(status: easy.responseCode, ["braid.result": "\(easy.describe(code))"])
+            }
+        }
         if let onOutcome {
             // Told once, and let go of: the caller's closure may hold this request.
             self.onOutcome = nil

@@ -56,6 +56,8 @@ final class TransferEngine {
     private(set) var machine: TransferMachine
     private let sink: any TransferSink
     private let configuration: Configuration
+    /// Where each range request is logged, at `-vv` only.
+    private let requestLog: RequestLog?
     private let interrupter: Interrupter
     private let budget: ConnectionBudget?
     /// Whether its connections leave room in `budget` for a shared connection on another pool (`init`).
@@ -133,6 +135,7 @@ final class TransferEngine {
         self.machine = machine
         self.sink = sink
         self.configuration = configuration
+        requestLog = RequestLog(configuration.logger)
         self.interrupter = interrupter
         self.budget = budget
         self.limiter = limiter
@@ -349,14 +352,12 @@ final class TransferEngine {
         connection.easy.set(CURLOPT_RANGE, request.rangeHeader)
         connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
         connection.easy.clearError()
-        configuration.logger.trace(
-            "request",
-            metadata: [
-                "braid.source": "\(PrintableText.sanitised(url))",
+        requestLog?.sent(
+            "GET", url,
+            [
                 "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
                 "braid.connection": "\(connection.slot)",
-            ]
-        )
+            ])
         pool.add(connection.easy, for: self)
     }
 
@@ -370,14 +371,10 @@ final class TransferEngine {
         configuredURLs[connection.slot] = nil
         connection.begin(request, source: source)
         connection.easy.set(CURLOPT_LOW_SPEED_LIMIT, lowSpeedLimit)
-        configuration.logger.trace(
-            "request",
-            metadata: [
-                "braid.source": "\(PrintableText.sanitised(machine.sources[source].resource.resolvedURL))",
-                "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
-                "braid.connection": "\(connection.slot)", "braid.adopted": "true",
-            ]
-        )
+        requestLog?.adopted([
+            "braid.range": "\(request.range.lowerBound)-\(request.range.upperBound - 1)",
+            "braid.connection": "\(connection.slot)",
+        ])
         performing += 1
         connection.resumeAdopted(head: head)
         performing -= 1
@@ -421,13 +418,8 @@ final class TransferEngine {
         performing -= 1
         // An abort still pending for this slot was meant for this transfer, not for the slot's next one.
         pendingAborts.removeAll { $0 == connection.slot }
-        configuration.logger.trace(
-            "response",
-            metadata: [
-                "braid.connection": "\(connection.slot)", "braid.status": "\(connection.headers.status)",
-                "braid.result": "\(result)",
-            ]
-        )
+        requestLog?.answered(
+            status: connection.headers.status, ["braid.connection": "\(connection.slot)", "braid.result": "\(result)"])
         perform(machine.transferEnded(slot: connection.slot, result: result, now: Self.now()))
     }
 
