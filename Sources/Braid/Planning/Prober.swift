@@ -411,7 +411,8 @@ struct Prober {
         handle.configure(
             url: current, options: options, headers: conditions + ["Want-Content-Digest: sha-256=10, sha-512=5"])
         handle.setHTTPVersion(for: current, options: options, multiplexes: multiplexes, http2Failed: http2Failed)
-        if let range = firstGetRange(firstBytes: firstBytes, options: options) { handle.set(CURLOPT_RANGE, range) }
+        // Set even when there is none: a spare handle (`startFirstGet`) keeps the range of its last request.
+        handle.set(CURLOPT_RANGE, firstGetRange(firstBytes: firstBytes, options: options))
     }
 
     /// The range a first GET asks for: none when it asks S3 for its checksums (`configureFirstGet`).
