@@ -14,6 +14,7 @@ struct ObjectStoreRerunTests {
     /// during a test is newer by more than the second a date resolves. Appends that time (seconds since 1970),
     /// then records the requests that come after.
     static let setup = """
+        \(uploadInParts)
         from datetime import datetime, timedelta, timezone
         from moto.core import DEFAULT_ACCOUNT_ID
         from moto.s3.models import s3_backends
@@ -21,21 +22,26 @@ struct ObjectStoreRerunTests {
         rng = random.Random(2029)
         for i in range(5):
             s3.put_object(Bucket="rerun", Key=f"data/small-{i}.bin", Body=rng.randbytes(1000 + i))
-        big = rng.randbytes(6 << 20)
-        upload = s3.create_multipart_upload(Bucket="rerun", Key="data/multi.bin")["UploadId"]
-        parts = []
-        for number, start in enumerate(range(0, len(big), 5 << 20), start=1):
-            part = s3.upload_part(Bucket="rerun", Key="data/multi.bin", PartNumber=number, UploadId=upload,
-                                  Body=big[start:start + (5 << 20)])
-            parts.append({"PartNumber": number, "ETag": part["ETag"]})
-        s3.complete_multipart_upload(Bucket="rerun", Key="data/multi.bin", UploadId=upload,
-                                     MultipartUpload={"Parts": parts})
+        upload_in_parts("data/multi.bin", rng.randbytes(6 << 20))
         hour_ago = (datetime.now(timezone.utc) - timedelta(hours=1)).replace(microsecond=0)
         bucket = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets["rerun"]
         for name in list(bucket.keys.keys()):
             bucket.keys[name].last_modified = hour_ago.replace(tzinfo=None)
         ready.append(str(int(hour_ago.timestamp())))
         record_requests()
+        """
+
+    /// Uploads `data` to `key` in parts of 5 MiB, as a multipart upload: its `ETag` is then no MD5 of the bytes.
+    /// Python, for the scripts below, which have `s3`, a client of moto's.
+    static let uploadInParts = """
+        def upload_in_parts(key, data):
+            upload = s3.create_multipart_upload(Bucket="rerun", Key=key)["UploadId"]
+            parts = []
+            for number, start in enumerate(range(0, len(data), 5 << 20), start=1):
+                part = s3.upload_part(Bucket="rerun", Key=key, PartNumber=number, UploadId=upload,
+                                      Body=data[start:start + (5 << 20)])
+                parts.append({"PartNumber": number, "ETag": part["ETag"]})
+            s3.complete_multipart_upload(Bucket="rerun", Key=key, UploadId=upload, MultipartUpload={"Parts": parts})
         """
 
     /// Replaces `data/small-0.bin` and the multipart `data/multi.bin` with other bytes of the same sizes, as the
@@ -45,17 +51,10 @@ struct ObjectStoreRerunTests {
         from botocore.config import Config
         s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="setup",
                           aws_secret_access_key="setup", config=Config(signature_version="s3v4"))
+        \(uploadInParts)
         rng = random.Random(2030)
         s3.put_object(Bucket="rerun", Key="data/small-0.bin", Body=rng.randbytes(1000))
-        big = rng.randbytes(6 << 20)
-        upload = s3.create_multipart_upload(Bucket="rerun", Key="data/multi.bin")["UploadId"]
-        parts = []
-        for number, start in enumerate(range(0, len(big), 5 << 20), start=1):
-            part = s3.upload_part(Bucket="rerun", Key="data/multi.bin", PartNumber=number, UploadId=upload,
-                                  Body=big[start:start + (5 << 20)])
-            parts.append({"PartNumber": number, "ETag": part["ETag"]})
-        s3.complete_multipart_upload(Bucket="rerun", Key="data/multi.bin", UploadId=upload,
-                                     MultipartUpload={"Parts": parts})
+        upload_in_parts("data/multi.bin", rng.randbytes(6 << 20))
         open(sys.argv[2], "wb").write(s3.get_object(Bucket="rerun", Key="data/small-0.bin")["Body"].read())
         open(sys.argv[3], "wb").write(s3.get_object(Bucket="rerun", Key="data/multi.bin")["Body"].read())
         """
