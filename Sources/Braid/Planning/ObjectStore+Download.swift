@@ -164,7 +164,7 @@ extension ObjectStore {
     /// `options` for a request to `bucket`: signed, the user's credentials (the signature, extra headers) scoped to
     /// the store's origin, the object's checksums asked for, and its `Last-Modified` given to the file, as
     /// `aws s3 cp` and `sync` leave it: a rerun then knows a file older than its object for a stale one, where no
-    /// digest can tell (`DownloadJob.verifyExisting`).
+    /// digest can tell (`DownloadJob.judgeExisting`).
     private func signed(_ options: DownloadOptions, bucket: String) -> DownloadOptions {
         var options = options
         options.awsSignature = signature

@@ -32,18 +32,10 @@ extension ObjectStore {
             let retryAfter: Double?
             let logged = log?.entry("GET", url, ["braid.attempt": "\(attempt)"])
             logged?.sent()
-            let outcome = perform(url, options: options, headers: headers)
-            if let logged {
-                switch outcome {
-                case let .success(response):
-                    logged.answered(status: response.headers.status)
-                case let .failure(failure):
-                    logged.answered(status: 0, ["braid.result": "\(failure.kind): \(failure.detail)"])
-                }
-            }
-            switch outcome {
+            switch perform(url, options: options, headers: headers) {
             case let .success(response):
                 let status = response.headers.status
+                logged?.answered(status: status)
                 guard [429, 500, 502, 503, 504].contains(status) else { return response }
                 kind = FailureKind.classify(
                     status: status, retryAfter: response.headers["retry-after"], wallClock: TransferEngine.wallClock())
@@ -52,6 +44,7 @@ extension ObjectStore {
                 }
                 retryAfter = delay
             case let .failure(failure):
+                logged?.answered(status: 0, ["braid.result": "\(failure.kind): \(failure.detail)"])
                 kind = FailureKind.classify(failure)
                 if case let .fatal(code, message) = kind {
                     throw BraidError(
