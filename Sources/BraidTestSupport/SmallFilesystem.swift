@@ -13,6 +13,10 @@ public struct SmallFilesystem: Sendable {
     /// Where the file system is mounted.
     public let mountPoint: String
 
+    /// What a test that needs one says when `mount` answers nil, before it returns.
+    public static let unavailable =
+        "skipped: mounting a tmpfs needs root and CAP_SYS_ADMIN, which this environment does not give"
+
     /// Mounts a tmpfs of `megabytes` MiB in a fresh temporary directory; nil when this process may not mount.
     public static func mount(megabytes: Int) throws -> SmallFilesystem? {
         guard getuid() == 0 else { return nil }

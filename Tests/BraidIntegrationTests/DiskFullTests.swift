@@ -9,7 +9,7 @@ struct DiskFullTests {
     @Test("ENOSPC: exit 3 with a clear message, the manifest intact, and a finished download after space is freed")
     func diskFull() async throws {
         guard let filesystem = try SmallFilesystem.mount(megabytes: 10) else {
-            print("skipped: mounting a tmpfs needs root and CAP_SYS_ADMIN, which this environment does not give")
+            print(SmallFilesystem.unavailable)
             return
         }
         defer { filesystem.unmount() }
@@ -46,7 +46,7 @@ struct DiskFullTests {
     @Test("a disk with no room for a byte: exit 3, and nothing is left beside the files that were there")
     func noRoomAtAll() async throws {
         guard let filesystem = try SmallFilesystem.mount(megabytes: 1) else {
-            print("skipped: mounting a tmpfs needs root and CAP_SYS_ADMIN, which this environment does not give")
+            print(SmallFilesystem.unavailable)
             return
         }
         defer { filesystem.unmount() }

@@ -251,7 +251,7 @@ final class ManifestStoreTests {
     @Test("On a full disk a checkpoint fails, and succeeds once the reserve is given back")
     func reserveMakesRoomOnFullDisk() async throws {
         guard let filesystem = try SmallFilesystem.mount(megabytes: 1) else {
-            print("skipped: mounting a tmpfs needs root and CAP_SYS_ADMIN, which this environment does not give")
+            print(SmallFilesystem.unavailable)
             return
         }
         defer { filesystem.unmount() }
