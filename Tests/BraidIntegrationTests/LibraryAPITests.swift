@@ -99,6 +99,41 @@ struct LibraryAPITests {
         #expect(download.state == .completed)
     }
 
+    @Test("a pause lifted before the transfer looks still stops it and saves progress; the download then goes on")
+    func pauseLiftedAtOnce() async throws {
+        let server = try Self.server(holding: true)
+        let directory = try TemporaryDirectory(prefix: "braid-api")
+        defer {
+            server.shutdown()
+            directory.remove()
+        }
+        let (download, observer, watching, running) = Self.start(server, into: directory)
+        // All four first responses sent their 256 KiB and hold: only new requests can finish the file.
+        try await Polling.until("the four first responses to hold", timeout: Self.patience) {
+            server.totalBodyBytesSent >= 4 * (256 << 10)
+        }
+        server.setRoute("/f", .init(content: Self.content, faults: [.throttle(bytesPerSecond: 512 << 10)]))
+
+        // Both calls come before the transfer's thread can look at either.
+        download.pause()
+        download.resume()
+
+        do {
+            try await Polling.until("the download to stop, go on and finish", timeout: Self.patience) {
+                download.state == .completed
+            }
+        } catch {
+            download.cancel()
+            _ = await running.result
+            throw error
+        }
+        let result = try await running.value
+        await watching.value
+        #expect(try Self.content.firstDifference(fromFileAt: result.path) == nil)
+        #expect(result.resumedBytes > 0, "the progress saved at the pause was kept")
+        #expect(observer.states.withLock { $0 }.contains(.paused))
+    }
+
     @Test("cancel keeping the partial file lets a new download resume it", arguments: [false, true])
     func cancel(removingPartialFile: Bool) async throws {
         let server = try Self.server(holding: true)

@@ -15,6 +15,8 @@ public enum StopReason: Sendable, Equatable {
 final class Interrupter: Sendable {
     private struct State: ~Copyable {
         var reason: StopReason?
+        /// How many pauses were asked for, so far: a pause lifted before the transfer looked is still seen.
+        var pauses: UInt64 = 0
         /// The multi handle being polled, as an address: only `curl_multi_wakeup`, which libcurl documents as
         /// callable from any thread, is ever called on it from here, and only while it is registered.
         var multi: UInt?
@@ -27,6 +29,17 @@ final class Interrupter: Sendable {
     init() {}
 
     var reason: StopReason? { state.withLock { $0.reason } }
+
+    /// How many pauses were asked for so far; a transfer notes it when it starts, for `stopReason(pausesBefore:)`.
+    var pauses: UInt64 { state.withLock { $0.pauses } }
+
+    /// Why a transfer that began after `pausesBefore` pauses must stop, if it must: the reason standing now, or a
+    /// pause asked for since it began, even one already lifted. A pause is an event, not only a state: a `pause()`
+    /// and a `resume()` that both come between two looks of a busy transfer still stop it and save its progress,
+    /// as the caller was told (a download manager has given its slot away meanwhile), and it then goes on at once.
+    func stopReason(pausesBefore: UInt64) -> StopReason? {
+        state.withLock { state in state.reason ?? (state.pauses != pausesBefore ? .paused : nil) }
+    }
 
     /// Whether the download must end (not merely pause).
     var isEnding: Bool {
@@ -43,6 +56,7 @@ final class Interrupter: Sendable {
             case (nil, _), (.paused, .interrupted), (.paused, .cancelled): state.reason = reason
             default: break
             }
+            if state.reason == .paused && reason == .paused { state.pauses &+= 1 }
             if let address = state.multi { MultiHandle.wake(address: address) }
         }
         changed.withLock { changed.broadcast() }

@@ -90,6 +90,8 @@ final class TransferEngine {
     private var resumeCursor = 0
     private var outcome: TransferMachine.Outcome?
     private var stopRequested = false
+    /// The interrupter's count of pauses when the transfer began (`Interrupter.stopReason(pausesBefore:)`).
+    private var pausesBefore: UInt64 = 0
     /// Errands handed to the download's thread whose answers are still to come.
     private var errandsOut = 0
     /// A durable checkpoint is being saved on the download's thread: other saves wait for it (`deferredSave`).
@@ -528,6 +530,7 @@ final class TransferEngine {
 extension TransferEngine: PoolClient {
     func attached(to pool: TransferPool.Driver) {
         interrupter.register(multiAddress: pool.multiAddress)
+        pausesBefore = interrupter.pauses
         tickets =
             budget.map { budget in
                 machine.sources.map { budget.register(host: $0.host, besideSharedConnection: besideSharedConnection) }
@@ -542,7 +545,7 @@ extension TransferEngine: PoolClient {
 
     func step(now: Double) -> Double {
         guard outcome == nil else { return 0 }
-        if !stopRequested, let reason = interrupter.reason {
+        if !stopRequested, let reason = interrupter.stopReason(pausesBefore: pausesBefore) {
             stopRequested = true
             perform(machine.stopRequested(reason))
             guard outcome == nil else { return 0 }
