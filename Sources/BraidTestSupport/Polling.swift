@@ -4,6 +4,10 @@
 /// machine, seconds; polling a condition against a generous deadline is fast in the first case and correct
 /// in the second.
 public enum Polling {
+    /// A deadline for what takes milliseconds on an idle machine: when a full run starts, every test starts at once
+    /// on a two-core machine, and a test's task may not run again for tens of seconds.
+    public static let patience = Duration.seconds(60)
+
     /// Checks `condition` every `interval` until it returns `true`.
     ///
     /// - Parameters:

@@ -162,7 +162,7 @@ struct DaemonHostileClientTests {
             let status = try await Self.settled(daemon, gid)
             #expect(status["result"]?["status"] == .string("error"), "\(status.text)")
             // Written within half a second of the change (`SessionWriter`): still the daemon's session, with the gid.
-            try await Polling.until("the session to list the download", timeout: .seconds(10)) {
+            try await Polling.until("the session to list the download", timeout: Polling.patience) {
                 (try? String(contentsOfFile: scratch.session, encoding: .utf8))?.contains(gid) == true
             }
             let saved = try String(contentsOfFile: scratch.session, encoding: .utf8)

@@ -109,7 +109,7 @@ struct DaemonServerLimitsTests {
                 try await client.send(Self.post(Self.request))
                 clients.append(client)
             }
-            try await Polling.until("both requests to reach the endpoint", timeout: .seconds(10)) {
+            try await Polling.until("both requests to reach the endpoint", timeout: Polling.patience) {
                 endpoint.received.count == 2
             }
             let newcomer = try await RawTCPClient(host: fixture.host, port: fixture.port)
@@ -220,7 +220,7 @@ struct DaemonServerLimitsTests {
             try await client.send(
                 .text, #"{"jsonrpc":"2.0","id":2,"method":"aria2.tellActive","params":["token:s3cret"]}"#)
             _ = try await client.frame(1)
-            try await Polling.until("the socket to be subscribed", timeout: .seconds(10)) {
+            try await Polling.until("the socket to be subscribed", timeout: Polling.patience) {
                 endpoint.subscriberCount == 1
             }
             endpoint.push(Self.notification)
@@ -242,7 +242,7 @@ struct DaemonServerLimitsTests {
             let origin = headers.map { $0 == ("Origin", "http://127.0.0.1") ? ($0.0, "\($0.1):\(fixture.port)") : $0 }
             let client = try await WebSocketTestClient.connect(
                 host: fixture.host, port: fixture.port, path: path, extraHeaders: origin)
-            try await Polling.until("the socket to be subscribed", timeout: .seconds(10)) {
+            try await Polling.until("the socket to be subscribed", timeout: Polling.patience) {
                 endpoint.subscriberCount == 1
             }
             endpoint.push(Self.notification)

@@ -20,12 +20,14 @@ struct DaemonServerPageTests {
         let server = DaemonServer(configuration: configuration, endpoint: endpoint)
         let (host, port) = try await server.start()
         // Chromium's virtual time runs ahead while the page waits on the real server: on a loaded machine the
-        // budget can pass before the WebSocket has answered. Each run that ends before the page drew its rows is
-        // followed by one with twice the budget; the page's state decides, not a timer of ours.
+        // budget can pass before the WebSocket has answered, however large it is. Each run that ends before the
+        // page drew its rows is followed by another, with twice the budget, until the page's state decides or a
+        // deadline in real time has passed (a busy minute of a full run is outlasted, not counted in runs).
         var dom = ""
         do {
             var budget = 4000
-            for _ in 0..<4 {
+            let deadline = ContinuousClock.now + Polling.patience
+            while ContinuousClock.now < deadline {
                 let profile = try TemporaryDirectory(prefix: "braid-chromium")
                 defer { profile.remove() }
                 let result = try await ChildProcess.run(
@@ -39,7 +41,7 @@ struct DaemonServerPageTests {
                 )
                 dom = result.standardOutput
                 if dom.contains(#"data-state="open""#) && dom.contains(#"<b id="num-active">1</b>"#) { break }
-                budget *= 2
+                budget = min(budget * 2, 32000)
             }
         } catch {
             await server.stop()

@@ -241,7 +241,7 @@ struct DaemonServerTests {
     func webSocketNotification() async throws {
         try await ServerFixture.with { fixture in
             let client = try await WebSocketTestClient.connect(host: fixture.host, port: fixture.port)
-            try await Polling.until("the server to subscribe to notifications", timeout: .seconds(10)) {
+            try await Polling.until("the server to subscribe to notifications", timeout: Polling.patience) {
                 fixture.endpoint.subscriberCount == 1
             }
             let notification =
@@ -266,7 +266,7 @@ struct DaemonServerTests {
             try await client.send(.text, String(whole[..<middle]), fin: false)
             try await client.send(.ping, "between fragments")
             try await client.send(.continuation, String(whole[middle...]), fin: true)
-            try await Polling.until("the pong and the answer", timeout: .seconds(10)) { client.received.count >= 3 }
+            try await Polling.until("the pong and the answer", timeout: Polling.patience) { client.received.count >= 3 }
             let rest = client.received.dropFirst()
             #expect(rest.contains { $0.opcode == .pong && String(buffer: $0.data) == "between fragments" })
             #expect(rest.contains { $0.opcode == .text && String(buffer: $0.data).contains(#""id":"frag""#) })
@@ -302,14 +302,14 @@ struct DaemonServerTests {
     func webSocketClientCloses() async throws {
         try await ServerFixture.with { fixture in
             let client = try await WebSocketTestClient.connect(host: fixture.host, port: fixture.port)
-            try await Polling.until("the server to subscribe", timeout: .seconds(10)) {
+            try await Polling.until("the server to subscribe", timeout: Polling.patience) {
                 fixture.endpoint.subscriberCount == 1
             }
             try await client.sendClose(code: .normalClosure)
             var close = try await client.frame(0).unmaskedData
             #expect(close.readWebSocketErrorCode() == .normalClosure)
             try await client.waitUntilClosed()
-            try await Polling.until("the notification stream to be dropped", timeout: .seconds(10)) {
+            try await Polling.until("the notification stream to be dropped", timeout: Polling.patience) {
                 fixture.endpoint.subscriberCount == 0
             }
             await client.close()
@@ -324,7 +324,9 @@ struct DaemonServerTests {
         let client: WebSocketTestClient
         do {
             client = try await WebSocketTestClient.connect(host: host, port: port)
-            try await Polling.until("the server to subscribe", timeout: .seconds(10)) { endpoint.subscriberCount == 1 }
+            try await Polling.until("the server to subscribe", timeout: Polling.patience) {
+                endpoint.subscriberCount == 1
+            }
         } catch {
             await server.stop()
             throw error

@@ -41,7 +41,7 @@ final class RawTCPClient: Sendable {
     var received: String { String(decoding: bytes.withLockedValue { $0 }, as: UTF8.self) }
 
     /// Waits until the server has closed the connection and returns everything it sent.
-    func receiveUntilClosed(timeout: Duration = .seconds(10)) async throws -> String {
+    func receiveUntilClosed(timeout: Duration = Polling.patience) async throws -> String {
         try await Polling.until("the server to close the connection", timeout: timeout, evidence: { received }) {
             ended.withLockedValue { $0 }
         }
@@ -49,7 +49,7 @@ final class RawTCPClient: Sendable {
     }
 
     /// Waits until what the server sent contains `text` `count` times.
-    func waitUntilReceived(_ text: String, count: Int = 1, timeout: Duration = .seconds(10)) async throws {
+    func waitUntilReceived(_ text: String, count: Int = 1, timeout: Duration = Polling.patience) async throws {
         try await Polling.until("\(count)× \"\(text)\" from the server", timeout: timeout, evidence: { received }) {
             received.components(separatedBy: text).count - 1 >= count
         }

@@ -32,6 +32,9 @@ struct ServerFixture {
             page: page,
             admitsOtherOrigins: admitsOtherOrigins
         )
+        // A loaded machine may leave a test's keep-alive connection without its next request for longer than the
+        // default 10 s; a test of the timeout sets its own.
+        configuration.requestTimeout = Polling.patience
         configure(&configuration)
         let server = DaemonServer(configuration: configuration, endpoint: endpoint)
         let (boundHost, port) = try await server.start()

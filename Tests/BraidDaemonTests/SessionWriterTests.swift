@@ -48,11 +48,11 @@ struct SessionWriterTests {
     func writtenWithinInterval() async throws {
         try await Self.withService(interval: .milliseconds(50)) { service, root, session in
             let gid = service.add(TaskRequest(uris: ["http://127.0.0.1:1/a"], directory: root), paused: true)
-            try await Polling.until("the session to list the download", timeout: .seconds(10)) {
+            try await Polling.until("the session to list the download", timeout: Polling.patience) {
                 (try? Self.listed(session)) == [gid]
             }
             try service.remove(gid)
-            try await Polling.until("the session to list nothing", timeout: .seconds(10)) {
+            try await Polling.until("the session to list nothing", timeout: Polling.patience) {
                 (try? Self.listed(session)) == []
             }
             await service.stop()

@@ -93,18 +93,18 @@ final class WebSocketTestClient: Sendable {
     var received: [WebSocketFrame] { frames.withLockedValue { $0 } }
 
     /// The frame at `index` (0 is the first received), once it has arrived.
-    func frame(_ index: Int, timeout: Duration = .seconds(10)) async throws -> WebSocketFrame {
+    func frame(_ index: Int, timeout: Duration = Polling.patience) async throws -> WebSocketFrame {
         try await Polling.until("WebSocket frame #\(index)", timeout: timeout) { received.count > index }
         return received[index]
     }
 
     /// The text of the frame at `index`.
-    func text(_ index: Int, timeout: Duration = .seconds(10)) async throws -> String {
+    func text(_ index: Int, timeout: Duration = Polling.patience) async throws -> String {
         String(buffer: try await frame(index, timeout: timeout).data)
     }
 
     /// Waits until the server has closed the connection.
-    func waitUntilClosed(timeout: Duration = .seconds(10)) async throws {
+    func waitUntilClosed(timeout: Duration = Polling.patience) async throws {
         try await Polling.until("the server to close the WebSocket", timeout: timeout) {
             ended.withLockedValue { $0 }
         }
