@@ -287,6 +287,35 @@ struct Aria2RPCTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(Self.content.bytes(in: 0..<Self.content.size)))
     }
 
+    @Test("the download changePosition or addUri's position puts first in the waiting queue is the next to start")
+    func nextToStart() async throws {
+        let fixture = try Fixture(faults: [.throttle(bytesPerSecond: 64 << 10)], maximumActive: 1)
+        defer { Task { await fixture.stop() } }
+        func add(_ name: String, _ position: Int? = nil) async throws -> String {
+            let parameters: [JSON] = [
+                .array([.string(fixture.server.url("/file.bin"))]), .object([("out", .string(name))]),
+            ]
+            return try #require(
+                try await fixture.result("aria2.addUri", parameters + (position.map { [.integer(Int64($0))] } ?? []))
+                    .stringValue)
+        }
+        let running = try await add("a.bin")
+        _ = try await fixture.waitForStatus(running) { $0["status"] == .string("active") }
+        let (b, c, d) = (try await add("b.bin"), try await add("c.bin"), try await add("d.bin"))
+        #expect(
+            try await fixture.result("aria2.changePosition", [.string(d), .integer(0), .string("POS_SET")])
+                == .integer(0))
+        let e = try await add("e.bin", 1)
+        let waiting = try await fixture.result("aria2.tellWaiting", [.integer(0), .integer(10)])
+        #expect(waiting.arrayValue?.compactMap { $0["gid"]?.stringValue } == [d, e, b, c])
+
+        #expect(try await fixture.result("aria2.remove", [.string(running)]) == .string(running))
+        _ = try await fixture.waitForStatus(d) { $0["status"] == .string("active") }
+        for gid in [e, b, c] { #expect(try await fixture.status(gid)["status"] == .string("waiting")) }
+        #expect(try await fixture.result("aria2.remove", [.string(d)]) == .string(d))
+        _ = try await fixture.waitForStatus(e) { $0["status"] == .string("active") }
+    }
+
     @Test("a removed download is listed as removed, keeps its partial file, and a 404 is an error with aria2's code 3")
     func removeAndError() async throws {
         let fixture = try Fixture(faults: [.throttle(bytesPerSecond: 64 << 10)])

@@ -76,6 +76,57 @@ struct DownloadTableTests {
         #expect(table.task(b.gid)?.status == .waiting)
     }
 
+    @Test(
+        "changePosition moves a waiting or paused download as aria2 does, stops at the ends, and tells the manager",
+        arguments: [
+            // Queue 2 3 4 5 (1 runs); moving 4 (at 2).
+            (DownloadTable.Origin.start, 0, 0, [4, 2, 3, 5]),
+            (.start, -7, 0, [4, 2, 3, 5]),
+            (.start, 3, 3, [2, 3, 5, 4]),
+            (.start, Int.max, 3, [2, 3, 5, 4]),
+            (.current, -1, 1, [2, 4, 3, 5]),
+            (.current, Int.min, 0, [4, 2, 3, 5]),
+            (.current, 1, 3, [2, 3, 5, 4]),
+            (.end, 0, 3, [2, 3, 5, 4]),
+            (.end, -2, 1, [2, 4, 3, 5]),
+            (.end, 5, 3, [2, 3, 5, 4]),
+        ]
+    )
+    func changePosition(origin: DownloadTable.Origin, offset: Int, position: Int, order: [Int]) throws {
+        var table = Self.table((1...5).map { Self.task($0) }, running: 1)
+        _ = try table.pause(Self.task(3).gid)
+        let moved = try table.move(Self.task(4).gid, by: offset, from: origin)
+        let gids = order.map { Self.task($0).gid }
+        #expect(moved.position == position)
+        #expect(table.waitingTasks.map(\.gid) == gids)
+        #expect(moved.effects == [.reorder(gids)])
+        #expect(table.task(Self.task(3).gid)?.status == .paused, "a paused one keeps its status")
+    }
+
+    @Test("changePosition refuses an active or unknown download in aria2's words; a move to its own place is a no-op")
+    func changePositionRefusals() throws {
+        var table = Self.table((1...3).map { Self.task($0) }, running: 1)
+        let active = Self.task(1).gid, unknown = Self.task(9).gid
+        #expect(throws: DownloadTable.Refusal(message: "GID#\(active) not found in the waiting queue.")) {
+            try table.move(active, by: 0, from: .start)
+        }
+        #expect(throws: DownloadTable.Refusal(message: "GID \(unknown) is not found")) {
+            try table.move(unknown, by: 0, from: .start)
+        }
+        let stay = try table.move(Self.task(3).gid, by: 0, from: .end)
+        #expect(stay.position == 1 && stay.effects == [])
+    }
+
+    @Test("a download added at a position is queued there and the manager told the order; past the end it is last")
+    func addAtPosition() {
+        var table = Self.table((1...3).map { Self.task($0) }, running: 1)
+        let effects = table.add(Self.task(4), at: 1)
+        let order = [2, 4, 3].map { Self.task($0).gid }
+        #expect(effects == [.submit(Self.task(4)), .reorder(order)])
+        #expect(table.add(Self.task(5), at: 3) == [.submit(Self.task(5))], "3 is the end: as if none was given")
+        #expect(table.waitingTasks.map(\.gid) == [2, 4, 3, 5].map { Self.task($0).gid })
+    }
+
     @Test("a download added paused is submitted paused")
     func addPaused() {
         var table = DownloadTable()

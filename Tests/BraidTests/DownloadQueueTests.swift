@@ -155,6 +155,19 @@ struct DownloadQueueTests {
         #expect(queue.resume(1) == [.proceed(1)])
     }
 
+    @Test("ordering puts the named downloads in line in that order, in their places; the rest and running ones stay")
+    func order() {
+        var queue = Self.queue(.fixed(1))
+        _ = Self.submit(1...5, to: &queue)
+        _ = queue.pause(3)
+        // In line: 2, 3 (held), 4, 5. 1 runs and 9 is unknown: both are passed over.
+        queue.order([5, 3, 2, 1, 9, 5])
+        #expect(queue.waiting == [5, 3, 4, 2])
+        #expect(queue.running == [1])
+        #expect(queue.finished(1) == [.start(5)], "the one moved first starts first")
+        #expect(queue.finished(5) == [.start(4)], "the held one is still passed over")
+    }
+
     @Test("a download submitted paused is held until resumed")
     func submitPaused() {
         var queue = Self.queue(.fixed(3))

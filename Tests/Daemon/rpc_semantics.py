@@ -3,7 +3,8 @@
 
 Raw JSON-RPC over HTTP keep-alive, and one WebSocket (websocket-client) reading notifications, against a running
 daemon: the token and its refusal, error codes and messages for unknown methods and gids, decimal strings for
-numbers, ``keys`` filtering, queue order of tellWaiting (a paused active download goes to the front), which
+numbers, ``keys`` filtering, queue order of tellWaiting (a paused active download goes to the front; changePosition
+and addUri's position move and place downloads in it), which
 transitions notify (pausing a *waiting* download does not; pausing or removing an *active* one does), what
 ``remove`` leaves (an active one is listed as ``removed`` with errorCode 31; a waiting or paused one is forgotten),
 errorCode 3 for a 404, removeDownloadResult, purgeDownloadResult, system.multicall and system.listMethods.
@@ -33,6 +34,7 @@ METHODS = [
     "aria2.pauseAll",
     "aria2.unpause",
     "aria2.unpauseAll",
+    "aria2.changePosition",
     "aria2.tellStatus",
     "aria2.tellActive",
     "aria2.tellWaiting",
@@ -182,6 +184,13 @@ def exercise(rpc, listener, options):
     check(file["uris"][0]["uri"] == url, f"files[0].uris: {file['uris']}")
     check("errorCode" not in full, f"an active download has no errorCode in aria2: {full.get('errorCode')!r}")
 
+    refused(
+        lambda: rpc.call("aria2.changePosition", a, 0, "POS_SET"),
+        1,
+        f"GID#{a} not found in the waiting queue.",
+        "changePosition of the active download",
+    )
+
     # Pausing a waiting download holds it silently; pausing the active one notifies and puts it first in line.
     check(rpc.call("aria2.pause", b) == b, "pause of a waiting download answers its gid")
     check(status(b)["status"] == "paused", "a paused waiting download reports paused")
@@ -200,6 +209,37 @@ def exercise(rpc, listener, options):
         f"tellWaiting after pausing A: {gids('aria2.tellWaiting', 0, 100)}",
     )
     check(gids("aria2.tellWaiting", 1, 1) == [b], "tellWaiting(offset 1, num 1) is the second in line")
+
+    # changePosition moves a download within the waiting queue, paused ones included, and stops at either end; it
+    # answers the new place. addUri's position inserts there. All are paused: nothing starts meanwhile.
+    def moved(gid, offset, how, place, order):
+        check(rpc.call("aria2.changePosition", gid, offset, how) == place, f"changePosition({offset}, {how}) place")
+        check(gids("aria2.tellWaiting", 0, 100) == order, f"after changePosition({offset}, {how}): {order} expected")
+
+    moved(c, 0, "POS_SET", 0, [c, a, b])
+    moved(c, 1, "POS_CUR", 1, [a, c, b])
+    moved(a, -1, "POS_END", 1, [c, a, b])
+    moved(b, -100, "POS_CUR", 0, [b, c, a])
+    moved(b, 100, "POS_SET", 2, [c, a, b])
+    moved(a, 0, "POS_END", 2, [c, b, a])
+    d = rpc.call("aria2.addUri", [url], {"out": "d.bin", "pause": "true"}, 1)
+    check(gids("aria2.tellWaiting", 0, 100) == [c, d, b, a], "addUri at position 1 is second in line")
+    refused(lambda: rpc.call("aria2.changePosition", d, 0, "POS_TOP"), 1, "Illegal argument.", "an unknown how")
+    refused(
+        lambda: rpc.call("aria2.changePosition", UNKNOWN, 0, "POS_SET"),
+        1,
+        f"GID {UNKNOWN} is not found",
+        "changePosition of an unknown gid",
+    )
+    refused(
+        lambda: rpc.call("aria2.addUri", [url], {"out": "e.bin"}, -1),
+        1,
+        "Position must be greater than or equal to 0.",
+        "addUri at a negative position",
+    )
+    check(rpc.call("aria2.remove", d) == d, "remove of the paused D")
+    moved(a, 0, "POS_SET", 0, [a, c, b])
+    moved(b, 1, "POS_SET", 1, [a, b, c])
 
     # Removing a paused (or waiting) download forgets it: no onDownloadStop, not listed, not found.
     check(rpc.call("aria2.remove", c) == c, "remove of a paused download answers its gid")

@@ -43,6 +43,14 @@ extension DownloadManager {
         change { $0.queue.resume(download.id) }
     }
 
+    /// Puts the downloads not running in the order of `downloads` (aria2's `changePosition`): those among them in
+    /// line, waiting, held or paused, take the places they hold there, in this order, and every other download keeps
+    /// its place. Running downloads are left as they are. The one first in line is the next to start.
+    public func reorder(_ downloads: [Download]) {
+        let ids = downloads.map(\.id)
+        state.withLock { $0.queue.order(ids) }
+    }
+
     /// Ends a download of the manager: one that has not started finishes at once, one that has is cancelled as
     /// `Download.cancel(removingPartialFile:)` does (its outcome `.cancelled`). Others are left alone.
     public func cancel(_ download: Download, removingPartialFile: Bool = false) {

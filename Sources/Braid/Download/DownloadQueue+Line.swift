@@ -36,6 +36,16 @@ extension DownloadQueue {
             storage.remove(at: head + index)
         }
 
+        /// The downloads of `ids` that are in line take the places they hold there, in the order of `ids` (the
+        /// first time each is named); the rest keep theirs.
+        mutating func order(_ ids: [ID]) {
+            var named = Set<ID>()
+            let ids = ids.filter { named.insert($0).inserted }
+            let places = storage.indices.dropFirst(head).filter { named.contains(storage[$0]) }
+            let inLine = Set(places.map { storage[$0] })
+            for (place, id) in zip(places, ids.filter(inLine.contains)) { storage[place] = id }
+        }
+
         mutating func removeAll() {
             storage.removeAll()
             head = 0

@@ -169,6 +169,13 @@ struct DownloadQueue<ID: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Puts the waiting, held and paused downloads of `ids` in that order, in the places they hold in line; the
+    /// rest of the line keeps its places, and running downloads are left as they are. Nothing starts: whether one
+    /// may does not depend on the order, and none could before (each event's pump starts all that may).
+    mutating func order(_ ids: [ID]) {
+        line.order(ids)
+    }
+
     /// A download that never started ends at once; a started one is cancelled and leaves when it finishes (a running
     /// one keeps its slot until then).
     mutating func cancel(_ id: ID, removingPartialFile: Bool = false) -> [Action] {

@@ -9,7 +9,8 @@ extension Aria2RPC {
         "aria2.getFiles", "aria2.getPeers", "aria2.getServers", "aria2.tellActive", "aria2.tellWaiting",
         "aria2.tellStopped", "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption",
         "aria2.changeGlobalOption", "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult",
-        "aria2.getVersion", "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession",
+        "aria2.changePosition", "aria2.getVersion", "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown",
+        "aria2.saveSession",
         "system.multicall", "system.listMethods", "system.listNotifications",
     ]
 
@@ -83,6 +84,16 @@ extension Aria2RPC {
         case "aria2.unpauseAll":
             service.unpauseAll()
             return .string("OK")
+        case "aria2.changePosition":
+            let gid = try parameters.gid(0)
+            let offset = try parameters.integer(1)
+            guard let how = parameters[2]?.stringValue, let origin = DownloadTable.Origin(rawValue: how) else {
+                throw .method("Illegal argument.")
+            }
+            let position = try refusing { () throws(DownloadTable.Refusal) in
+                try service.changePosition(gid, by: offset, from: origin)
+            }
+            return .integer(Int64(position))
         case "aria2.changeOption":
             try changeOption(of: try parameters.gid(0), try parameters.options(1))
             return .string("OK")
@@ -151,9 +162,11 @@ extension Aria2RPC {
         }
     }
 
-    private func refusing(_ body: () throws(DownloadTable.Refusal) -> Void) throws(JSONRPC.Failure) {
+    private func refusing<Value>(
+        _ body: () throws(DownloadTable.Refusal) -> Value
+    ) throws(JSONRPC.Failure) -> Value {
         do throws(DownloadTable.Refusal) {
-            try body()
+            return try body()
         } catch {
             throw .method(error.message)
         }

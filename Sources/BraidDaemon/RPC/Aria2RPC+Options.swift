@@ -53,7 +53,18 @@ extension Aria2RPC {
             case let option?: throw Self.badOption(option)
             }
         }
-        return service.add(request, paused: paused)
+        return service.add(request, paused: paused, position: try Self.position(parameters[2]))
+    }
+
+    /// `addUri`'s `position`: where in the waiting queue, 0 first; none is the end, as one past it is.
+    static func position(_ value: JSON?) throws(JSONRPC.Failure) -> Int? {
+        switch value {
+        case nil, .null?: return nil
+        case let .integer(position)?:
+            guard position >= 0 else { throw .method("Position must be greater than or equal to 0.") }
+            return Int(exactly: position)
+        default: throw .method("Bad parameter")
+        }
     }
 
     /// `aria2.changeOption`: `max-download-limit` of one download, applied at once if it runs. Any other option is

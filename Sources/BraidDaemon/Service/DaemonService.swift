@@ -188,7 +188,7 @@ public final class DaemonService: Sendable {
     ///
     /// - Parameter position: where in the waiting queue (0 first); the end when nil.
     /// - Returns: the new download's gid.
-    public func add(_ request: TaskRequest, paused: Bool = false) -> String {
+    public func add(_ request: TaskRequest, paused: Bool = false, position: Int? = nil) -> String {
         var gid = ""
         apply { state, table in
             repeat {
@@ -196,7 +196,7 @@ public final class DaemonService: Sendable {
             } while table.task(gid) != nil
             var request = request
             if request.rateLimit == nil { request.rateLimit = state.defaultRateLimit }
-            return table.add(DaemonTask(gid: gid, request: request, status: paused ? .paused : .waiting))
+            return table.add(DaemonTask(gid: gid, request: request, status: paused ? .paused : .waiting), at: position)
         }
         return gid
     }
@@ -222,6 +222,20 @@ public final class DaemonService: Sendable {
         apply { table in
             table.waitingTasks.filter { $0.status == .paused }.flatMap { (try? table.unpause($0.gid)) ?? [] }
         }
+    }
+
+    /// aria2's `changePosition`: moves a waiting or paused download in the queue (`DownloadTable.move`).
+    /// - Returns: its new place, 0 first.
+    public func changePosition(
+        _ gid: String, by offset: Int, from origin: DownloadTable.Origin
+    ) throws(DownloadTable.Refusal) -> Int {
+        var position = 0
+        try apply { table throws(DownloadTable.Refusal) in
+            let moved = try table.move(gid, by: offset, from: origin)
+            position = moved.position
+            return moved.effects
+        }
+        return position
     }
 
     public func remove(_ gid: String) throws(DownloadTable.Refusal) {
@@ -373,6 +387,8 @@ public final class DaemonService: Sendable {
                     if let download = state.downloads[gid] { manager.resume(download) }
                 case let .cancel(gid):
                     if let download = state.downloads[gid] { manager.cancel(download) }
+                case let .reorder(gids):
+                    manager.reorder(gids.compactMap { state.downloads[$0] })
                 case let .notify(method, gid):
                     notifications.append((method, gid))
                 }

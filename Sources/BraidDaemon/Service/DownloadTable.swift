@@ -18,6 +18,9 @@ public struct DownloadTable: Sendable {
         case resume(gid: String)
         /// Cancel the download, keeping its partial file (a removal).
         case cancel(gid: String)
+        /// Put the downloads not running in this order, the waiting queue's (a `changePosition`, or an `addUri`
+        /// with a position): the next to start is the first of them.
+        case reorder([String])
         /// Send a notification to WebSocket clients: `aria2.onDownloadStart` and so on.
         case notify(method: String, gid: String)
     }
@@ -57,17 +60,21 @@ public struct DownloadTable: Sendable {
 
     // MARK: Events
 
-    /// A new download (or one read back from the session), queued last and submitted; a paused one waits for
-    /// `unpause`.
-    public mutating func add(_ task: DaemonTask) -> [Effect] {
+    /// A new download (or one read back from the session), queued at `position` (0 first; past the end, or nil,
+    /// last) and submitted; a paused one waits for `unpause`.
+    public mutating func add(_ task: DaemonTask, at position: Int? = nil) -> [Effect] {
         var task = task
         switch task.status {
         case .active, .waiting, .paused:
             if task.status == .active { task.status = .waiting }
             tasks[task.gid] = task
-            waiting.append(task.gid)
             inFlight.insert(task.gid)
-            return [.submit(task)]
+            guard let position, position < waiting.count else {
+                waiting.append(task.gid)
+                return [.submit(task)]
+            }
+            waiting.insert(task.gid, at: max(0, position))
+            return [.submit(task), .reorder(waiting)]
         case .complete, .error, .removed:
             // Read back from the session: counted, so that numStoppedTotal is never below numStopped.
             tasks[task.gid] = task
@@ -116,6 +123,42 @@ public struct DownloadTable: Sendable {
         task.status = .waiting
         tasks[gid] = task
         return [.resume(gid: gid)]
+    }
+
+    /// Where aria2's `changePosition` counts from.
+    public enum Origin: String, Sendable {
+        /// The queue's first place.
+        case start = "POS_SET"
+        /// The download's own place.
+        case current = "POS_CUR"
+        /// The queue's last place.
+        case end = "POS_END"
+    }
+
+    /// aria2's `changePosition`: moves a waiting or paused download `offset` places from `origin` in the waiting
+    /// queue, stopping at either end, and returns its new place (0 first). An active or stopped download is not in
+    /// the queue.
+    public mutating func move(
+        _ gid: String, by offset: Int, from origin: Origin
+    ) throws(Refusal) -> (position: Int, effects: [Effect]) {
+        guard tasks[gid] != nil else { throw Self.notFound(gid) }
+        guard let current = waiting.firstIndex(of: gid) else {
+            throw Refusal(message: "GID#\(gid) not found in the waiting queue.")
+        }
+        let last = waiting.count - 1
+        // Any client's number: no sum below can overflow, and none of the queue's ends moves.
+        let offset = min(max(offset, -waiting.count), waiting.count)
+        let target =
+            switch origin {
+            case .start: offset
+            case .current: current + offset
+            case .end: last + offset
+            }
+        let position = min(max(target, 0), last)
+        guard position != current else { return (position, []) }
+        waiting.remove(at: current)
+        waiting.insert(gid, at: position)
+        return (position, [.reorder(waiting)])
     }
 
     /// aria2's `remove`. A running download stops for good (its partial file is kept) and is listed as removed,
