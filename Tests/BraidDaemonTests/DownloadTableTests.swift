@@ -127,6 +127,46 @@ struct DownloadTableTests {
         #expect(table.waitingTasks.map(\.gid) == [2, 4, 3, 5].map { Self.task($0).gid })
     }
 
+    @Test(
+        "a gid is read as aria2 reads one: whole, or a prefix no other gid has, in either case",
+        arguments: [
+            // aria2's own cases (GroupIdTest.testExpandUnique), with its three gids.
+            ("ff8", "GID ff8 is not unique"),
+            ("ffg", "Invalid GID ffg"),
+            (String(repeating: "a", count: 17), "Invalid GID \(String(repeating: "a", count: 17))"),
+            ("", "Invalid GID "),
+            ("ff800000000", "GID ff800000000 is not unique"),
+            ("ff8000000001", "ff80000000010000"),
+            ("ff8000000002", "ff80000000020001"),
+            ("fff800000003", "fff8000000030000"),
+            ("ff80000000031", "GID ff80000000031 is not found"),
+            ("FF8000000002", "ff80000000020001"),
+            ("fff8000000030000", "fff8000000030000"),
+            ("0123456789abcdef", "GID 0123456789abcdef is not found"),
+        ]
+    )
+    func resolve(text: String, outcome: String) {
+        var table = DownloadTable()
+        for gid in ["ff80000000010000", "ff80000000020001", "fff8000000030000"] {
+            _ = table.add(
+                DaemonTask(
+                    gid: gid, request: TaskRequest(uris: ["http://127.0.0.1/"], directory: "/d"), status: .paused))
+        }
+        do {
+            #expect(try table.resolve(text) == outcome)
+        } catch {
+            #expect(error.message == outcome)
+        }
+    }
+
+    @Test("a gid refused is quoted in at most a line")
+    func resolveLongText() {
+        let table = DownloadTable()
+        #expect(throws: DownloadTable.Refusal(message: "Invalid GID " + String(repeating: "g", count: 100) + "…")) {
+            try table.resolve(String(repeating: "g", count: 1 << 20))
+        }
+    }
+
     @Test("a download added paused is submitted paused")
     func addPaused() {
         var table = DownloadTable()

@@ -163,6 +163,12 @@ def exercise(rpc, listener, options):
     for name in ("downloadSpeed", "uploadSpeed", "numStopped", "numStoppedTotal"):
         check(isinstance(stat.get(name), str) and stat[name].isdigit(), f"getGlobalStat {name}: {stat.get(name)!r}")
 
+    # A gid may be shortened to a prefix no other has, in either case; what is not hex is no gid.
+    check(status(a[:8], ["gid"]) == {"gid": a}, f"tellStatus of {a[:8]!r} (a prefix of A's gid) is A")
+    check(status(a[:8].upper(), ["gid"]) == {"gid": a}, "a prefix in capitals is A's too")
+    refused(lambda: status("zz"), 1, "Invalid GID zz", "tellStatus of a gid that is not hex")
+    refused(lambda: status(a + "0"), 1, f"Invalid GID {a}0", "tellStatus of 17 hex digits")
+
     # keys: only those asked for, unknown names ignored; every number a decimal string.
     filtered = rpc.call("aria2.tellStatus", a, ["gid", "totalLength", "noSuchKey"])
     check(sorted(filtered) == ["gid", "totalLength"], f"tellStatus with keys answered {sorted(filtered)}")

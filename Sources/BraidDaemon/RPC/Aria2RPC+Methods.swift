@@ -27,11 +27,6 @@ extension Aria2RPC {
 
         subscript(index: Int) -> JSON? { index < values.count ? values[index] : nil }
 
-        func gid(_ index: Int) throws(JSONRPC.Failure) -> String {
-            guard let gid = self[index]?.stringValue else { throw .method("Bad GID") }
-            return gid
-        }
-
         func integer(_ index: Int) throws(JSONRPC.Failure) -> Int {
             guard let value = self[index]?.integerValue, let int = Int(exactly: value) else {
                 throw .method("Bad parameter")
@@ -67,25 +62,25 @@ extension Aria2RPC {
         case "aria2.addUri":
             return .string(try addURI(parameters))
         case "aria2.remove", "aria2.forceRemove":
-            let gid = try parameters.gid(0)
+            let gid = try gid(parameters)
             try refusing { () throws(DownloadTable.Refusal) in try service.remove(gid) }
             return .string(gid)
         case "aria2.pause", "aria2.forcePause":
-            let gid = try parameters.gid(0)
+            let gid = try gid(parameters)
             try refusing { () throws(DownloadTable.Refusal) in try service.pause(gid) }
             return .string(gid)
         case "aria2.pauseAll", "aria2.forcePauseAll":
             service.pauseAll()
             return .string("OK")
         case "aria2.unpause":
-            let gid = try parameters.gid(0)
+            let gid = try gid(parameters)
             try refusing { () throws(DownloadTable.Refusal) in try service.unpause(gid) }
             return .string(gid)
         case "aria2.unpauseAll":
             service.unpauseAll()
             return .string("OK")
         case "aria2.changePosition":
-            let gid = try parameters.gid(0)
+            let gid = try gid(parameters)
             let offset = try parameters.integer(1)
             guard let how = parameters[2]?.stringValue, let origin = DownloadTable.Origin(rawValue: how) else {
                 throw .method("Illegal argument.")
@@ -95,7 +90,7 @@ extension Aria2RPC {
             }
             return .integer(Int64(position))
         case "aria2.changeOption":
-            try changeOption(of: try parameters.gid(0), try parameters.options(1))
+            try changeOption(of: try gid(parameters), try parameters.options(1))
             return .string("OK")
         case "aria2.changeGlobalOption":
             try changeGlobalOption(try parameters.options(0))
@@ -104,7 +99,7 @@ extension Aria2RPC {
             service.purgeResults()
             return .string("OK")
         case "aria2.removeDownloadResult":
-            let gid = try parameters.gid(0)
+            let gid = try gid(parameters)
             try refusing { () throws(DownloadTable.Refusal) in try service.removeResult(gid) }
             return .string("OK")
         case "aria2.saveSession":
@@ -126,14 +121,14 @@ extension Aria2RPC {
     private func answer(_ method: String, _ parameters: Parameters) throws(JSONRPC.Failure) -> JSON {
         switch method {
         case "aria2.tellStatus":
-            let snapshot = try snapshot(try parameters.gid(0))
+            let snapshot = try snapshot(try gid(parameters))
             return status(of: snapshot, keys: try parameters.keys(1))
         case "aria2.getUris":
-            return files(of: try snapshot(try parameters.gid(0)).task)[0]["uris"] ?? .array([])
+            return files(of: try snapshot(try gid(parameters)).task)[0]["uris"] ?? .array([])
         case "aria2.getFiles":
-            return .array(files(of: try snapshot(try parameters.gid(0)).task))
+            return .array(files(of: try snapshot(try gid(parameters)).task))
         case "aria2.getPeers", "aria2.getServers":
-            _ = try snapshot(try parameters.gid(0))
+            _ = try snapshot(try gid(parameters))
             return .array([])
         case "aria2.tellActive":
             let keys = try parameters.keys(0)
@@ -144,7 +139,7 @@ extension Aria2RPC {
             let keys = try parameters.keys(2)
             return .array(page.map { status(of: $0, keys: keys) })
         case "aria2.getOption":
-            return options(of: try snapshot(try parameters.gid(0)).task)
+            return options(of: try snapshot(try gid(parameters)).task)
         case "aria2.getGlobalOption":
             return globalOptions()
         case "aria2.getGlobalStat":
@@ -160,6 +155,13 @@ extension Aria2RPC {
             // At most a line of it: a request may name a method of megabytes, and the answer need not repeat it.
             throw .method("No such method: \(method.prefix(100))")
         }
+    }
+
+    /// The download a call names first: the whole of its gid, or a prefix of it that no other gid has, as aria2
+    /// takes them (`DownloadTable.resolve`).
+    private func gid(_ parameters: Parameters) throws(JSONRPC.Failure) -> String {
+        guard let text = parameters[0]?.stringValue else { throw .method("Bad GID") }
+        return try refusing { () throws(DownloadTable.Refusal) in try service.resolve(text) }
     }
 
     private func refusing<Value>(

@@ -299,6 +299,11 @@ public final class DaemonService: Sendable {
         public var progress: TaskProgress?
     }
 
+    /// The gid a client means by `text`: itself, or the one gid it begins (`DownloadTable.resolve`).
+    public func resolve(_ text: String) throws(DownloadTable.Refusal) -> String {
+        try state.withLock { state throws(DownloadTable.Refusal) in try state.table.resolve(text) }
+    }
+
     public func snapshot(_ gid: String) -> Snapshot? {
         state.withLock { state in
             state.table.task(gid).map { Snapshot(task: $0, progress: state.progress[$0.gid]) }

@@ -52,6 +52,30 @@ public struct DownloadTable: Sendable {
     // MARK: Reading
 
     public func task(_ gid: String) -> DaemonTask? { tasks[gid] }
+
+    /// The gid a client means by `text`, as aria2 reads one (`GroupId::expandUnique`): a gid listed here, or the
+    /// first of its 16 hex digits, in either case, when no other gid listed begins with them. A typing user's
+    /// `tellStatus 2089b0` is aria2's too.
+    public func resolve(_ text: String) throws(Refusal) -> String {
+        if tasks[text] != nil { return text }
+        // At most a line of it in a refusal: a client may send megabytes.
+        let shown = text.count > 100 ? text.prefix(100) + "…" : Substring(text)
+        let prefix = text.lowercased()
+        guard (1...16).contains(prefix.utf8.count), prefix.utf8.allSatisfy(Self.isHexDigit) else {
+            throw Refusal(message: "Invalid GID \(shown)")
+        }
+        var found: String?
+        for gid in tasks.keys where gid.hasPrefix(prefix) {
+            guard found == nil else { throw Refusal(message: "GID \(shown) is not unique") }
+            found = gid
+        }
+        guard let found else { throw Self.notFound(String(shown)) }
+        return found
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
     public var activeTasks: [DaemonTask] { active.compactMap { tasks[$0] } }
     public var waitingTasks: [DaemonTask] { waiting.compactMap { tasks[$0] } }
     public var stoppedTasks: [DaemonTask] { stopped.compactMap { tasks[$0] } }
