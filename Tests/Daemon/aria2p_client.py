@@ -2,6 +2,7 @@
 """Drives an aria2-compatible daemon with aria2p, a client nobody at Braid wrote, as its users would.
 
 Adds downloads (with ``out``, with a right and a wrong ``checksum``), lists them, pauses, resumes and removes them,
+moves them in the waiting queue (``move_to_top``, ``move_down``, ``move_to``, ``move_up``, ``move_to_bottom``),
 reads the global stat, and listens to aria2's WebSocket notifications in a thread: onDownloadStart, Pause,
 Complete, Stop and Error must arrive for the right gids. Completed files must hold exactly the bytes the test
 server serves. The server must be throttled per connection so that a download is still running when it is paused.
@@ -145,6 +146,24 @@ def exercise(api, raw, options, size, expected, digest, notifications):
     wait_until("paused.bin to report status paused", TIMEOUT, lambda: api.get_download(paused.gid).status == "paused")
     at_pause = api.get_download(paused.gid).completed_length
     check(at_pause < size, f"paused.bin completed ({at_pause} of {size}) before it could be paused; throttle harder")
+
+    # aria2p's move_* (changePosition) on two downloads added paused, in line behind paused.bin: the answers are
+    # the new places, and tellWaiting lists the new order. Removed again before anything else is added.
+    first = api.add_uris([options.file_url], options={"out": "queued-1.bin", "pause": "true"})
+    second = api.add_uris([options.file_url], options={"out": "queued-2.bin", "pause": "true"})
+
+    def moved(answer, place, order, what):
+        check(answer == place, f"{what} answered {answer}, expected place {place}")
+        waiting = [entry["gid"] for entry in raw.call("aria2.tellWaiting", 0, 100, ["gid"])]
+        expected = [download.gid for download in order]
+        check(waiting == expected, f"after {what} tellWaiting is {waiting}, expected {expected}")
+
+    moved(api.move_to_top(second), 0, [second, paused, first], "move_to_top(queued-2)")
+    moved(api.move_down(second), 1, [paused, second, first], "move_down(queued-2)")
+    moved(api.move_to(second, -1), 2, [paused, first, second], "move_to(queued-2, -1)")
+    moved(api.move_up(second, 2), 0, [second, paused, first], "move_up(queued-2, 2)")
+    moved(api.move_to_bottom(first), 2, [second, paused, first], "move_to_bottom(queued-1)")
+    check(api.remove([first, second]) == [True, True], "api.remove of the two queued downloads")
 
     # Remove one mid-flight: onDownloadStop, status "removed", listed by tellStopped until its result is removed.
     removed = api.add_uris([options.file_url], options={"out": "removed.bin"})
