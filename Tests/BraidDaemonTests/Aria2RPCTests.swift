@@ -316,6 +316,85 @@ struct Aria2RPCTests {
         _ = try await fixture.waitForStatus(e) { $0["status"] == .string("active") }
     }
 
+    @Test("addMetalink queues a download per file, under its name made safe, held to its hashes and piece hashes")
+    func addMetalink() async throws {
+        let fixture = try Fixture()
+        defer { Task { await fixture.stop() } }
+        let url = fixture.server.url("/file.bin")
+        // The server's bytes are not the second file's: its hash cannot match.
+        let other = TestContent(seed: 78, size: Self.content.size)
+        let document = TestServer.metalinkDocument([
+            .init(
+                name: "iso/one.bin", content: Self.content, urls: ["ftp://127.0.0.1/one.bin", url], pieceLength: 1 << 20
+            ),
+            .init(name: "two.bin", content: other, urls: [url]),
+        ])
+        let encoded = Data(document.bytes).base64EncodedString()
+        let answer = try await fixture.result(
+            "aria2.addMetalink", [.string(encoded), .object([("dir", .string("m")), ("out", .string("ignored.bin"))])])
+        let gids = answer.arrayValue?.compactMap { $0.stringValue } ?? []
+        #expect(gids.count == 2, "\(answer.text)")
+        guard gids.count == 2 else { return }
+
+        let one = try await fixture.waitForStatus(gids[0]) { $0["status"] == .string("complete") }
+        let onePath = try #require(one["files"]?.arrayValue?.first?["path"]?.stringValue)
+        #expect(onePath == fixture.directory.appending("m/iso/one.bin").path)
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: onePath)) == Data(Self.content.bytes(in: 0..<Self.content.size)))
+        #expect(one["files"]?.arrayValue?.first?["uris"]?.arrayValue?.count == 1, "the ftp URL is left out")
+        let verification = one["braid"]?["verification"]?.stringValue ?? ""
+        #expect(verification.contains("sha-256") || verification.contains("SHA-256"), "\(verification)")
+
+        let two = try await fixture.waitForStatus(gids[1]) { $0["status"] == .string("error") }
+        #expect(two["errorCode"] == .string("32"), "\(two.text)")
+        #expect(two["files"]?.arrayValue?.first?["path"]?.stringValue == fixture.directory.appending("m/two.bin").path)
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.appending("two.bin").path))
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.appending("m/ignored.bin").path))
+    }
+
+    @Test(
+        "addMetalink refuses what is not a Metalink, or a file it cannot fetch, in one line, and queues nothing",
+        arguments: [
+            ("%%%", "The Metalink is not given as base64."),
+            (Data("hello".utf8).base64EncodedString(), "Metalink"),
+            (
+                Data(#"<metalink xmlns="urn:ietf:params:xml:ns:metalink"></metalink>"#.utf8).base64EncodedString(),
+                "the Metalink sent describes no <file>"
+            ),
+            (
+                Data(
+                    TestServer.metalinkDocument([.init(name: "a.bin", content: content, urls: ["ftp://127.0.0.1/a"])])
+                        .bytes
+                ).base64EncodedString(), "no http or https URL"
+            ),
+            (
+                Data(
+                    TestServer.metalinkDocument([
+                        .init(name: "a.bin", content: content, urls: ["http://127.0.0.1:1/a"]),
+                        .init(name: "a.bin", content: content, urls: ["http://127.0.0.1:1/b"]),
+                    ]).bytes
+                ).base64EncodedString(), "describes two files named 'a.bin'"
+            ),
+            (
+                Data(
+                    TestServer.metalinkDocument([
+                        .init(name: "../a.bin", content: content, urls: ["http://127.0.0.1:1/a"])
+                    ])
+                    .bytes
+                ).base64EncodedString(), "names a file by a path that has a '..' component"
+            ),
+        ]
+    )
+    func addMetalinkRefusals(document: String, message: String) async throws {
+        let fixture = try Fixture()
+        defer { Task { await fixture.stop() } }
+        let response = try await fixture.call("aria2.addMetalink", [.string(document)])
+        #expect(Self.error(response).0 == 1)
+        #expect(Self.error(response).1?.contains(message) == true, "\(response.text)")
+        let stat = try await fixture.result("aria2.getGlobalStat")
+        #expect(stat["numActive"] == .string("0") && stat["numWaiting"] == .string("0"))
+    }
+
     @Test("a removed download is listed as removed, keeps its partial file, and a 404 is an error with aria2's code 3")
     func removeAndError() async throws {
         let fixture = try Fixture(faults: [.throttle(bytesPerSecond: 64 << 10)])

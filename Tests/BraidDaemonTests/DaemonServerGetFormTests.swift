@@ -39,9 +39,9 @@ struct DaemonServerGetFormTests {
         for params in ["WyI+PyJd", "WyI-PyJd", "WyI%2BPyJd"] {
             #expect(try request("method=m&params=\(params)") == #"{"jsonrpc":"2.0","method":"m","params":[">?"]}"#)
         }
-        #expect(JSONRPCGetForm.base64Decoded(Array("YQ".utf8)) == Array("a".utf8))
-        #expect(JSONRPCGetForm.base64Decoded(Array("YQ==".utf8)) == Array("a".utf8))
-        #expect(JSONRPCGetForm.base64Decoded(Array("".utf8)) == [])
+        #expect(Base64.decoded(Array("YQ".utf8)) == Array("a".utf8))
+        #expect(Base64.decoded(Array("YQ==".utf8)) == Array("a".utf8))
+        #expect(Base64.decoded(Array("".utf8)) == [])
     }
 
     @Test(

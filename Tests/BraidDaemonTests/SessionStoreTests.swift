@@ -63,6 +63,21 @@ struct SessionStoreTests {
         }
     }
 
+    @Test("A Metalink's hashes and piece hashes are saved with its download and read back")
+    func metalinkHashes() throws {
+        let directory = try TemporaryDirectory(prefix: "braid-session-metalink")
+        defer { directory.remove() }
+        var request = TaskRequest(uris: ["http://127.0.0.1/a"], directory: directory.url.path, output: "a.bin")
+        request.metalinkDigests = [
+            ExpectedDigest(algorithm: .sha256, bytes: Array(repeating: 7, count: 32), source: .metalink)
+        ]
+        request.pieces = PieceHashes(algorithm: .sha1, pieceLength: 1 << 18, digests: [Array(repeating: 1, count: 20)])
+        let task = DaemonTask(gid: "00000000000000ab", request: request, status: .paused)
+        let store = SessionStore(path: directory.appending("session").path)
+        try store.save { [task] }
+        #expect(try store.load() == [task])
+    }
+
     @Test("A session file others may write is refused", arguments: [0o620, 0o602, 0o666])
     func writableByOthers(_ mode: Int) throws {
         try Self.withSession({ Self.task(directory: $0) }) { root, session in

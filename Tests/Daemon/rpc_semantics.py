@@ -17,7 +17,9 @@ max-concurrent-downloads to 1 with changeGlobalOption.
 Exits 0 when every check holds, 1 with the reason otherwise.
 """
 
+import base64
 import json
+import os
 import threading
 
 import websocket
@@ -246,6 +248,23 @@ def exercise(rpc, listener, options):
     check(rpc.call("aria2.remove", d) == d, "remove of the paused D")
     moved(a, 0, "POS_SET", 0, [a, c, b])
     moved(b, 1, "POS_SET", 1, [a, b, c])
+
+    # addMetalink takes the document in base64 and answers a list of gids, one per file, saved under its name.
+    document = (
+        '<?xml version="1.0" encoding="UTF-8"?><metalink xmlns="urn:ietf:params:xml:ns:metalink">'
+        f'<file name="sub/m.bin"><url>{url}</url></file></metalink>'
+    )
+    listed = rpc.call("aria2.addMetalink", base64.b64encode(document.encode()).decode(), {"pause": "true"})
+    check(isinstance(listed, list) and len(listed) == 1, f"addMetalink answered {listed!r}, not one gid in a list")
+    m = listed[0]
+    check(len(m) == 16 and all(ch in "0123456789abcdef" for ch in m), f"addMetalink's gid {m!r}: 16 lowercase hex")
+    metalinked = rpc.call("aria2.tellStatus", m, ["status", "files"])
+    check(metalinked["status"] == "paused", f"a Metalink's download added paused is {metalinked['status']}")
+    path = metalinked["files"][0]["path"]
+    check(path == os.path.join(options.dir, "sub", "m.bin"), f"a Metalink's file is saved at {path!r}")
+    check(gids("aria2.tellWaiting", 0, 100) == [a, b, c, m], "a Metalink's download waits last in line")
+    check(rpc.call("aria2.remove", m) == m, "remove of the paused Metalink download")
+    refused(lambda: rpc.call("aria2.addMetalink", "bm90IGEgbWV0YWxpbms="), 1, "", "addMetalink of what is not one")
 
     # Removing a paused (or waiting) download forgets it: no onDownloadStop, not listed, not found.
     check(rpc.call("aria2.remove", c) == c, "remove of a paused download answers its gid")

@@ -4,7 +4,8 @@ import BraidJSON
 extension Aria2RPC {
     /// Every method, as `system.listMethods` lists them.
     static let methods = [
-        "aria2.addUri", "aria2.remove", "aria2.forceRemove", "aria2.pause", "aria2.forcePause", "aria2.pauseAll",
+        "aria2.addUri", "aria2.addMetalink", "aria2.remove", "aria2.forceRemove", "aria2.pause", "aria2.forcePause",
+        "aria2.pauseAll",
         "aria2.forcePauseAll", "aria2.unpause", "aria2.unpauseAll", "aria2.tellStatus", "aria2.getUris",
         "aria2.getFiles", "aria2.getPeers", "aria2.getServers", "aria2.tellActive", "aria2.tellWaiting",
         "aria2.tellStopped", "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption",
@@ -61,6 +62,8 @@ extension Aria2RPC {
         switch method {
         case "aria2.addUri":
             return .string(try addURI(parameters))
+        case "aria2.addMetalink":
+            return .array(try addMetalink(parameters).map { .string($0) })
         case "aria2.remove", "aria2.forceRemove":
             let gid = try gid(parameters)
             try refusing { () throws(DownloadTable.Refusal) in try service.remove(gid) }

@@ -3,10 +3,6 @@ import BraidJSON
 
 extension Aria2RPC {
     /// `aria2.addUri(uris, options, position)`: checks the URIs and options, and queues the download.
-    ///
-    /// Options read: `dir` (inside the daemon's directory), `out`, `checksum` (`sha-256=HEX`), `header`,
-    /// `split` and `max-connection-per-server` (the smaller is the connection count), `max-download-limit`,
-    /// `pause`, and Braid's own `cache-peers` (templates as `--cache-peers` takes them). Others are accepted and ignored, as options of features Braid does not have.
     func addURI(_ parameters: Parameters) throws(JSONRPC.Failure) -> String {
         guard case let .array(values)? = parameters[0] else { throw .method("URI is not given.") }
         var uris: [String] = []
@@ -14,7 +10,64 @@ extension Aria2RPC {
             guard let uri = value.stringValue else { throw .method("Invalid URI") }
             uris.append(uri)
         }
-        let options = try parameters.options(1)
+        let (request, paused) = try request(uris: uris, options: try parameters.options(1))
+        return service.add(try checked(request), paused: paused, position: try Self.position(parameters[2]))
+    }
+
+    /// `aria2.addMetalink(metalink, options, position)`: a download for each file of the Metalink v4 document
+    /// (base64), in its order: from the file's http and https URLs, held to its hashes and piece hashes, saved
+    /// under its name (made safe, as `--metalink` makes it) in `dir`. The options are `addUri`'s but for `out` and
+    /// `checksum`, which are the document's. Every file is checked before any is queued.
+    ///
+    /// - Returns: the gids, in the document's order.
+    func addMetalink(_ parameters: Parameters) throws(JSONRPC.Failure) -> [String] {
+        guard let text = parameters[0]?.stringValue, let document = Base64.decoded(Array(text.utf8)) else {
+            throw .method("The Metalink is not given as base64.")
+        }
+        let metalink: Metalink
+        do throws(BraidError) {
+            metalink = try Metalink(parsing: document, source: "sent")
+        } catch {
+            throw .method(error.message)
+        }
+        var (template, paused) = try request(uris: [], options: try parameters.options(1))
+        (template.output, template.checksum) = (nil, nil)
+        var requests: [TaskRequest] = []
+        var paths: Set<String> = []
+        for file in metalink.files {
+            let shown = PrintableText.sanitised(String(file.name.prefix(200)))
+            var request = template
+            request.uris = Array(file.fetchableURLs().prefix(TaskRequest.maximumURIs))
+            guard !request.uris.isEmpty else {
+                throw .method("The Metalink offers no http or https URL Braid can fetch for \(shown)")
+            }
+            do throws(SafeName.Refusal) {
+                request.output = SafeName.joined(try SafeName.path(sanitising: file.name))
+            } catch {
+                throw .method("The Metalink names a file by a path that \(error.reason), '\(shown)'")
+            }
+            request.metalinkDigests = file.hashes.isEmpty ? nil : file.hashes
+            request.pieces = file.pieces
+            request = try checked(request)
+            // The parser refuses a name given twice; two names made safe alike are refused here.
+            guard paths.insert(request.directory + "/" + (request.output ?? "")).inserted else {
+                throw .method("The Metalink names two files that would be saved as \(request.output ?? shown)")
+            }
+            requests.append(request)
+        }
+        let position = try Self.position(parameters[2])
+        return requests.enumerated().map { index, request in
+            service.add(request, paused: paused, position: position.map { $0 + index })
+        }
+    }
+
+    /// A request for `uris` with the options of an add: `dir` (inside the daemon's directory), `out`, `checksum`
+    /// (`sha-256=HEX`), `header`, `split` and `max-connection-per-server` (the smaller is the connection count),
+    /// `max-download-limit`, `pause`, and Braid's own `cache-peers` (templates as `--cache-peers` takes them).
+    /// Others are accepted and ignored, as options of features Braid does not have.
+    private func request(
+        uris: [String], options: [(String, JSON)]
+    ) throws(JSONRPC.Failure) -> (request: TaskRequest, paused: Bool) {
         var request = TaskRequest(uris: uris, directory: directory.root)
         var paused = false
         var split: Int?
@@ -45,18 +98,22 @@ extension Aria2RPC {
         }
         let counts = [split, perServer].compactMap { $0 }
         if let connections = counts.min() { request.connections = connections }
+        return (request, paused)
+    }
+
+    /// `request` as the daemon will run it (`TaskRequest.checked`), or aria2's refusal.
+    private func checked(_ request: TaskRequest) throws(JSONRPC.Failure) -> TaskRequest {
         do throws(TaskRequest.Refusal) {
-            request = try request.checked(in: directory, reservation: service.reservation(ofDestination:))
+            return try request.checked(in: directory, reservation: service.reservation(ofDestination:))
         } catch {
             switch error.option {
             case nil, "dir"?, "out"?: throw .method(error.message)
             case let option?: throw Self.badOption(option)
             }
         }
-        return service.add(request, paused: paused, position: try Self.position(parameters[2]))
     }
 
-    /// `addUri`'s `position`: where in the waiting queue, 0 first; none is the end, as one past it is.
+    /// An add's `position`: where in the waiting queue, 0 first; none is the end, as one past it is.
     static func position(_ value: JSON?) throws(JSONRPC.Failure) -> Int? {
         switch value {
         case nil, .null?: return nil

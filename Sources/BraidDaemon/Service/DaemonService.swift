@@ -436,6 +436,8 @@ public final class DaemonService: Sendable {
         if let connections = task.request.connections { options.connections = connections }
         options.headers = configuration.baseOptions.headers + task.request.headers
         options.rateLimit = task.request.rateLimit
+        options.metalinkDigests = task.request.metalinkDigests ?? []
+        options.pieceHashes = task.request.pieces
         // Checked when the request came (`TaskRequest.checked`), from a client or the session file.
         if let peers = task.request.cachePeers, let list = try? CachePeer.list(parsing: peers) {
             options.cachePeers = list

@@ -1,3 +1,5 @@
+import Braid
+
 /// What a client asked for when it added a download: the URLs and the options that shape it. Kept in the session
 /// as given (after validation), so a restarted daemon asks for exactly the same thing.
 public struct TaskRequest: Sendable, Codable, Equatable {
@@ -17,6 +19,10 @@ public struct TaskRequest: Sendable, Codable, Equatable {
     public var rateLimit: Int64?
     /// Cache peers' URL templates, comma-separated as `--cache-peers` takes them; nil for the daemon's own.
     public var cachePeers: String?
+    /// The whole-file hashes a Metalink gave the file (`aria2.addMetalink`); nil when none did.
+    public var metalinkDigests: [ExpectedDigest]?
+    /// The piece hashes a Metalink gave the file; nil when none did.
+    public var pieces: PieceHashes?
 
     public init(
         uris: [String],
