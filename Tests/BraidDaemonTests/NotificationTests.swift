@@ -50,6 +50,32 @@ struct NotificationTests {
         #expect(cuts.withLock { $0 } == 1)
     }
 
+    @Test("past the overall limit the client furthest behind is cut off; a client that reads keeps every notification")
+    func overallLimit() async {
+        let cuts = Mutex(0)
+        // Each message is 100 bytes and counts 164: two clients that never read pass 1,900 at the sixth.
+        let hub = NotificationHub(maximumBytes: 1000, maximumTotalBytes: 1900) { cuts.withLock { $0 += 1 } }
+        let silent = [hub.subscribe(), hub.subscribe()]
+        var reader = hub.subscribe().makeAsyncIterator()
+        let message = Array(repeating: UInt8(ascii: "x"), count: 100)
+        for number in 1...6 {
+            hub.publish(message)
+            #expect(await reader.next() == message, "message \(number) to the reading client")
+            #expect(cuts.withLock { $0 } == (number < 6 ? 0 : 1), "after message \(number)")
+        }
+        #expect(hub.heldBytes == 6 * 164, "one silent client's six are held, the other's dropped")
+        hub.finish()
+        var counts: [Int] = []
+        for stream in silent {
+            var count = 0
+            for await _ in stream { count += 1 }
+            counts.append(count)
+        }
+        #expect(counts.sorted() == [0, 6])
+        #expect(await reader.next() == nil)
+        #expect(hub.heldBytes == 0)
+    }
+
     @Test(
         "a WebSocket client subscribed while a multicall adds 1,000 downloads gets exactly one start and one complete for each",
         .timeLimit(.minutes(5)))
