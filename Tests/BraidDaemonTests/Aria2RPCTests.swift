@@ -306,6 +306,16 @@ struct Aria2RPCTests {
             try await fixture.result("aria2.changePosition", [.string(d), .integer(0), .string("POS_SET")])
                 == .integer(0))
         let e = try await add("e.bin", 1)
+        // The largest position a client can send is the end, for each of a Metalink's files too.
+        let document = TestServer.metalinkDocument([
+            .init(name: "f.bin", content: Self.content, urls: [fixture.server.url("/file.bin")]),
+            .init(name: "g.bin", content: Self.content, urls: [fixture.server.url("/file.bin")]),
+        ])
+        let fg = try await fixture.result(
+            "aria2.addMetalink",
+            [.string(Data(document.bytes).base64EncodedString()), .object([]), .integer(Int64.max)])
+        #expect(fg.arrayValue?.count == 2)
+        for gid in fg.arrayValue ?? [] { #expect(try await fixture.result("aria2.remove", [gid]) == gid) }
         let waiting = try await fixture.result("aria2.tellWaiting", [.integer(0), .integer(10)])
         #expect(waiting.arrayValue?.compactMap { $0["gid"]?.stringValue } == [d, e, b, c])
 

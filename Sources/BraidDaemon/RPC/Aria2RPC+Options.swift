@@ -113,13 +113,14 @@ extension Aria2RPC {
         }
     }
 
-    /// An add's `position`: where in the waiting queue, 0 first; none is the end, as one past it is.
+    /// An add's `position`: where in the waiting queue, 0 first; none is the end, as one past it is. Any place
+    /// past a billion is the end too, so that the places of a Metalink's files, one after another, cannot overflow.
     static func position(_ value: JSON?) throws(JSONRPC.Failure) -> Int? {
         switch value {
         case nil, .null?: return nil
         case let .integer(position)?:
             guard position >= 0 else { throw .method("Position must be greater than or equal to 0.") }
-            return Int(exactly: position)
+            return Int(min(position, 1 << 30))
         default: throw .method("Bad parameter")
         }
     }
