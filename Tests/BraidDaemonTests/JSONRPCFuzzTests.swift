@@ -31,6 +31,9 @@ struct JSONRPCFuzzTests {
         #"{"jsonrpc":"2.0","id":"m","method":"system.multicall","params":[[{"methodName":"aria2.getGlobalStat","params":["token:s3cret"]},{"methodName":"aria2.tellActive","params":["token:s3cret"]},{"methodName":"system.listMethods"}]]}"#,
         #"[{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:s3cret"]},{"jsonrpc":"2.0","id":2,"method":"aria2.purgeDownloadResult","params":["token:s3cret"]}]"#,
         #"{"jsonrpc":"2.0","id":null,"method":"system.listNotifications"}"#,
+        #"{"jsonrpc":"2.0","id":11,"method":"aria2.addUri","params":["token:s3cret",["http://127.0.0.1:1/b"],{"pause":"true"},3]}"#,
+        #"{"jsonrpc":"2.0","id":12,"method":"aria2.changePosition","params":["token:s3cret","2089b0",-2,"POS_CUR"]}"#,
+        #"{"jsonrpc":"2.0","id":13,"method":"aria2.addMetalink","params":["token:s3cret","PD94bWwgdmVyc2lvbj0iMS4wIiBlbmNvZGluZz0iVVRGLTgiPz48bWV0YWxpbmsgeG1sbnM9InVybjppZXRmOnBhcmFtczp4bWw6bnM6bWV0YWxpbmsiPjxmaWxlIG5hbWU9ImQvYS5pc28iPjxzaXplPjM8L3NpemU+PGhhc2ggdHlwZT0ic2hhLTI1NiI+OWY4NmQwODE4ODRjN2Q2NTlhMmZlYWEwYzU1YWQwMTVhM2JmNGYxYjJiMGI4MjJjZDE1ZDZjMTViMGYwMGEwODwvaGFzaD48cGllY2VzIGxlbmd0aD0iMSIgdHlwZT0ic2hhLTEiPjxoYXNoPmE5NGE4ZmU1Y2NiMTliYTYxYzRjMDg3M2QzOTFlOTg3OTgyZmJiZDM8L2hhc2g+PGhhc2g+YTk0YThmZTVjY2IxOWJhNjFjNGMwODczZDM5MWU5ODc5ODJmYmJkMzwvaGFzaD48aGFzaD5hOTRhOGZlNWNjYjE5YmE2MWM0YzA4NzNkMzkxZTk4Nzk4MmZiYmQzPC9oYXNoPjwvcGllY2VzPjx1cmwgcHJpb3JpdHk9IjEiPmh0dHA6Ly8xMjcuMC4wLjE6MS9hLmlzbzwvdXJsPjwvZmlsZT48ZmlsZSBuYW1lPSJiLmlzbyI+PHVybD5odHRwOi8vMTI3LjAuMC4xOjEvYi5pc288L3VybD48L2ZpbGU+PC9tZXRhbGluaz4=",{"pause":"true","dir":"m"},0]}"#,
     ]
 
     @Test("seeded mutations of aria2 calls: answered, soon, as JSON within the cap, in bounded memory")
