@@ -52,10 +52,15 @@ public struct DownloadTable: Sendable {
     // MARK: Reading
 
     public func task(_ gid: String) -> DaemonTask? { tasks[gid] }
+    public var activeTasks: [DaemonTask] { active.compactMap { tasks[$0] } }
+    public var waitingTasks: [DaemonTask] { waiting.compactMap { tasks[$0] } }
+    public var stoppedTasks: [DaemonTask] { stopped.compactMap { tasks[$0] } }
+    /// Every task, active first, then waiting, then stopped: the order a session is saved in.
+    public var allTasks: [DaemonTask] { activeTasks + waitingTasks + stoppedTasks }
 
     /// The gid a client means by `text`, as aria2 reads one (`GroupId::expandUnique`): a gid listed here, or the
-    /// first of its 16 hex digits, in either case, when no other gid listed begins with them. A typing user's
-    /// `tellStatus 2089b0` is aria2's too.
+    /// first of its 16 hex digits, in either case, when no other gid listed begins with them: aria2 answers
+    /// `tellStatus 2089b0` for the one download whose gid begins so, and so does the daemon.
     public func resolve(_ text: String) throws(Refusal) -> String {
         if tasks[text] != nil { return text }
         // At most a line of it in a refusal: a client may send megabytes.
@@ -76,11 +81,6 @@ public struct DownloadTable: Sendable {
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
-    public var activeTasks: [DaemonTask] { active.compactMap { tasks[$0] } }
-    public var waitingTasks: [DaemonTask] { waiting.compactMap { tasks[$0] } }
-    public var stoppedTasks: [DaemonTask] { stopped.compactMap { tasks[$0] } }
-    /// Every task, active first, then waiting, then stopped: the order a session is saved in.
-    public var allTasks: [DaemonTask] { activeTasks + waitingTasks + stoppedTasks }
 
     // MARK: Events
 
