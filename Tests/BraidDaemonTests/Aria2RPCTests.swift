@@ -271,6 +271,11 @@ struct Aria2RPCTests {
         _ = try await fixture.waitForStatus(gid) { ($0["completedLength"]?.integerValue ?? 0) > 0 }
         #expect(try await fixture.result("aria2.pause", [.string(gid)]) == .string(gid))
         #expect(try Self.method(of: await notifications.next()) == ("aria2.onDownloadPause", gid))
+        // Once its transfer has stopped (braid.state), its byte count is what it saved, what a resume keeps.
+        let settled = try await fixture.waitForStatus(gid) { $0["braid"]?["state"] == .string("paused") }
+        let manifest = try JSON(parsing: Array(try Data(contentsOf: fixture.directory.appending("file.bin.braid"))))
+        let saved = manifest["segments"]?.arrayValue?.reduce(Int64(0)) { $0 + ($1["done"]?.integerValue ?? 0) }
+        #expect(settled["completedLength"]?.integerValue == saved, "\(settled.text)")
         // The stalls kept it running until the pause; how many of its requests they took depends on timing, so none
         // is left for the resumed download, whose stalled request would wait out the 600 s stall timeout.
         fixture.server.setRoute(

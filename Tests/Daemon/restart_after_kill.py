@@ -41,8 +41,8 @@ from daemon_common import (
 TIMEOUT = 120
 
 
-def status(rpc, gid):
-    return rpc.call("aria2.tellStatus", gid, ["gid", "status", "completedLength", "totalLength", "errorCode"])
+def status(rpc, gid, keys=("gid", "status", "completedLength", "totalLength", "errorCode")):
+    return rpc.call("aria2.tellStatus", gid, list(keys))
 
 
 def session_lists(session, gid):
@@ -101,6 +101,13 @@ def main():
         wait_until("paused.bin to receive bytes", TIMEOUT, lambda: int(status(rpc, paused)["completedLength"]) > 0)
         check(rpc.call("aria2.pause", paused) == paused, "aria2.pause did not answer the gid")
         wait_until("paused.bin to be paused", TIMEOUT, lambda: status(rpc, paused)["status"] == "paused")
+        # braid reports "paused" at once and its transfer stops within a moment, saving what arrived meanwhile;
+        # braid.state says "paused" once it has (aria2 reports "paused" only then, and has no braid key).
+        wait_until(
+            "paused.bin's transfer to have stopped",
+            TIMEOUT,
+            lambda: status(rpc, paused, ["braid"]).get("braid", {}).get("state", "paused") == "paused",
+        )
         paused_bytes = int(status(rpc, paused)["completedLength"])
         active = rpc.call("aria2.addUri", [options.file_url], {"out": "active.bin"})
         wait_until("active.bin to receive bytes", TIMEOUT, lambda: int(status(rpc, active)["completedLength"]) > 0)

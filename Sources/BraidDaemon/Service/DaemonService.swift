@@ -385,8 +385,8 @@ public final class DaemonService: Sendable {
                     state.gids[download.id] = task.gid
                     manager.submit(download, paused: task.status == .paused)
                 case let .pause(gid):
-                    // A paused download has no live figures.
-                    state.progress[gid] = nil
+                    // Its live figures stay until its transfer has stopped (`observe`): the bytes that arrive
+                    // meanwhile are saved with the rest, and `braid.state` says "paused" only once it has.
                     if let download = state.downloads[gid] { manager.pause(download) }
                 case let .resume(gid):
                     if let download = state.downloads[gid] { manager.resume(download) }
@@ -489,7 +489,13 @@ public final class DaemonService: Sendable {
         state.withLock { state in
             switch event {
             case let .state(downloadState):
-                state.progress[gid]?.state = downloadState.rawValue
+                // A paused download has no live figures once its transfer has stopped, its progress saved: its
+                // byte count is then what a resume keeps.
+                if downloadState == .paused {
+                    state.progress[gid] = nil
+                } else {
+                    state.progress[gid]?.state = downloadState.rawValue
+                }
             case let .started(resource, path, resumedBytes):
                 pathChosen = state.table.task(gid)?.path != path
                 state.table.update(gid) { task in
