@@ -365,6 +365,17 @@ struct Aria2RPCTests {
         #expect(two["files"]?.arrayValue?.first?["path"]?.stringValue == fixture.directory.appending("m/two.bin").path)
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.appending("two.bin").path))
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.appending("m/ignored.bin").path))
+
+        // A document that gives another size: refused by the size, before the file is fetched.
+        let larger = TestServer.metalinkDocument([
+            .init(name: "three.bin", content: TestContent(seed: 77, size: Self.content.size + 1), urls: [url])
+        ])
+        let three = try await fixture.result(
+            "aria2.addMetalink", [.string(Data(larger.bytes).base64EncodedString()), .object([("dir", .string("m"))])])
+        let threeGID = try #require(three.arrayValue?.first)
+        let failed = try await fixture.waitForStatus(threeGID.stringValue ?? "") { $0["status"] == .string("error") }
+        #expect(failed["errorCode"] == .string("32"), "\(failed.text)")
+        #expect(failed["errorMessage"]?.stringValue?.contains("its Metalink gives") == true, "\(failed.text)")
     }
 
     @Test(

@@ -93,6 +93,33 @@ struct MetalinkDownloadTests {
         #expect(fixture.gets("/mirror-b/image.iso") >= 1)
     }
 
+    @Test("a server whose file is not the size the Metalink gives is refused before it is fetched, with no hash too")
+    func wrongSize() async throws {
+        let fixture = try Fixture()
+        defer { fixture.shutdown() }
+        // No hash: only the size can tell. The server's file is 6 MiB; the document says 7 MiB.
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="image.iso"><size>\(7 << 20)</size><url>\(fixture.server.url("/mirror-a/image.iso"))</url></file>
+            </metalink>
+            """
+        let document = fixture.directory.appending("image.meta4")
+        try Data(xml.utf8).write(to: document)
+
+        let run = try await BraidCLI.run([document.path, "-d", fixture.directory.url.path, "--no-fsync"])
+
+        #expect(run.status == .exited(6), "\(run.standardError)")
+        #expect(
+            run.standardError.contains("serves 6291456 bytes, not the 7340032 its Metalink gives"),
+            "\(run.standardError)")
+        for name in ["image.iso", "image.iso.part", "image.iso.braid"] {
+            #expect(!FileManager.default.fileExists(atPath: fixture.path(name)), "\(name) left")
+        }
+        fixture.server.waitUntilIdle()
+        #expect(fixture.server.totalBodyBytesSent < 6 << 20, "the file was not fetched whole")
+    }
+
     @Test("-o names the one file a Metalink describes")
     func outputName() async throws {
         let fixture = try Fixture()

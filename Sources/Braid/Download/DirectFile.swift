@@ -77,10 +77,12 @@ package final class DirectFile: Sendable {
 
     /// Whether a manager's download of `url` with `options` may go as a direct file: one that starts on its lane's
     /// pool thread (`DownloadJob.startsOnPool`: read whole, over HTTP or HTTPS, afresh, with no mirrors), into a
-    /// directory, and not replacing a file. A name the server gives hands it over once it is known
-    /// (`DirectRequest`).
+    /// directory, not replacing a file, and with no length to hold it to (`expectedLength`, which the full path
+    /// checks, `DownloadJob.attempt`). A name the server gives hands it over once it is known (`DirectRequest`).
     static func accepts(url: String, options: DownloadOptions, limiter: RateLimiter?) -> Bool {
-        guard DownloadJob.startsOnPool(url: url, options: options, limiter: limiter), !options.overwrite else {
+        guard DownloadJob.startsOnPool(url: url, options: options, limiter: limiter), !options.overwrite,
+            options.expectedLength == nil
+        else {
             return false
         }
         switch options.destination {

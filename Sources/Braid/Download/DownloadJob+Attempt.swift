@@ -54,6 +54,9 @@ extension DownloadJob {
         lifecycle: inout DownloadLifecycle
     ) throws(BraidError) -> AttemptOutcome {
         defer { first?.cancel() }
+        if let expected = options.expectedLength, let length = resource.length, length != expected {
+            throw .integrity("\(url) serves \(length) bytes, not the \(expected) its Metalink gives")
+        }
         let (paths, lookedAt) = try claimDestination(for: resource, opened: opened)
         // The look before the probe found nothing at this place (no manifest, partial file or final file), and the
         // probe read the file whole: it is placed at once.

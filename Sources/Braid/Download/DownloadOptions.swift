@@ -87,6 +87,10 @@ public struct DownloadOptions: Sendable {
     /// fetched again alone (from another mirror when there is one), and a resume re-checks what was not yet
     /// verified instead of trusting it.
     public var pieceHashes: PieceHashes?
+    /// The file's length as a Metalink gives it (`<size>`; `Metalink.File.download(options:)` sets it): a server
+    /// that says its file is of another length is refused (`.integrity`) before more than its first response is
+    /// read, and before anything is written, even where the Metalink gives no hash to catch it by.
+    public var expectedLength: Int64?
     /// Repairs the data a whole-file digest mismatch kept in `FILE.part` (the error's remedy is `.repair`): fetch
     /// every piece once more, rewrite only the bytes that differ, and verify again; `DownloadResult.repairedRanges`
     /// says which were rewritten (`--repair`). Without kept data the download runs as usual.

@@ -19,8 +19,8 @@ extension Metalink.File {
     }
 
     /// What a `Download` of this file takes: the most preferred URL, the others as mirrors in order of preference,
-    /// the whole-file hashes (`metalinkDigests`), the piece hashes, the destination, and the origins the user's
-    /// credentials may go to.
+    /// the whole-file hashes (`metalinkDigests`), the piece hashes, the size (`expectedLength`), the destination,
+    /// and the origins the user's credentials may go to.
     ///
     /// - Parameters:
     ///   - base: the options every download shares. A `.directory` destination becomes the file's place below it
@@ -48,6 +48,7 @@ extension Metalink.File {
         }
         options.metalinkDigests = hashes
         options.pieceHashes = pieces
+        options.expectedLength = size
         if case let .directory(directory) = base.destination {
             let path: [SafeName]
             do throws(SafeName.Refusal) {

@@ -15,7 +15,7 @@ extension Aria2RPC {
     }
 
     /// `aria2.addMetalink(metalink, options, position)`: a download for each file of the Metalink v4 document
-    /// (base64), in its order: from the file's http and https URLs, held to its hashes and piece hashes, saved
+    /// (base64), in its order: from the file's http and https URLs, held to its size, hashes and piece hashes, saved
     /// under its name (made safe, as `--metalink` makes it) in `dir`. The options are `addUri`'s but for `out` and
     /// `checksum`, which are the document's. Every file is checked before any is queued.
     ///
@@ -48,6 +48,7 @@ extension Aria2RPC {
             }
             request.metalinkDigests = file.hashes.isEmpty ? nil : file.hashes
             request.pieces = file.pieces
+            request.metalinkLength = file.size
             request = try checked(request)
             // The parser refuses a name given twice; two names made safe alike are refused here.
             guard paths.insert(request.directory + "/" + (request.output ?? "")).inserted else {

@@ -438,6 +438,7 @@ public final class DaemonService: Sendable {
         options.rateLimit = task.request.rateLimit
         options.metalinkDigests = task.request.metalinkDigests ?? []
         options.pieceHashes = task.request.pieces
+        options.expectedLength = task.request.metalinkLength
         // Checked when the request came (`TaskRequest.checked`), from a client or the session file.
         if let peers = task.request.cachePeers, let list = try? CachePeer.list(parsing: peers) {
             options.cachePeers = list

@@ -23,6 +23,8 @@ public struct TaskRequest: Sendable, Codable, Equatable {
     public var metalinkDigests: [ExpectedDigest]?
     /// The piece hashes a Metalink gave the file; nil when none did.
     public var pieces: PieceHashes?
+    /// The file's length as a Metalink gave it (`DownloadOptions.expectedLength`); nil when none did.
+    public var metalinkLength: Int64?
 
     public init(
         uris: [String],
