@@ -35,24 +35,27 @@ extension Aria2RPC {
         var requests: [TaskRequest] = []
         var paths: Set<String> = []
         for file in metalink.files {
-            let shown = PrintableText.sanitised(String(file.name.prefix(200)))
-            var request = template
-            request.uris = Array(file.fetchableURLs().prefix(TaskRequest.maximumURIs))
-            guard !request.uris.isEmpty else {
-                throw .method("The Metalink offers no http or https URL Braid can fetch for \(shown)")
-            }
-            do throws(SafeName.Refusal) {
-                request.output = SafeName.joined(try SafeName.path(sanitising: file.name))
+            // What `--metalink` takes of the file (`Metalink.File.download`): its URLs Braid can fetch, the most
+            // preferred first, its hashes, its size, and its name made safe, below the directory.
+            let taken: (url: String, options: DownloadOptions)
+            do throws(BraidError) {
+                taken = try file.download(options: Self.metalinkBase, from: .local)
             } catch {
-                throw .method("The Metalink names a file by a path that \(error.reason), '\(shown)'")
+                throw .method(error.message)
             }
-            request.metalinkDigests = file.hashes.isEmpty ? nil : file.hashes
-            request.pieces = file.pieces
-            request.metalinkLength = file.size
+            guard case let .below(_, subdirectory, name?) = taken.options.destination else {
+                throw .method("The Metalink names a file by an empty path")
+            }
+            var request = template
+            request.uris = Array(([taken.url] + taken.options.mirrors).prefix(TaskRequest.maximumURIs))
+            request.output = subdirectory.isEmpty ? name : subdirectory + "/" + name
+            request.metalinkDigests = taken.options.metalinkDigests.isEmpty ? nil : taken.options.metalinkDigests
+            request.pieces = taken.options.pieceHashes
+            request.metalinkLength = taken.options.expectedLength
             request = try checked(request)
             // The parser refuses a name given twice; two names made safe alike are refused here.
             guard paths.insert(request.directory + "/" + (request.output ?? "")).inserted else {
-                throw .method("The Metalink names two files that would be saved as \(request.output ?? shown)")
+                throw .method("The Metalink names two files that would be saved as \(request.output ?? name)")
             }
             requests.append(request)
         }
@@ -61,6 +64,14 @@ extension Aria2RPC {
             service.add(request, paused: paused, position: position.map { $0 + index })
         }
     }
+
+    /// The options a Metalink's file is taken with in `addMetalink`: none but a directory, so that the file's place
+    /// below one (its name made safe) is worked out; the request's own directory is the one the file goes in.
+    private static let metalinkBase = {
+        var options = DownloadOptions()
+        options.destination = .directory("")
+        return options
+    }()
 
     /// A request for `uris` with the options of an add: `dir` (inside the daemon's directory), `out`, `checksum`
     /// (`sha-256=HEX`), `header`, `split` and `max-connection-per-server` (the smaller is the connection count),
